@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startDev runs the dev server on a free port and returns its credentials.
+func startDev(t *testing.T, args ...string) (Credentials, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan Credentials, 1)
+	done := make(chan error, 1)
+	var stdout bytes.Buffer
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, &stdout, io.Discard, ready)
+	}()
+	select {
+	case c := <-ready:
+		return c, func() error { cancel(); return <-done }
+	case err := <-done:
+		cancel()
+		t.Fatalf("dev server exited: %v", err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("dev server not ready after 10s")
+	}
+	return Credentials{}, nil
+}
+
+func TestDevServerServesTheAPIAndWritesCredentials(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "creds.json")
+	creds, stop := startDev(t, "-credentials", path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromFile map[string]any
+	if err := json.Unmarshal(b, &fromFile); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"agent_studio_url", "base_url", "region", "internal_key", "accounts"} {
+		if _, ok := fromFile[k]; !ok {
+			t.Errorf("credentials lack %q", k)
+		}
+	}
+	if len(creds.Accounts) != 2 || len(creds.Accounts[0].Projects) != 2 || len(creds.Accounts[1].Projects) != 2 {
+		t.Fatalf("want 2 accounts with 2 projects each: %+v", creds)
+	}
+	p := creds.Accounts[0].Projects[0]
+	for name, v := range map[string]string{"api_key": p.APIKey, "agent_token": p.AgentToken, "service_auth_token": p.ServiceAuthToken, "events_key": p.EventsKey} {
+		if v == "" {
+			t.Errorf("project credential %s is empty", name)
+		}
+	}
+
+	call := func(method, path, key, body string) (int, string) {
+		req, _ := http.NewRequest(method, creds.AgentStudioURL+path, strings.NewReader(body))
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(out)
+	}
+	acct := creds.Accounts[0]
+	if st, body := call("POST", "/v1/alert-rules", acct.APIKey, `{"name":"r","metric":"api_errors","operator":">=","threshold_value":10,"window_duration":"5m","project_id":"`+acct.Projects[0].ProjectID+`"}`); st != 201 {
+		t.Errorf("create rule: %d %s", st, body)
+	}
+	if st, _ := call("GET", "/v1/alert-rules", creds.Accounts[1].APIKey, ""); st != 200 {
+		t.Errorf("second account: %d", st)
+	}
+	if st, _ := call("GET", "/v1/alert-rules", p.APIKey, ""); st != 403 {
+		t.Errorf("project-scoped key on doc 1: %d, want 403", st)
+	}
+	if st, body := call("GET", "/openapi.json", "", ""); st != 200 || !strings.Contains(body, `"openapi"`) {
+		t.Errorf("openapi.json: %d", st)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+}
+
+func TestDevServerPrintsCredentialsWithoutFlag(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout bytes.Buffer
+	ready := make(chan Credentials, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, &stdout, io.Discard, ready)
+	}()
+	<-ready
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var c Credentials
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil || len(c.Accounts) != 2 {
+		t.Errorf("stdout is not the credentials JSON: %v %q", err, stdout.String())
+	}
+}
+
+func TestDevServerRejectsBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-region", "mars"}, {"-bogus"}, {"extra"}} {
+		if err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+}

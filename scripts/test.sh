@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs every test of the project: vet, the Go tests with the race detector
+# (the store contract suite and the SQS tests against a moto server that this
+# script starts on a free port), the CDK assertions, a synth of every regional
+# stack with the real CDK CLI, and cfn-lint on the templates.
+#
+# Needs: Go, Python with moto_server and cfn-lint (preinstalled here; the
+# script installs them with pip if missing), Node with npx.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+
+step() { printf '\n== %s\n' "$*"; }
+
+ensure_python_tool() { # command, pip package
+  if ! command -v "$1" >/dev/null 2>&1; then
+    step "installing $2"
+    python3 -m pip install --quiet "$2"
+  fi
+}
+ensure_python_tool moto_server 'moto[server]'
+ensure_python_tool cfn-lint cfn-lint
+
+step "go mod download"
+go mod download
+
+step "go vet"
+go vet ./...
+
+step "starting moto_server"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+moto_log=$(mktemp)
+moto_server -H 127.0.0.1 -p "$port" >"$moto_log" 2>&1 &
+moto_pid=$!
+trap 'kill $moto_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do
+  if curl -fsS "http://127.0.0.1:$port/moto-api/" >/dev/null 2>&1; then break; fi
+  sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$port/moto-api/" >/dev/null || { cat "$moto_log"; echo "moto_server did not start"; exit 1; }
+export TEST_AWS_ENDPOINT="http://127.0.0.1:$port"
+echo "moto_server on $TEST_AWS_ENDPOINT"
+
+step "go test -race (all packages but infra)"
+go test -race -count=1 $(go list ./... | grep -v '/infra')
+
+if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
+  step "building Lambda bundles"
+  ./scripts/build.sh
+  step "go test ./infra (CDK assertions; no -race: jsii is slow under it)"
+  go test -count=1 ./infra/...
+  if [ -x scripts/synth-lint.sh ]; then
+    step "cdk synth (real CDK CLI) and cfn-lint"
+    ./scripts/synth-lint.sh
+  fi
+fi
+
+step "all tests passed"

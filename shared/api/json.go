@@ -1,0 +1,233 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// MaxBodyBytes is the limit of a JSON request body (DECISIONS.md).
+const MaxBodyBytes = 1 << 20
+
+// writeJSON encodes v as the response body.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Our own types always marshal; this is a programming error.
+		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+var (
+	errNotObject   = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body must be a JSON object", Fields: []voiceops.FieldError{}}
+	errTooLarge    = &voiceops.Error{Kind: voiceops.KindTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
+	errContentType = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "Content-Type must be application/json", Fields: []voiceops.FieldError{}}
+)
+
+// object is a request body read as a JSON object whose fields are taken one
+// by one with their type checked, so that every problem is reported with its
+// field name (422) while unreadable bodies are refused whole (400).
+type object struct {
+	fields map[string]json.RawMessage
+	used   map[string]bool
+	errs   []voiceops.FieldError
+}
+
+// readObject reads the body of r. An empty body is an empty object when
+// optional, else 400.
+func readObject(w http.ResponseWriter, r *http.Request, optional bool) (*object, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge
+		}
+		return nil, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "could not read the request body", Fields: []voiceops.FieldError{}}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return &object{fields: map[string]json.RawMessage{}, used: map[string]bool{}}, nil
+		}
+		return nil, errNotObject
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" || !optional {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return nil, errContentType
+		}
+	}
+	return parseObject(body)
+}
+
+func parseObject(body []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return nil, errNotObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body has data after the JSON object", Fields: []voiceops.FieldError{}}
+	}
+	return &object{fields: fields, used: map[string]bool{}}, nil
+}
+
+func (o *object) fail(field, msg string) {
+	o.errs = append(o.errs, voiceops.FieldError{Field: field, Message: msg})
+}
+
+// take returns the raw value of a field and whether it was sent. A field sent
+// as null is reported as an error unless nullable.
+func (o *object) take(name string, required, nullable bool) (json.RawMessage, bool) {
+	o.used[name] = true
+	raw, ok := o.fields[name]
+	if !ok {
+		if required {
+			o.fail(name, "is required")
+		}
+		return nil, false
+	}
+	if string(raw) == "null" {
+		if !nullable {
+			o.fail(name, "must not be null")
+		}
+		return raw, nullable
+	}
+	return raw, true
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// str reads a string field.
+func (o *object) str(name string, required bool) (string, bool) {
+	raw, ok := o.take(name, required, false)
+	if !ok {
+		return "", false
+	}
+	var s string
+	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		o.fail(name, "must be a string")
+		return "", false
+	}
+	return s, true
+}
+
+// nullableStr reads a string-or-null field; the outer pointer is nil when the
+// field was not sent.
+func (o *object) nullableStr(name string) (**string, bool) {
+	raw, ok := o.take(name, false, true)
+	if !ok {
+		return nil, false
+	}
+	if isNull(raw) {
+		var p *string
+		return &p, true
+	}
+	var s string
+	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		o.fail(name, "must be a string or null")
+		return nil, false
+	}
+	p := &s
+	return &p, true
+}
+
+// integer reads a field that must be a JSON integer literal: 1.5, "5" and
+// 1e3 are refused with msg, which names the field's rule.
+func (o *object) integer(name string, required bool, msg string) (int64, bool) {
+	raw, ok := o.take(name, required, false)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if !isIntegerLiteral(raw) || err != nil {
+		o.fail(name, msg)
+		return 0, false
+	}
+	return v, true
+}
+
+func isIntegerLiteral(raw []byte) bool {
+	if len(raw) > 0 && raw[0] == '-' {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *object) boolean(name string, required bool) (bool, bool) {
+	raw, ok := o.take(name, required, false)
+	if !ok {
+		return false, false
+	}
+	switch string(raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	o.fail(name, "must be a boolean")
+	return false, false
+}
+
+func (o *object) stringList(name string, required bool) ([]string, bool) {
+	raw, ok := o.take(name, required, false)
+	if !ok {
+		return nil, false
+	}
+	var s []string
+	if raw[0] != '[' || json.Unmarshal(raw, &s) != nil {
+		o.fail(name, "must be an array of strings")
+		return nil, false
+	}
+	return s, true
+}
+
+func (o *object) stringMap(name string, required bool) (map[string]string, bool) {
+	raw, ok := o.take(name, required, false)
+	if !ok {
+		return nil, false
+	}
+	var m map[string]string
+	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		o.fail(name, "must be an object whose values are strings")
+		return nil, false
+	}
+	return m, true
+}
+
+// done reports unknown fields and returns every collected error as one 422.
+func (o *object) done() error {
+	var unknown []string
+	for name := range o.fields {
+		if !o.used[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		o.fail(name, "is not a known field")
+	}
+	if len(o.errs) > 0 {
+		return voiceops.Invalid(o.errs...)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+// Package auth turns a presented key into a Principal. Lookups are cached
+// briefly in the process, so a warm Lambda answers most requests without
+// reading the key table; a revoked key stops working within CacheTTL.
+package auth
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// CacheTTL is how long a looked-up key is trusted without reading it again.
+const CacheTTL = 30 * time.Second
+
+// maxCached bounds the cache; past it the cache is simply emptied, which is
+// cheap and keeps a flood of distinct valid keys from growing memory.
+const maxCached = 10000
+
+// KeyReader is the part of the account store auth needs.
+type KeyReader interface {
+	KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error)
+}
+
+// Authenticator checks keys of one region.
+type Authenticator struct {
+	keys   KeyReader
+	region voiceops.Region
+	now    func() time.Time
+
+	mu    sync.RWMutex
+	cache map[string]cached
+}
+
+type cached struct {
+	key     voiceops.Key
+	found   bool
+	expires time.Time
+}
+
+// New returns an Authenticator for keys of region.
+func New(kr KeyReader, region voiceops.Region, now func() time.Time) *Authenticator {
+	return &Authenticator{keys: kr, region: region, now: now, cache: map[string]cached{}}
+}
+
+var errUnauthorized = &voiceops.Error{Kind: voiceops.KindUnauthorized, Message: "missing or invalid API key"}
+
+// Unauthorized returns the error of a refused key, naming the header.
+func Unauthorized(header string) *voiceops.Error {
+	return &voiceops.Error{Kind: voiceops.KindUnauthorized, Message: "missing or invalid " + header}
+}
+
+// Authenticate returns the principal of key if it is a valid, unrevoked key
+// of the wanted kind and of this region. Every refusal is KindUnauthorized
+// except store failures, which are internal.
+func (a *Authenticator) Authenticate(ctx context.Context, key string, kind voiceops.KeyKind) (voiceops.Principal, error) {
+	if key == "" {
+		return voiceops.Principal{}, errUnauthorized
+	}
+	p, err := keys.Parse(key)
+	if err != nil || p.Kind != kind || p.Region != a.region {
+		return voiceops.Principal{}, errUnauthorized
+	}
+	k, found, err := a.lookup(ctx, keys.Digest(key))
+	if err != nil {
+		return voiceops.Principal{}, err
+	}
+	if !found || k.Kind != kind || k.RevokedAt != nil {
+		return voiceops.Principal{}, errUnauthorized
+	}
+	return voiceops.Principal{KeyID: k.ID, Kind: k.Kind, AccountID: k.AccountID, ProjectID: k.ProjectID}, nil
+}
+
+func (a *Authenticator) lookup(ctx context.Context, digest string) (voiceops.Key, bool, error) {
+	now := a.now()
+	a.mu.RLock()
+	c, ok := a.cache[digest]
+	a.mu.RUnlock()
+	if ok && now.Before(c.expires) {
+		return c.key, c.found, nil
+	}
+	k, err := a.keys.KeyByDigest(ctx, digest)
+	found := err == nil
+	if err != nil && !errors.Is(err, voiceops.ErrNotFound) {
+		return voiceops.Key{}, false, voiceops.Internal(err)
+	}
+	// Unknown well-formed keys are cached too (only for a short while), so a
+	// client retrying with a revoked or wrong key does not hit the table.
+	ttl := CacheTTL
+	if !found {
+		ttl = CacheTTL / 6
+	}
+	a.mu.Lock()
+	if len(a.cache) >= maxCached {
+		a.cache = map[string]cached{}
+	}
+	a.cache[digest] = cached{key: k, found: found, expires: now.Add(ttl)}
+	a.mu.Unlock()
+	return k, found, nil
+}

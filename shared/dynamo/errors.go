@@ -1,0 +1,140 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Cancellation reason codes of TransactWriteItems.
+const (
+	reasonConditionFailed = "ConditionalCheckFailed"
+	reasonConflict        = "TransactionConflict"
+)
+
+// wrap returns an SDK error as a plain (so internal: 500) error. Its text
+// only ever reaches the logs, never a response body.
+func wrap(op string, err error) error {
+	return fmt.Errorf("dynamo: %s: %w", op, err)
+}
+
+// outcome is how a transaction's items fared: failed[i] is true when the
+// condition of item i failed, and old[i] is the item as it was when its
+// ReturnValuesOnConditionCheckFailure asked for it (nil when it was missing).
+type outcome struct {
+	failed []bool
+	old    []item
+}
+
+// ok reports whether every condition held (the transaction was written).
+func (o outcome) ok() bool {
+	for _, f := range o.failed {
+		if f {
+			return false
+		}
+	}
+	return true
+}
+
+// missing reports whether item i failed its condition because it does not
+// exist (it had asked for ALL_OLD and got nothing back).
+func (o outcome) missing(i int) bool { return o.failed[i] && len(o.old[i]) == 0 }
+
+// exists reports whether item i failed its condition although it exists.
+func (o outcome) exists(i int) bool { return o.failed[i] && len(o.old[i]) > 0 }
+
+// Retries of a transaction that DynamoDB cancelled only because another
+// transaction held one of its items at the same time.
+const (
+	conflictAttempts = 8
+	conflictBackoff  = 10 * time.Millisecond
+	conflictMaxSleep = 300 * time.Millisecond
+)
+
+// transact writes items in one transaction. A cancellation for failed
+// conditions is not an error: the outcome says which conditions failed. A
+// cancellation only for conflicts with concurrent transactions is retried a
+// few times with jittered backoff, then returned as ErrConflictingWrite.
+// Every other failure is an internal error.
+func (s *Store) transact(ctx context.Context, op string, items []types.TransactWriteItem) (outcome, error) {
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
+	for attempt := 1; ; attempt++ {
+		_, err := s.db.TransactWriteItems(ctx, in)
+		if err == nil {
+			return outcome{failed: make([]bool, len(items)), old: make([]item, len(items))}, nil
+		}
+		var tce *types.TransactionCanceledException
+		if !errors.As(err, &tce) || len(tce.CancellationReasons) != len(items) {
+			return outcome{}, wrap(op, err)
+		}
+		o := outcome{failed: make([]bool, len(items)), old: make([]item, len(items))}
+		conditionFailed, conflict := false, false
+		for i, r := range tce.CancellationReasons {
+			switch aws.ToString(r.Code) {
+			case reasonConditionFailed:
+				o.failed[i], o.old[i] = true, r.Item
+				conditionFailed = true
+			case reasonConflict:
+				conflict = true
+			case "", "None":
+			default:
+				return outcome{}, wrap(op, err)
+			}
+		}
+		switch {
+		case conditionFailed:
+			return o, nil
+		case !conflict:
+			return outcome{}, wrap(op, err)
+		case attempt == conflictAttempts:
+			return outcome{}, voiceops.ErrConflictingWrite
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return outcome{}, wrap(op, err)
+		}
+	}
+}
+
+// backoff returns a random delay that grows with the attempt number.
+func backoff(attempt int) time.Duration {
+	d := min(conflictBackoff<<(attempt-1), conflictMaxSleep)
+	return d/2 + rand.N(d/2+1)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// conditionFailed returns the ALL_OLD item of a failed single-item
+// condition (nil when the item was missing) and whether err is one.
+func conditionFailed(err error) (old item, ok bool) {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return ccf.Item, true
+	}
+	return nil, false
+}
+
+// notFound returns err, or ErrNotFound when there is none: the result of a
+// read that found nothing.
+func notFound(err error) error {
+	if err != nil {
+		return err
+	}
+	return voiceops.ErrNotFound
+}

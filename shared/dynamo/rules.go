@@ -1,0 +1,177 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Attributes of a rule.
+const (
+	attrMetric          = "metric"
+	attrOperator        = "operator"
+	attrThreshold       = "threshold"
+	attrWindow          = "window"
+	attrEnabled         = "enabled"
+	attrState           = "state"
+	attrSince           = "since"
+	attrLastEvaluatedAt = "last_evaluated_at"
+	attrCurrentValue    = "current_value"
+)
+
+// encodeRule returns the item of a rule. Only an enabled rule carries the
+// evaluator-index attributes, so the index holds exactly the rules to
+// evaluate; a Put of the disabled rule removes them.
+func encodeRule(r voiceops.AlertRule) item {
+	it := ruleKey(r.AccountID, r.ID)
+	it[attrID] = avS(r.ID)
+	it[attrAccountID] = avS(r.AccountID)
+	it[attrName] = avS(r.Name)
+	setOpt(it, attrProjectID, r.ProjectID, avS)
+	it[attrMetric] = avS(string(r.Metric))
+	it[attrOperator] = avS(string(r.Operator))
+	it[attrThreshold] = avN(r.Threshold)
+	it[attrWindow] = avS(string(r.Window))
+	it[attrEnabled] = avB(r.Enabled)
+	it[attrState] = avS(string(r.State))
+	it[attrCreatedAt] = avT(r.CreatedAt)
+	it[attrUpdatedAt] = avT(r.UpdatedAt)
+	setOpt(it, attrSince, r.Since, avT)
+	setOpt(it, attrLastEvaluatedAt, r.LastEvaluatedAt, avT)
+	setOpt(it, attrCurrentValue, r.CurrentValue, avN)
+	it[attrVersion] = avN(r.Version)
+	if r.Enabled {
+		it[attrGSI1PK] = avS(RuleShardKey(RuleShardOf(r.AccountID)))
+		it[attrGSI1SK] = avS(r.AccountID + "#" + r.ID)
+	}
+	return it
+}
+
+// DecodeRule decodes a rule item, such as one of the evaluator index.
+func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) {
+	r := reader{it: it}
+	rule := voiceops.AlertRule{
+		ID: r.str(attrID), AccountID: r.str(attrAccountID), Name: r.str(attrName), ProjectID: r.optStr(attrProjectID),
+		Metric: voiceops.Metric(r.str(attrMetric)), Operator: voiceops.Operator(r.str(attrOperator)),
+		Threshold: r.num(attrThreshold), Window: voiceops.Window(r.str(attrWindow)), Enabled: r.boolean(attrEnabled),
+		State: voiceops.State(r.str(attrState)), CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
+		Since: r.optTime(attrSince), LastEvaluatedAt: r.optTime(attrLastEvaluatedAt), CurrentValue: r.optNum(attrCurrentValue),
+		Version: r.num(attrVersion),
+	}
+	return rule, r.err
+}
+
+// CreateRule is one transaction: take a place under the account's rule
+// limit, put the rule, and check its project.
+func (s *Store) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
+	const place, put, project = 0, 1, 2
+	writes := []types.TransactWriteItem{
+		place: s.txTakePlace(r.AccountID, attrRuleCount, voiceops.MaxRulesPerAccount),
+		put:   s.txPutNew(encodeRule(r)),
+	}
+	if r.ProjectID != nil {
+		writes = append(writes, s.txExists(projectKey(r.AccountID, *r.ProjectID)))
+	}
+	o, err := s.transact(ctx, "CreateRule", writes)
+	switch {
+	case err != nil:
+		return err
+	case o.missing(place):
+		return voiceops.ErrNotFound
+	case len(writes) > project && o.failed[project]:
+		return voiceops.ErrProjectNotFound
+	case o.exists(place):
+		return voiceops.ErrRuleLimit
+	case o.failed[put]:
+		return voiceops.ErrAlreadyExists
+	}
+	return nil
+}
+
+// GetRule is one GetItem.
+func (s *Store) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	it, found, err := s.get(ctx, "GetRule", ruleKey(accountID, ruleID))
+	if err != nil || !found {
+		return voiceops.AlertRule{}, notFound(err)
+	}
+	r, err := DecodeRule(it)
+	if err != nil {
+		return voiceops.AlertRule{}, wrap("GetRule", err)
+	}
+	return r, nil
+}
+
+// ListRules is one Query (more only past a page of 1 MB).
+func (s *Store) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
+	items, err := s.queryPrefix(ctx, "ListRules", pkAccount+accountID, skRule)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]voiceops.AlertRule, 0, len(items))
+	for _, it := range items {
+		r, err := DecodeRule(it)
+		if err != nil {
+			return nil, wrap("ListRules", err)
+		}
+		out = append(out, r)
+	}
+	voiceops.SortRules(out)
+	return out, nil
+}
+
+// UpdateRule is one call: a conditional PutItem, or, when the project must
+// be checked, a transaction of that Put and a check of the project.
+func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool) error {
+	if !checkProject || r.ProjectID == nil {
+		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
+	}
+	const put, project = 0, 1
+	o, err := s.transact(ctx, "UpdateRule", []types.TransactWriteItem{
+		put:     s.txPutVersion(encodeRule(r), expectVersion),
+		project: s.txExists(projectKey(r.AccountID, *r.ProjectID)),
+	})
+	switch {
+	case err != nil:
+		return err
+	case o.missing(put):
+		return voiceops.ErrNotFound
+	case o.exists(put):
+		return voiceops.ErrConflictingWrite
+	case o.failed[project]:
+		return voiceops.ErrProjectNotFound
+	}
+	return nil
+}
+
+// deleteAttempts bounds DeleteRule and DeleteEndpoint when concurrent
+// updates keep changing the version between the read and the delete.
+const deleteAttempts = 3
+
+// DeleteRule reads the rule, then deletes it and frees its place in one
+// transaction conditional on the version read: two calls.
+func (s *Store) DeleteRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	for range deleteAttempts {
+		r, err := s.GetRule(ctx, accountID, ruleID)
+		if err != nil {
+			return voiceops.AlertRule{}, err
+		}
+		const del, place = 0, 1
+		o, err := s.transact(ctx, "DeleteRule", []types.TransactWriteItem{
+			del:   s.txDeleteVersion(ruleKey(accountID, ruleID), r.Version),
+			place: s.txFreePlace(accountID, attrRuleCount),
+		})
+		switch {
+		case err != nil:
+			return voiceops.AlertRule{}, err
+		case o.failed[place]:
+			return voiceops.AlertRule{}, wrap("DeleteRule", fmt.Errorf("account %s of rule %s is missing", accountID, ruleID))
+		case o.ok():
+			return r, nil
+		}
+		// Changed or deleted since we read it: read it again.
+	}
+	return voiceops.AlertRule{}, voiceops.ErrConflictingWrite
+}

@@ -1,0 +1,89 @@
+// Package keys makes and checks the service's secret keys.
+//
+// A key reads "vo_<kind>_<region>_<body>", where body is 40 random base62
+// characters followed by a 6-character base62 CRC-32 of everything before it.
+// The kind and region are readable, so a key used in the wrong place is
+// refused without a database read, and so is a mistyped one (the checksum).
+// Only the SHA-256 digest of a key is ever stored.
+package keys
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"strings"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+const (
+	brand       = "vo"
+	randomLen   = 40 // about 238 bits
+	checksumLen = 6
+	// PrefixShown is how many characters after the kind and region a listing
+	// shows: enough to tell keys apart, far too few to use.
+	PrefixShown = 8
+)
+
+// KindInternal is the kind of the internal key of the metric intake; it is
+// not an account's key and is never stored in the key table.
+const KindInternal voiceops.KeyKind = "internal"
+
+// Errors of Parse. They are all "unauthorized" to callers.
+var (
+	ErrMalformed = errors.New("malformed key")
+	ErrChecksum  = errors.New("key checksum mismatch")
+)
+
+// Parsed is a syntactically valid key.
+type Parsed struct {
+	Kind   voiceops.KeyKind
+	Region voiceops.Region
+}
+
+// New returns a fresh key of the given kind and region.
+func New(kind voiceops.KeyKind, region voiceops.Region) string {
+	head := brand + "_" + string(kind) + "_" + string(region) + "_" + voiceops.RandomBase62(randomLen)
+	return head + checksum(head)
+}
+
+// Parse checks the shape and checksum of a key.
+func Parse(key string) (Parsed, error) {
+	parts := strings.SplitN(key, "_", 4)
+	if len(parts) != 4 || parts[0] != brand || len(parts[3]) != randomLen+checksumLen {
+		return Parsed{}, ErrMalformed
+	}
+	head := key[:len(key)-checksumLen]
+	if checksum(head) != key[len(key)-checksumLen:] {
+		return Parsed{}, ErrChecksum
+	}
+	return Parsed{Kind: voiceops.KeyKind(parts[1]), Region: voiceops.Region(parts[2])}, nil
+}
+
+// Digest returns the hex SHA-256 of a key: the only form that is stored.
+func Digest(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// Prefix returns the part of a key that listings show.
+func Prefix(key string) string {
+	i := strings.LastIndexByte(key, '_')
+	if i < 0 || len(key) < i+1+PrefixShown {
+		return key
+	}
+	return key[:i+1+PrefixShown]
+}
+
+const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func checksum(s string) string {
+	v := crc32.ChecksumIEEE([]byte(s))
+	out := make([]byte, checksumLen)
+	for i := checksumLen - 1; i >= 0; i-- {
+		out[i] = alphabet[v%62]
+		v /= 62
+	}
+	return string(out)
+}

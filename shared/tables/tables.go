@@ -1,0 +1,58 @@
+// Package tables defines the DynamoDB tables once. The CDK stack (infra/) and
+// the dev server's table creation against LocalStack or moto both read these
+// definitions, so the deployed tables and the emulated ones cannot drift.
+package tables
+
+// Attribute names shared by every table.
+const (
+	PK  = "pk"
+	SK  = "sk"
+	TTL = "expires_at" // unix seconds; DynamoDB deletes the item some time after
+)
+
+// GSI is a global secondary index with string keys and all attributes
+// projected.
+type GSI struct {
+	Name         string
+	PartitionKey string
+	SortKey      string
+}
+
+// Table is a table with string partition and sort keys.
+type Table struct {
+	// ID is the stable short name: the CDK construct ID and the suffix of the
+	// physical name.
+	ID string
+	// EnvVar carries the physical table name into the functions.
+	EnvVar       string
+	PartitionKey string
+	SortKey      string
+	TTLAttribute string
+	GSIs         []GSI
+}
+
+// Config holds accounts, projects, key digests, alert rules and webhook
+// endpoints: small, long-lived, read on every request.
+//
+// GSI1 is sparse: only enabled rules carry gsi1pk ("RULES#<shard>"), so the
+// evaluator finds every rule to evaluate with a few queries, never a scan.
+var Config = Table{
+	ID: "config", EnvVar: "CONFIG_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
+	GSIs: []GSI{{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"}},
+}
+
+// Metrics holds one-minute metric buckets per scope (TTL about 2 hours).
+var Metrics = Table{ID: "metrics", EnvVar: "METRICS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+
+// Deliveries holds alert events, their pending deliveries and the delivery
+// log (TTL 30 days).
+var Deliveries = Table{
+	ID: "deliveries", EnvVar: "DELIVERIES_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
+	GSIs: []GSI{{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"}},
+}
+
+// All lists every table of a stack.
+var All = []Table{Config, Metrics, Deliveries}
+
+// PhysicalName is the table name for a stack prefix, e.g. "voiceops-us-config".
+func PhysicalName(prefix string, t Table) string { return prefix + "-" + t.ID }

@@ -1,0 +1,206 @@
+package voiceops
+
+import (
+	"time"
+)
+
+// Limits of doc 1 and DECISIONS.md.
+const (
+	MaxRulesPerAccount     = 10
+	MaxEndpointsPerAccount = 10
+	MaxNameLength          = 255
+	MaxThreshold           = 1<<31 - 1
+)
+
+// Metric is what an alert rule watches.
+type Metric string
+
+const (
+	MetricTurnLatencyP50 Metric = "turn_latency_p50"
+	MetricTurnLatencyP95 Metric = "turn_latency_p95"
+	MetricAPIErrors      Metric = "api_errors"
+	MetricFunctionErrors Metric = "function_errors"
+	MetricCallCrashes    Metric = "call_crashes"
+	MetricCallVolume     Metric = "call_volume"
+)
+
+// Metrics lists every metric in documentation order.
+var Metrics = []Metric{MetricTurnLatencyP50, MetricTurnLatencyP95, MetricAPIErrors, MetricFunctionErrors, MetricCallCrashes, MetricCallVolume}
+
+// Operator compares a metric value with the threshold.
+type Operator string
+
+const (
+	OpGreater      Operator = ">"
+	OpLess         Operator = "<"
+	OpGreaterEqual Operator = ">="
+	OpLessEqual    Operator = "<="
+)
+
+// Operators lists every operator.
+var Operators = []Operator{OpGreater, OpLess, OpGreaterEqual, OpLessEqual}
+
+// Breached reports whether value satisfies the operator against threshold.
+func (o Operator) Breached(value, threshold int64) bool {
+	switch o {
+	case OpGreater:
+		return value > threshold
+	case OpLess:
+		return value < threshold
+	case OpGreaterEqual:
+		return value >= threshold
+	case OpLessEqual:
+		return value <= threshold
+	}
+	return false
+}
+
+// Window is the evaluation window of a rule.
+type Window string
+
+const (
+	Window5m  Window = "5m"
+	Window10m Window = "10m"
+	Window60m Window = "60m"
+)
+
+// Windows lists every window.
+var Windows = []Window{Window5m, Window10m, Window60m}
+
+// Duration returns the length of the window.
+func (w Window) Duration() time.Duration {
+	switch w {
+	case Window5m:
+		return 5 * time.Minute
+	case Window10m:
+		return 10 * time.Minute
+	case Window60m:
+		return 60 * time.Minute
+	}
+	return 0
+}
+
+// State is the evaluated state of a rule.
+type State string
+
+const (
+	StateOK      State = "ok"
+	StateAlert   State = "alert"
+	StateNoData  State = "no_data"
+	StateUnknown State = "unknown"
+)
+
+// States lists every state.
+var States = []State{StateOK, StateAlert, StateNoData, StateUnknown}
+
+// AlertRule is a rule on one metric of one project or of a whole account.
+type AlertRule struct {
+	ID              string
+	AccountID       string
+	Name            string
+	ProjectID       *string // nil: account-wide
+	Metric          Metric
+	Operator        Operator
+	Threshold       int64
+	Window          Window
+	Enabled         bool
+	State           State
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Since           *time.Time
+	LastEvaluatedAt *time.Time
+	CurrentValue    *int64
+	// Version increases on every write; updates are conditional on it so that
+	// concurrent writers (PATCH, the evaluator) never overwrite each other.
+	Version int64
+}
+
+// RulePatch holds the fields a PATCH sent; nil means "not sent".
+type RulePatch struct {
+	Name      *string
+	ProjectID **string // set to a nil *string to make the rule account-wide
+	Metric    *Metric
+	Operator  *Operator
+	Threshold *int64
+	Window    *Window
+	Enabled   *bool
+}
+
+// Apply returns the rule with the patch applied, and whether anything changed.
+// Disabling a rule sets its state to unknown (DECISIONS.md); enabling it again
+// keeps unknown until the next evaluation.
+func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
+	out := r
+	if p.Name != nil {
+		out.Name = *p.Name
+	}
+	if p.ProjectID != nil {
+		out.ProjectID = *p.ProjectID
+	}
+	if p.Metric != nil {
+		out.Metric = *p.Metric
+	}
+	if p.Operator != nil {
+		out.Operator = *p.Operator
+	}
+	if p.Threshold != nil {
+		out.Threshold = *p.Threshold
+	}
+	if p.Window != nil {
+		out.Window = *p.Window
+	}
+	if p.Enabled != nil {
+		out.Enabled = *p.Enabled
+	}
+	changed := out.Name != r.Name || !equalPtr(out.ProjectID, r.ProjectID) || out.Metric != r.Metric ||
+		out.Operator != r.Operator || out.Threshold != r.Threshold || out.Window != r.Window || out.Enabled != r.Enabled
+	if !changed {
+		return r, false
+	}
+	if r.Enabled && !out.Enabled && out.State != StateUnknown {
+		out.State = StateUnknown
+		t := now
+		out.Since = &t
+	}
+	out.UpdatedAt = now
+	return out, true
+}
+
+// ProjectChanged reports whether the patch moves the rule to another project,
+// which the store must then check exists.
+func (p RulePatch) ProjectChanged(before AlertRule) bool {
+	return p.ProjectID != nil && *p.ProjectID != nil && !equalPtr(*p.ProjectID, before.ProjectID)
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// NewRule returns a rule as it is on creation: state ok since created_at,
+// never evaluated.
+func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
+	since := now
+	enabled := true
+	if in.Enabled != nil {
+		enabled = *in.Enabled
+	}
+	return AlertRule{
+		ID: id, AccountID: accountID, Name: in.Name, ProjectID: in.ProjectID,
+		Metric: in.Metric, Operator: in.Operator, Threshold: in.Threshold, Window: in.Window,
+		Enabled: enabled, State: StateOK, CreatedAt: now, UpdatedAt: now, Since: &since, Version: 1,
+	}
+}
+
+// RuleInput is a validated create request.
+type RuleInput struct {
+	Name      string
+	ProjectID *string
+	Metric    Metric
+	Operator  Operator
+	Threshold int64
+	Window    Window
+	Enabled   *bool
+}

@@ -1,0 +1,87 @@
+package voiceops
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Every store method is scoped by account ID where the data belongs to an
+// account, so no call can reach another tenant's items. Missing items are
+// ErrNotFound, never a zero value with a nil error.
+
+// AccountStore holds accounts, projects and key digests.
+type AccountStore interface {
+	CreateAccount(ctx context.Context, a Account) error
+	GetAccount(ctx context.Context, accountID string) (Account, error)
+	ListAccounts(ctx context.Context) ([]Account, error)
+	CreateProject(ctx context.Context, p Project) error
+	GetProject(ctx context.Context, accountID, projectID string) (Project, error)
+	ListProjects(ctx context.Context, accountID string) ([]Project, error)
+
+	// CreateKey stores a key's digest; the account (and project) must exist.
+	CreateKey(ctx context.Context, k Key) error
+	// KeyByDigest finds a key by its digest, revoked or not.
+	KeyByDigest(ctx context.Context, digest string) (Key, error)
+	ListKeys(ctx context.Context, accountID string) ([]Key, error)
+	// RevokeKey marks a key revoked; revoking twice keeps the first time.
+	RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) (Key, error)
+}
+
+// RuleStore holds alert rules.
+type RuleStore interface {
+	// CreateRule stores a new rule if the account has fewer than
+	// MaxRulesPerAccount rules (else ErrRuleLimit) and, when the rule has a
+	// project, that project exists (else ErrProjectNotFound). Atomic.
+	CreateRule(ctx context.Context, r AlertRule) error
+	GetRule(ctx context.Context, accountID, ruleID string) (AlertRule, error)
+	ListRules(ctx context.Context, accountID string) ([]AlertRule, error)
+	// UpdateRule replaces the rule if its stored version is expectVersion
+	// (else ErrConflictingWrite); r.Version must be expectVersion+1. When
+	// checkProject is set, r.ProjectID must name a project of the account.
+	UpdateRule(ctx context.Context, r AlertRule, expectVersion int64, checkProject bool) error
+	// DeleteRule removes a rule and frees its place under the limit.
+	DeleteRule(ctx context.Context, accountID, ruleID string) (AlertRule, error)
+}
+
+// EndpointStore holds webhook endpoints.
+type EndpointStore interface {
+	// CreateEndpoint stores a new endpoint under the MaxEndpointsPerAccount
+	// limit (else ErrEndpointLimit). Atomic.
+	CreateEndpoint(ctx context.Context, e WebhookEndpoint) error
+	GetEndpoint(ctx context.Context, accountID, endpointID string) (WebhookEndpoint, error)
+	ListEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, error)
+	// UpdateEndpoint replaces the endpoint if its stored version is
+	// expectVersion (else ErrConflictingWrite); callers set e.Version to
+	// expectVersion+1.
+	UpdateEndpoint(ctx context.Context, e WebhookEndpoint, expectVersion int64) error
+	DeleteEndpoint(ctx context.Context, accountID, endpointID string) error
+}
+
+// Stores is every store the API needs.
+type Stores struct {
+	Accounts  AccountStore
+	Rules     RuleStore
+	Endpoints EndpointStore
+}
+
+// SortRules orders rules by creation time, then ID: the order of every list.
+func SortRules(rs []AlertRule) {
+	slices.SortFunc(rs, func(a, b AlertRule) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+// SortEndpoints orders endpoints by creation time, then ID.
+func SortEndpoints(es []WebhookEndpoint) {
+	slices.SortFunc(es, func(a, b WebhookEndpoint) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
