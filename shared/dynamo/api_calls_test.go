@@ -1,0 +1,101 @@
+package dynamo_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// TestDynamoCallsPerRequest drives the real HTTP stack on the DynamoDB store
+// and counts the SDK calls each request makes once the key cache is warm:
+// GET by ID 1, list 1, create 1 (one transaction), PATCH at most 2.
+func TestDynamoCallsPerRequest(t *testing.T) {
+	c := client(t)
+	db := &countingDB{DB: c}
+	stores := dynamo.New(db, newTables(t, c)).Stores()
+	ctx := context.Background()
+	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
+	if _, err := prov.CreateAccount(ctx, "acct_calls", "calls"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prov.CreateProject(ctx, "acct_calls", "proj_calls", "calls"); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_calls", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := api.Studio(api.Deps{Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	do := func(method, path, body string) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("x-api-key", key)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	// Warm the key cache: the first request reads the key once.
+	db.take()
+	if st, _ := do("GET", "/v1/alert-rules", ""); st != 200 {
+		t.Fatalf("warm-up: %d", st)
+	}
+	if got := db.take(); got["GetItem"] != 1 || got["Query"] != 1 {
+		t.Errorf("cold list: %v, want one key read and one query", got)
+	}
+
+	st, body := do("POST", "/v1/alert-rules", `{"name":"n","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m","project_id":"proj_calls"}`)
+	if st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	id := body[strings.Index(body, `"id":"`)+6:]
+	id = id[:strings.IndexByte(id, '"')]
+	type step struct {
+		name, method, path, body string
+		status                   int
+		want                     map[string]int
+		maxCalls                 int
+	}
+	// The create above already ran; check its count first.
+	if got := db.take(); !maps.Equal(got, map[string]int{"TransactWriteItems": 1}) {
+		t.Errorf("create: %v, want one TransactWriteItems", got)
+	}
+	for _, s := range []step{
+		{"get", "GET", "/v1/alert-rules/" + id, "", 200, map[string]int{"GetItem": 1}, 1},
+		{"list", "GET", "/v1/alert-rules", "", 200, map[string]int{"Query": 1}, 1},
+		{"active alerts", "GET", "/v1/alerts", "", 200, map[string]int{"Query": 1}, 1},
+		{"patch", "PATCH", "/v1/alert-rules/" + id, `{"threshold_value":5}`, 200, nil, 2},
+		{"patch project", "PATCH", "/v1/alert-rules/" + id, `{"project_id":"proj_calls","name":"m"}`, 200, nil, 2},
+		{"patch nothing", "PATCH", "/v1/alert-rules/" + id, `{}`, 200, map[string]int{"GetItem": 1}, 1},
+		{"invalid create", "POST", "/v1/alert-rules", `{"name":""}`, 422, map[string]int{}, 0},
+		{"create endpoint", "POST", "/v1/webhook-endpoints", `{"name":"e","url":"https://hooks.example.com/","event_types":["alerts.triggered"]}`, 201, map[string]int{"TransactWriteItems": 1}, 1},
+		{"list endpoints", "GET", "/v1/webhook-endpoints", "", 200, map[string]int{"Query": 1}, 1},
+	} {
+		st, body := do(s.method, s.path, s.body)
+		if st != s.status {
+			t.Errorf("%s: %d %s", s.name, st, body)
+		}
+		got := db.take()
+		total := 0
+		for _, n := range got {
+			total += n
+		}
+		if total > s.maxCalls || (s.want != nil && !maps.Equal(got, s.want)) {
+			t.Errorf("%s: DynamoDB calls %v, want %v (at most %d)", s.name, got, s.want, s.maxCalls)
+		}
+		t.Logf("%-16s %v", s.name, got)
+	}
+}
