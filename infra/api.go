@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// httpAPI is one host's HTTP API and its $default stage.
+type httpAPI struct {
+	api   awsapigatewayv2.HttpApi
+	stage awsapigatewayv2.HttpStage
+}
+
+// newAPIs creates one HTTP API per host with a throttled, auto-deployed
+// $default stage, an optional custom domain, and the routes of every
+// function that serves that host (one Lambda integration per function and
+// host).
+//
+// A host that no function serves yet gets no API: API Gateway refuses to
+// deploy an API without routes ("Unable to deploy API because no routes
+// exist in this API"). Its API appears with its first route.
+func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function) map[Host]httpAPI {
+	out := map[Host]httpAPI{}
+	for _, host := range servedHosts(fns) {
+		id := constructID(string(host))
+		api := awsapigatewayv2.NewHttpApi(stack, jsii.String(id+"Api"), &awsapigatewayv2.HttpApiProps{
+			ApiName:            jsii.String(cfg.prefix() + "-" + string(host)),
+			Description:        jsii.String(fmt.Sprintf("VoiceOps %s host (%s)", host, cfg.Region.Name)),
+			CreateDefaultStage: jsii.Bool(false),
+		})
+		stageProps := &awsapigatewayv2.HttpStageProps{
+			HttpApi:    api,
+			StageName:  jsii.String("$default"),
+			AutoDeploy: jsii.Bool(true),
+			Throttle: &awsapigatewayv2.ThrottleSettings{
+				RateLimit:  jsii.Number(cfg.Throttle.RateLimit),
+				BurstLimit: jsii.Number(cfg.Throttle.BurstLimit),
+			},
+		}
+		if domain := cfg.Domains[host]; domain != "" {
+			dn := awsapigatewayv2.NewDomainName(stack, jsii.String(id+"Domain"), &awsapigatewayv2.DomainNameProps{
+				DomainName: jsii.String(domain),
+				Certificate: awscertificatemanager.Certificate_FromCertificateArn(
+					stack, jsii.String(id+"Certificate"), jsii.String(cfg.CertificateArn)),
+			})
+			stageProps.DomainMapping = &awsapigatewayv2.DomainMappingOptions{DomainName: dn}
+			awscdk.NewCfnOutput(stack, jsii.String(id+"DomainTarget"), &awscdk.CfnOutputProps{
+				Description: jsii.String("DNS: point " + domain + " (CNAME or alias) at this name"),
+				Value:       dn.RegionalDomainName(),
+			})
+			awscdk.NewCfnOutput(stack, jsii.String(id+"DomainUrl"), &awscdk.CfnOutputProps{
+				Description: jsii.String("Custom domain URL of the " + string(host) + " host"),
+				Value:       jsii.String("https://" + domain + "/"),
+			})
+		}
+		stage := awsapigatewayv2.NewHttpStage(stack, jsii.String(id+"Stage"), stageProps)
+		awscdk.NewCfnOutput(stack, jsii.String(id+"ApiUrl"), &awscdk.CfnOutputProps{
+			Description: jsii.String("URL of the " + string(host) + " host API"),
+			Value:       stage.Url(),
+		})
+		out[host] = httpAPI{api: api, stage: stage}
+	}
+
+	for _, f := range fns {
+		integrations := map[Host]awsapigatewayv2integrations.HttpLambdaIntegration{}
+		for _, r := range f.Routes {
+			in, ok := integrations[r.Host]
+			if !ok {
+				in = awsapigatewayv2integrations.NewHttpLambdaIntegration(
+					jsii.String(constructID(f.Name)+"Integration"), lambdas[f.Name], nil)
+				integrations[r.Host] = in
+			}
+			out[r.Host].api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+				Path:        jsii.String(r.Path),
+				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
+				Integration: in,
+			})
+		}
+	}
+	return out
+}
+
+// servedHosts lists the hosts that at least one function has a route on, in
+// the order of Hosts.
+func servedHosts(fns []Function) []Host {
+	var out []Host
+	for _, h := range Hosts {
+		for _, f := range fns {
+			if slices.ContainsFunc(f.Routes, func(r Route) bool { return r.Host == h }) {
+				out = append(out, h)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/tables"
+)
+
+// Host is one of the two public hosts a regional stack serves.
+type Host string
+
+const (
+	// StudioHost serves doc 1 ({agent_studio_url}): alerts, webhooks and the
+	// internal metric intake.
+	StudioHost Host = "studio"
+	// BaseHost serves doc 2 ({base_url}): conversations, chat, calls, events.
+	BaseHost Host = "base"
+)
+
+// Hosts lists every host; each regional stack has one HTTP API per host.
+var Hosts = []Host{StudioHost, BaseHost}
+
+// Route is one API Gateway HTTP API route. Method is an HTTP method or "ANY";
+// Path may end in a greedy "{proxy+}" segment.
+type Route struct {
+	Host   Host
+	Method string
+	Path   string
+}
+
+// QueueConsumer makes a function drain the delivery queue through an SQS
+// event source mapping that reports batch item failures.
+type QueueConsumer struct {
+	BatchSize      int // messages per invocation (1 to 10)
+	MaxConcurrency int // cap on concurrent invocations (2 to 1000)
+}
+
+// Function is one Lambda function: what it is built from, what it may touch
+// and what invokes it. Adding a function to the product is one entry in
+// Functions (and its directory under functions/).
+type Function struct {
+	// Name is the directory under functions/ and under dist/.
+	Name     string
+	MemoryMB int
+	Timeout  time.Duration
+
+	// Reads and Writes list the tables the function needs; a table in both
+	// gets read-write access, one in Writes only gets write access.
+	Reads  []tables.Table
+	Writes []tables.Table
+	// SendsToQueue grants sqs:SendMessage on the delivery queue.
+	SendsToQueue bool
+
+	// Triggers; a function has routes, a schedule, or a queue (one kind).
+	Routes []Route
+	// Every runs the function on an EventBridge schedule with this period.
+	Every time.Duration
+	// Queue makes the function the consumer of the delivery queue.
+	Queue *QueueConsumer
+}
+
+// apiRoutes returns the routes of a resource-collection endpoint group:
+// the collection and everything below it.
+func apiRoutes(host Host, paths ...string) []Route {
+	var rs []Route
+	for _, p := range paths {
+		rs = append(rs, Route{Host: host, Method: "ANY", Path: p})
+	}
+	return rs
+}
+
+// Functions is every Lambda function of a regional stack.
+var Functions = []Function{
+	{
+		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
+		Reads:        []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
+		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+	},
+	{
+		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
+		Reads:        []tables.Table{tables.Config, tables.Deliveries},
+		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		SendsToQueue: true, // test and retry enqueue deliveries
+		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
+	},
+}
+
+// Limits of the Lambda service and of this stack.
+const (
+	minMemoryMB = 128
+	maxMemoryMB = 10240
+	maxTimeout  = 15 * time.Minute
+	// maxAPITimeout is API Gateway's integration timeout for HTTP APIs.
+	maxAPITimeout = 30 * time.Second
+)
+
+var (
+	validName   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	validPath   = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
+	httpMethods = map[string]bool{
+		"ANY": true, http.MethodGet: true, http.MethodPost: true, http.MethodPut: true,
+		http.MethodPatch: true, http.MethodDelete: true, http.MethodHead: true, http.MethodOptions: true,
+	}
+)
+
+// validateFunctions checks a function list before any construct is made, so
+// that a bad entry fails with a message naming it.
+func validateFunctions(fns []Function) error {
+	var errs []error
+	names := map[string]bool{}
+	routes := map[Route]string{}
+	consumers := 0
+	known := map[string]bool{}
+	for _, t := range tables.All {
+		known[t.ID] = true
+	}
+	for _, f := range fns {
+		bad := func(format string, args ...any) {
+			errs = append(errs, fmt.Errorf("function %q: %s", f.Name, fmt.Sprintf(format, args...)))
+		}
+		if !validName.MatchString(f.Name) {
+			bad("name must match %s", validName)
+		}
+		if names[f.Name] {
+			bad("listed twice")
+		}
+		names[f.Name] = true
+		if f.MemoryMB < minMemoryMB || f.MemoryMB > maxMemoryMB {
+			bad("memory %d MB is outside %d to %d", f.MemoryMB, minMemoryMB, maxMemoryMB)
+		}
+		if f.Timeout < time.Second || f.Timeout > maxTimeout || f.Timeout%time.Second != 0 {
+			bad("timeout %s must be whole seconds from 1s to %s", f.Timeout, maxTimeout)
+		}
+		for _, t := range append(append([]tables.Table{}, f.Reads...), f.Writes...) {
+			if !known[t.ID] {
+				bad("table %q is not in tables.All", t.ID)
+			}
+		}
+		kinds := 0
+		if len(f.Routes) > 0 {
+			kinds++
+			if f.Timeout > maxAPITimeout {
+				bad("timeout %s exceeds the HTTP API integration timeout %s", f.Timeout, maxAPITimeout)
+			}
+		}
+		if f.Every != 0 {
+			kinds++
+			if f.Every < time.Minute || f.Every%time.Minute != 0 {
+				bad("schedule period %s must be whole minutes", f.Every)
+			}
+			if f.Timeout >= f.Every {
+				bad("timeout %s must be shorter than the schedule period %s", f.Timeout, f.Every)
+			}
+		}
+		if f.Queue != nil {
+			kinds++
+			consumers++
+			if f.Timeout > DispatcherTimeout {
+				bad("timeout %s exceeds DispatcherTimeout %s, which sets the queue's visibility timeout", f.Timeout, DispatcherTimeout)
+			}
+			if f.Queue.BatchSize < 1 || f.Queue.BatchSize > 10 {
+				bad("queue batch size %d is outside 1 to 10", f.Queue.BatchSize)
+			}
+			if f.Queue.MaxConcurrency < 2 || f.Queue.MaxConcurrency > 1000 {
+				bad("queue max concurrency %d is outside 2 to 1000", f.Queue.MaxConcurrency)
+			}
+		}
+		if kinds != 1 {
+			bad("needs exactly one trigger kind (routes, Every or Queue), has %d", kinds)
+		}
+		for _, r := range f.Routes {
+			if r.Host != StudioHost && r.Host != BaseHost {
+				bad("route %v: unknown host %q", r, r.Host)
+			}
+			if !httpMethods[r.Method] {
+				bad("route %v: unknown method %q", r, r.Method)
+			}
+			if r.Path == "" || !validPath.MatchString(r.Path) {
+				bad("route %v: path must be /segments with an optional final {proxy+}", r)
+			}
+			if other, dup := routes[r]; dup {
+				bad("route %v is also served by %q", r, other)
+			}
+			routes[r] = f.Name
+		}
+	}
+	if consumers > 1 {
+		errs = append(errs, fmt.Errorf("%d functions consume the delivery queue; at most one may", consumers))
+	}
+	return errors.Join(errs...)
+}
+
+// bundleDir returns dist/<name>, the directory holding the function's
+// bootstrap binary, or an error telling the user how to build it.
+func bundleDir(distDir, name string) (string, error) {
+	dir := filepath.Join(distDir, name)
+	info, err := os.Stat(filepath.Join(dir, "bootstrap"))
+	if err != nil || !info.Mode().IsRegular() {
+		return "", fmt.Errorf("missing Lambda bundle %s: run ./scripts/build.sh first (it builds functions/<name> into dist/<name>/bootstrap)",
+			filepath.Join(dir, "bootstrap"))
+	}
+	return dir, nil
+}
+
+// deps are the resources of a stack that functions are wired to.
+type deps struct {
+	tables      map[string]awsdynamodb.Table // by tables.Table.ID
+	queue       queueResources
+	internalKey internalKey
+}
+
+// newFunctions creates every function with its environment and grants, and
+// returns them by name.
+func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
+	env := map[string]*string{
+		"SERVICE_REGION":         jsii.String(cfg.Region.Name),
+		"DELIVERY_QUEUE_URL":     d.queue.delivery.QueueUrl(),
+		"INTERNAL_KEY_PARAMETER": d.internalKey.secret.SecretArn(),
+	}
+	for _, t := range tables.All {
+		env[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
+	}
+
+	out := map[string]awslambda.Function{}
+	for _, f := range fns {
+		dir, err := bundleDir(cfg.DistDir, f.Name)
+		if err != nil {
+			return nil, err
+		}
+		id := constructID(f.Name)
+		logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+		fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
+			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
+			Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture:  awslambda.Architecture_ARM_64(),
+			Handler:       jsii.String("bootstrap"),
+			Code:          awslambda.Code_FromAsset(jsii.String(dir), nil),
+			MemorySize:    jsii.Number(f.MemoryMB),
+			Timeout:       awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
+			Environment:   &env,
+			LogGroup:      logs,
+			LoggingFormat: awslambda.LoggingFormat_JSON,
+			Tracing:       awslambda.Tracing_ACTIVE,
+			// A scheduled run that fails is not retried: the next tick
+			// redoes the work. Other async invocations keep the default.
+			RetryAttempts: retryAttempts(f),
+		})
+		grantTables(fn, f, d.tables)
+		if f.SendsToQueue {
+			d.queue.delivery.GrantSendMessages(fn)
+		}
+		d.internalKey.secret.GrantRead(fn, nil)
+		out[f.Name] = fn
+	}
+	return out, nil
+}
+
+func retryAttempts(f Function) *float64 {
+	if f.Every != 0 {
+		return jsii.Number(0)
+	}
+	return nil
+}
+
+// grantTables gives a function read, write or read-write access to each
+// table it lists, through the table's Grant* methods.
+func grantTables(fn awslambda.Function, f Function, tbls map[string]awsdynamodb.Table) {
+	reads, writes := map[string]bool{}, map[string]bool{}
+	for _, t := range f.Reads {
+		reads[t.ID] = true
+	}
+	for _, t := range f.Writes {
+		writes[t.ID] = true
+	}
+	for _, t := range tables.All {
+		switch tbl := tbls[t.ID]; {
+		case reads[t.ID] && writes[t.ID]:
+			tbl.GrantReadWriteData(fn)
+		case reads[t.ID]:
+			tbl.GrantReadData(fn)
+		case writes[t.ID]:
+			tbl.GrantWriteData(fn)
+		}
+	}
+}
+
+// constructID turns "alert-rules" into "AlertRules".
+func constructID(name string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}

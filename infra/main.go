@@ -1,0 +1,306 @@
+// Command infra is the CDK app of VoiceOps: one stack per region (us, uk,
+// eu), each with both hosts' HTTP APIs, every function of Functions, the
+// tables of shared/tables, the delivery queue and its DLQ, the schedules,
+// alarms and the internal key. cdk.json runs it with `go run ./infra`.
+//
+// Context keys (cdk.json or -c key=value):
+//
+//	region              us | uk | eu | global | all (default all: the three
+//	                    regional stacks and VoiceOps-global)
+//	account             AWS account ID (default CDK_DEFAULT_ACCOUNT; when
+//	                    neither is set the stacks are account-agnostic, so
+//	                    synth never needs credentials)
+//	distDir             directory of the Lambda bundles (default dist, built
+//	                    by scripts/build.sh; synth fails if one is missing)
+//	deletionProtection  true (default) | false: table deletion protection,
+//	                    retain-on-delete and stack termination protection
+//	apiRateLimit        steady requests per second of each API stage (100)
+//	apiBurstLimit       burst of each API stage (200)
+//	studioDomain        custom domain of the studio host; "{region}" is
+//	                    replaced by us/uk/eu, e.g. studio.{region}.example.com
+//	baseDomain          custom domain of the base host, same form
+//	certificateArn      ACM certificate (in the stack's region) for the
+//	                    custom domains
+//	alarmTopicArn       SNS topic notified by every alarm
+//	globalRegion        region of VoiceOps-global (default us-east-1)
+//	globalDomain        custom domain of the unprefixed address
+//	globalCertificateArn ACM certificate for globalDomain
+//
+// Every key but region and account may be given per region by suffixing it
+// with ".<region>", e.g. -c certificateArn.uk=arn:aws:acm:eu-west-2:...
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Region is a product region and the AWS region that serves it.
+type Region struct {
+	Name      string // us, uk, eu: SERVICE_REGION and the stack name suffix
+	AWSRegion string
+}
+
+// Regions lists every product region (DECISIONS.md, "Regions and hosts").
+var Regions = []Region{
+	{Name: "us", AWSRegion: "us-east-1"},
+	{Name: "uk", AWSRegion: "eu-west-2"},
+	{Name: "eu", AWSRegion: "eu-west-1"},
+}
+
+// Throttle is an API stage's throttling limits.
+type Throttle struct {
+	RateLimit  float64 // steady requests per second
+	BurstLimit float64
+}
+
+// StackConfig is everything a regional stack is built from.
+type StackConfig struct {
+	Region             Region
+	Account            string // "" leaves the stack account-agnostic
+	DistDir            string
+	DeletionProtection bool
+	Throttle           Throttle
+	Domains            map[Host]string // custom domains; empty for none
+	CertificateArn     string
+	AlarmTopicArn      string
+}
+
+// prefix is the physical name prefix of the stack's resources.
+func (c StackConfig) prefix() string { return "voiceops-" + c.Region.Name }
+
+// stackName is the CloudFormation stack name, e.g. VoiceOps-us.
+func (c StackConfig) stackName() string { return "VoiceOps-" + c.Region.Name }
+
+// removalPolicy keeps stateful resources when the stack is deleted, unless
+// deletion protection is off (test and LocalStack deployments).
+func (c StackConfig) removalPolicy() awscdk.RemovalPolicy {
+	if c.DeletionProtection {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
+}
+
+// AppConfig is the set of stacks to synthesize.
+type AppConfig struct {
+	Stacks []StackConfig
+	Global *GlobalConfig // nil: no VoiceOps-global stack
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	if _, err := build(app, Functions, os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "infra:", err)
+		return 1
+	}
+	app.Synth(nil)
+	return 0
+}
+
+// build adds the stacks chosen by the app's context to app and returns them.
+func build(app awscdk.App, fns []Function, getenv func(string) string) ([]awscdk.Stack, error) {
+	cfg, err := configFromContext(app.Node(), getenv)
+	if err != nil {
+		return nil, err
+	}
+	var stacks []awscdk.Stack
+	for _, sc := range cfg.Stacks {
+		s, err := NewRegionalStack(app, sc, fns)
+		if err != nil {
+			return nil, err
+		}
+		stacks = append(stacks, s)
+	}
+	if cfg.Global != nil {
+		stacks = append(stacks, NewGlobalStack(app, *cfg.Global))
+	}
+	return stacks, nil
+}
+
+// NewRegionalStack builds the stack of one region from a function list.
+func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Function) (awscdk.Stack, error) {
+	if err := validateFunctions(fns); err != nil {
+		return nil, err
+	}
+	for _, f := range fns {
+		if _, err := bundleDir(cfg.DistDir, f.Name); err != nil {
+			return nil, err
+		}
+	}
+	if (cfg.Domains[StudioHost] != "" || cfg.Domains[BaseHost] != "") && cfg.CertificateArn == "" {
+		return nil, fmt.Errorf("region %s: custom domains need context certificateArn (an ACM certificate in %s)", cfg.Region.Name, cfg.Region.AWSRegion)
+	}
+	for _, h := range Hosts {
+		if cfg.Domains[h] != "" && !slices.Contains(servedHosts(fns), h) {
+			return nil, fmt.Errorf("region %s: context %sDomain is set, but no function serves the %s host yet", cfg.Region.Name, h, h)
+		}
+	}
+
+	stack := awscdk.NewStack(scope, jsii.String(cfg.stackName()), &awscdk.StackProps{
+		Env:                   env(cfg.Account, cfg.Region.AWSRegion),
+		Description:           jsii.String(fmt.Sprintf("VoiceOps API, region %s (%s)", cfg.Region.Name, cfg.Region.AWSRegion)),
+		TerminationProtection: jsii.Bool(cfg.DeletionProtection),
+	})
+	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("voiceops"), nil)
+	awscdk.Tags_Of(stack).Add(jsii.String("voiceops-region"), jsii.String(cfg.Region.Name), nil)
+
+	d := deps{
+		tables:      newTables(stack, cfg),
+		queue:       newDeliveryQueue(stack),
+		internalKey: newInternalKey(stack, cfg),
+	}
+	lambdas, err := newFunctions(stack, cfg, fns, d)
+	if err != nil {
+		return nil, err
+	}
+	newAPIs(stack, cfg, fns, lambdas)
+	addSchedules(stack, fns, lambdas)
+	addQueueConsumers(fns, lambdas, d.queue)
+	newAlarms(stack, cfg, fns, lambdas, d.queue)
+	return stack, nil
+}
+
+func env(account, region string) *awscdk.Environment {
+	e := &awscdk.Environment{Region: jsii.String(region)}
+	if account != "" {
+		e.Account = jsii.String(account)
+	}
+	return e
+}
+
+// Defaults of the context keys.
+const (
+	defaultRateLimit    = 100
+	defaultBurstLimit   = 200
+	defaultGlobalRegion = "us-east-1"
+)
+
+// configFromContext reads the context keys documented at the top of this
+// file.
+func configFromContext(node constructs.Node, getenv func(string) string) (AppConfig, error) {
+	c := contextReader{node: node}
+	account := c.str("account", "")
+	if account == "" {
+		account = getenv("CDK_DEFAULT_ACCOUNT")
+	}
+	which := strings.ToLower(c.str("region", "all"))
+
+	var cfg AppConfig
+	for _, r := range Regions {
+		if which != "all" && which != r.Name {
+			continue
+		}
+		sc := StackConfig{
+			Region:             r,
+			Account:            account,
+			DistDir:            c.regional("distDir", r.Name, "dist"),
+			DeletionProtection: true,
+			Domains: map[Host]string{
+				StudioHost: strings.ReplaceAll(c.regional("studioDomain", r.Name, ""), "{region}", r.Name),
+				BaseHost:   strings.ReplaceAll(c.regional("baseDomain", r.Name, ""), "{region}", r.Name),
+			},
+			CertificateArn: c.regional("certificateArn", r.Name, ""),
+			AlarmTopicArn:  c.regional("alarmTopicArn", r.Name, ""),
+		}
+		var err error
+		if sc.DeletionProtection, err = parseBool(c.regional("deletionProtection", r.Name, "true")); err != nil {
+			return cfg, fmt.Errorf("context deletionProtection: %w", err)
+		}
+		if sc.Throttle.RateLimit, err = parsePositive(c.regional("apiRateLimit", r.Name, strconv.Itoa(defaultRateLimit))); err != nil {
+			return cfg, fmt.Errorf("context apiRateLimit: %w", err)
+		}
+		if sc.Throttle.BurstLimit, err = parsePositive(c.regional("apiBurstLimit", r.Name, strconv.Itoa(defaultBurstLimit))); err != nil {
+			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
+		}
+		cfg.Stacks = append(cfg.Stacks, sc)
+	}
+	if which == "all" || which == "global" {
+		g := GlobalConfig{
+			Account:        account,
+			AWSRegion:      c.str("globalRegion", defaultGlobalRegion),
+			Domain:         c.str("globalDomain", ""),
+			CertificateArn: c.str("globalCertificateArn", ""),
+		}
+		if g.Domain != "" && g.CertificateArn == "" {
+			return cfg, fmt.Errorf("context globalDomain needs globalCertificateArn")
+		}
+		var err error
+		if g.Throttle.RateLimit, err = parsePositive(c.str("apiRateLimit", strconv.Itoa(defaultRateLimit))); err != nil {
+			return cfg, fmt.Errorf("context apiRateLimit: %w", err)
+		}
+		if g.Throttle.BurstLimit, err = parsePositive(c.str("apiBurstLimit", strconv.Itoa(defaultBurstLimit))); err != nil {
+			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
+		}
+		g.Message = globalMessage(c)
+		cfg.Global = &g
+	}
+	if len(cfg.Stacks) == 0 && cfg.Global == nil {
+		names := []string{}
+		for _, r := range Regions {
+			names = append(names, r.Name)
+		}
+		return cfg, fmt.Errorf("context region=%q: want one of %s, global or all", which, strings.Join(names, ", "))
+	}
+	return cfg, nil
+}
+
+// contextReader reads context values, which are strings when given with -c
+// and JSON values when set in cdk.json.
+type contextReader struct{ node constructs.Node }
+
+func (c contextReader) str(key, def string) string {
+	v := c.node.TryGetContext(jsii.String(key))
+	switch v := v.(type) {
+	case nil:
+		return def
+	case string:
+		if v == "" {
+			return def
+		}
+		return v
+	case *string:
+		if v == nil || *v == "" {
+			return def
+		}
+		return *v
+	case bool:
+		return strconv.FormatBool(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// regional reads key.<region>, then key, then the default.
+func (c contextReader) regional(key, region, def string) string {
+	return c.str(key+"."+region, c.str(key, def))
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%q is not true or false", s)
+	}
+	return b, nil
+}
+
+func parsePositive(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 {
+		return 0, fmt.Errorf("%q is not a positive number", s)
+	}
+	return f, nil
+}

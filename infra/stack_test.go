@@ -1,0 +1,514 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/tables"
+)
+
+func TestEveryRegionSynthesizesWithItsRegion(t *testing.T) {
+	s := defaultSynth(t)
+	want := append(regionalNames(), "VoiceOps-global")
+	var got []string
+	for name := range s.stacks {
+		got = append(got, name)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stacks = %v, want %v", got, want)
+	}
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		if got := *s.stacks[name].Region(); got != r.AWSRegion {
+			t.Errorf("%s: region %s, want %s", name, got, r.AWSRegion)
+		}
+		check(t, name+" SERVICE_REGION", func() {
+			s.templates[name].AllResourcesProperties(jsii.String("AWS::Lambda::Function"), objectLike(obj{
+				"Environment": objectLike(obj{"Variables": objectLike(obj{"SERVICE_REGION": r.Name})}),
+			}))
+		})
+	}
+	if got := *s.stacks["VoiceOps-global"].Region(); got != defaultGlobalRegion {
+		t.Errorf("VoiceOps-global: region %s, want %s", got, defaultGlobalRegion)
+	}
+}
+
+// TestTablesMatchDefinitions proves that the deployed tables and the
+// definitions in shared/tables (which the dev server also creates against
+// LocalStack or moto) cannot drift: every definition is in every stack with
+// its keys, indexes and TTL, and reading the tables back out of the template
+// gives exactly tables.All.
+func TestTablesMatchDefinitions(t *testing.T) {
+	s := defaultSynth(t)
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := s.templates[name]
+		check(t, name+" table count", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(len(tables.All)))
+		})
+		for _, tbl := range tables.All {
+			gsis := any(assertions.Match_Absent())
+			if len(tbl.GSIs) > 0 {
+				var list []any
+				for _, g := range tbl.GSIs {
+					list = append(list, obj{
+						"IndexName":  g.Name,
+						"KeySchema":  keySchema(g.PartitionKey, g.SortKey),
+						"Projection": obj{"ProjectionType": "ALL"},
+					})
+				}
+				gsis = assertions.Match_ArrayEquals(&list)
+			}
+			check(t, name+" table "+tbl.ID, func() {
+				tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj{
+					"TableName":                        tables.PhysicalName("voiceops-"+r.Name, tbl),
+					"KeySchema":                        assertions.Match_ArrayEquals(keySchema(tbl.PartitionKey, tbl.SortKey)),
+					"GlobalSecondaryIndexes":           gsis,
+					"TimeToLiveSpecification":          obj{"AttributeName": tbl.TTLAttribute, "Enabled": true},
+					"BillingMode":                      "PAY_PER_REQUEST",
+					"PointInTimeRecoverySpecification": obj{"PointInTimeRecoveryEnabled": true},
+					"SSESpecification":                 obj{"SSEEnabled": true},
+					"DeletionProtectionEnabled":        true,
+				})
+			})
+		}
+		if got, want := tablesFromTemplate(t, s.json[name], r.Name), sortedTables(tables.All); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: tables read back from the template\n got  %+v\n want %+v", name, got, want)
+		}
+	}
+}
+
+func keySchema(pk, sk string) *[]any {
+	keys := []any{obj{"AttributeName": pk, "KeyType": "HASH"}}
+	if sk != "" {
+		keys = append(keys, obj{"AttributeName": sk, "KeyType": "RANGE"})
+	}
+	return &keys
+}
+
+// tablesFromTemplate rebuilds tables.Table values from the synthesized
+// AWS::DynamoDB::Table resources.
+func tablesFromTemplate(tb testing.TB, tmpl map[string]any, region string) []tables.Table {
+	tb.Helper()
+	var out []tables.Table
+	for _, res := range resources(tmpl, "AWS::DynamoDB::Table") {
+		var p struct {
+			TableName string
+			KeySchema []struct {
+				AttributeName, KeyType string
+			}
+			AttributeDefinitions []struct {
+				AttributeName, AttributeType string
+			}
+			GlobalSecondaryIndexes []struct {
+				IndexName string
+				KeySchema []struct {
+					AttributeName, KeyType string
+				}
+			}
+			TimeToLiveSpecification struct {
+				AttributeName string
+				Enabled       bool
+			}
+		}
+		raw, _ := json.Marshal(props(res))
+		if err := json.Unmarshal(raw, &p); err != nil {
+			tb.Fatal(err)
+		}
+		for _, a := range p.AttributeDefinitions {
+			if a.AttributeType != "S" {
+				tb.Errorf("%s: attribute %s has type %s, want S", p.TableName, a.AttributeName, a.AttributeType)
+			}
+		}
+		keys := func(ks []struct{ AttributeName, KeyType string }) (pk, sk string) {
+			for _, k := range ks {
+				if k.KeyType == "HASH" {
+					pk = k.AttributeName
+				} else {
+					sk = k.AttributeName
+				}
+			}
+			return pk, sk
+		}
+		t := tables.Table{ID: strings.TrimPrefix(p.TableName, "voiceops-"+region+"-")}
+		for _, def := range tables.All {
+			if def.ID == t.ID {
+				t.EnvVar = def.EnvVar // not in the table resource; checked on the functions
+			}
+		}
+		t.PartitionKey, t.SortKey = keys(p.KeySchema)
+		if p.TimeToLiveSpecification.Enabled {
+			t.TTLAttribute = p.TimeToLiveSpecification.AttributeName
+		}
+		for _, g := range p.GlobalSecondaryIndexes {
+			gsi := tables.GSI{Name: g.IndexName}
+			gsi.PartitionKey, gsi.SortKey = keys(g.KeySchema)
+			t.GSIs = append(t.GSIs, gsi)
+		}
+		out = append(out, t)
+	}
+	return sortedTables(out)
+}
+
+func sortedTables(ts []tables.Table) []tables.Table {
+	out := append([]tables.Table{}, ts...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	for i := range out {
+		if len(out[i].GSIs) == 0 {
+			out[i].GSIs = nil
+		}
+	}
+	return out
+}
+
+func TestTablesAreRetainedUnlessDeletionProtectionIsOff(t *testing.T) {
+	on := defaultSynth(t).templates["VoiceOps-us"]
+	check(t, "protected tables are retained", func() {
+		on.ResourcePropertiesCountIs(jsii.String("AWS::DynamoDB::Table"),
+			objectLike(obj{"DeletionProtectionEnabled": true}), jsii.Number(len(tables.All)))
+		on.AllResources(jsii.String("AWS::DynamoDB::Table"), objectLike(obj{"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}))
+		on.AllResources(jsii.String("AWS::SecretsManager::Secret"), objectLike(obj{"DeletionPolicy": "Retain"}))
+	})
+
+	off := mustSynth(t, map[string]any{"region": "us", "deletionProtection": "false"}, Functions).templates["VoiceOps-us"]
+	check(t, "unprotected tables are deleted with the stack", func() {
+		off.AllResourcesProperties(jsii.String("AWS::DynamoDB::Table"), objectLike(obj{"DeletionProtectionEnabled": false}))
+		off.AllResources(jsii.String("AWS::DynamoDB::Table"), objectLike(obj{"DeletionPolicy": "Delete"}))
+	})
+}
+
+func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
+	s := defaultSynth(t)
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := s.templates[name]
+		check(t, name+" function count", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(Functions)))
+			tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(len(Functions)))
+			tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), objectLike(obj{"RetentionInDays": 30}))
+		})
+		vars := obj{
+			"SERVICE_REGION":         r.Name,
+			"DELIVERY_QUEUE_URL":     obj{"Ref": assertions.Match_AnyValue()},
+			"INTERNAL_KEY_PARAMETER": obj{"Ref": assertions.Match_AnyValue()},
+		}
+		for _, tbl := range tables.All {
+			vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
+		}
+		for _, f := range Functions {
+			check(t, name+" function "+f.Name, func() {
+				tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+					"Description":   fmt.Sprintf("VoiceOps %s (%s)", f.Name, r.Name),
+					"Runtime":       "provided.al2023",
+					"Architectures": []any{"arm64"},
+					"Handler":       "bootstrap",
+					"MemorySize":    f.MemoryMB,
+					"Timeout":       int(f.Timeout.Seconds()),
+					"TracingConfig": obj{"Mode": "Active"},
+					"LoggingConfig": objectLike(obj{"LogFormat": "JSON", "LogGroup": obj{"Ref": assertions.Match_AnyValue()}}),
+					"Environment":   obj{"Variables": assertions.Match_ObjectEquals(&vars)},
+					"Code":          objectLike(obj{"S3Key": assertions.Match_AnyValue()}),
+				})
+			})
+		}
+	}
+}
+
+// TestPermissionsAreNarrow walks every IAM policy of every stack: no Allow
+// statement has a "*" or "service:*" action, "*" resources appear only for
+// X-Ray (which has no resource-level permissions), and no role carries a
+// full-access or administrator managed policy.
+func TestPermissionsAreNarrow(t *testing.T) {
+	s := defaultSynth(t)
+	for name, tmpl := range s.json {
+		var docs []any
+		for _, res := range resources(tmpl, "AWS::IAM::Policy") {
+			docs = append(docs, props(res)["PolicyDocument"])
+		}
+		for _, res := range resources(tmpl, "AWS::IAM::Role") {
+			p := props(res)
+			if pols, ok := p["Policies"].([]any); ok {
+				for _, pol := range pols {
+					docs = append(docs, pol.(map[string]any)["PolicyDocument"])
+				}
+			}
+			managed, _ := json.Marshal(p["ManagedPolicyArns"])
+			for _, bad := range []string{"FullAccess", "AdministratorAccess", "PowerUserAccess"} {
+				if strings.Contains(string(managed), bad) {
+					t.Errorf("%s: role has managed policy %s", name, managed)
+				}
+			}
+		}
+		for _, doc := range docs {
+			stmts, _ := doc.(map[string]any)["Statement"].([]any)
+			for _, st := range stmts {
+				st := st.(map[string]any)
+				if st["Effect"] != "Allow" {
+					continue
+				}
+				actions := strings1(st["Action"])
+				for _, a := range actions {
+					if a == "*" || strings.HasSuffix(a, ":*") {
+						t.Errorf("%s: statement allows %q: %v", name, a, st)
+					}
+				}
+				for _, res := range strings1(st["Resource"]) {
+					if res == "*" {
+						for _, a := range actions {
+							if !strings.HasPrefix(a, "xray:") {
+								t.Errorf("%s: action %s on resource *", name, a)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// The grants the functions need are there.
+	us := s.templates["VoiceOps-us"]
+	for _, action := range []string{"dynamodb:PutItem", "dynamodb:Query", "sqs:SendMessage", "secretsmanager:GetSecretValue"} {
+		check(t, "a policy allows "+action, func() {
+			us.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+				"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
+					"Effect": "Allow", "Action": arrayWith(action),
+				}))}),
+			})
+		})
+	}
+}
+
+// strings1 returns an IAM Action or Resource as a list of strings; values
+// that are CloudFormation functions are skipped.
+func strings1(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
+	if deliveryVisibilityTimeout < 6*DispatcherTimeout {
+		t.Fatalf("visibility timeout %s < 6 × dispatcher timeout %s", deliveryVisibilityTimeout, DispatcherTimeout)
+	}
+	for _, r := range Regions {
+		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
+		check(t, r.Name+" queues", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+			tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
+				"VisibilityTimeout":    int(deliveryVisibilityTimeout.Seconds()),
+				"RedrivePolicy":        obj{"maxReceiveCount": 5, "deadLetterTargetArn": assertions.Match_AnyValue()},
+				"SqsManagedSseEnabled": true,
+			})
+			tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
+				"MessageRetentionPeriod": 14 * 24 * 3600,
+				"SqsManagedSseEnabled":   true,
+				"RedrivePolicy":          assertions.Match_Absent(),
+			})
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(2)) // TLS only
+		})
+	}
+}
+
+func TestHTTPAPIsRoutesAndThrottling(t *testing.T) {
+	routes := 0
+	for _, f := range Functions {
+		routes += len(f.Routes)
+	}
+	hosts := servedHosts(Functions)
+	if !slices.Contains(hosts, StudioHost) {
+		t.Fatalf("served hosts %v lack the studio host", hosts)
+	}
+	for _, r := range Regions {
+		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
+		check(t, r.Name+" APIs", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(len(hosts)))
+			for _, h := range hosts {
+				tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), obj{
+					"Name": "voiceops-" + r.Name + "-" + string(h), "ProtocolType": "HTTP",
+				})
+			}
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(routes))
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Stage"), jsii.Number(len(hosts)))
+			tmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Stage"), objectLike(obj{
+				"StageName":  "$default",
+				"AutoDeploy": true,
+				"DefaultRouteSettings": obj{
+					"ThrottlingRateLimit":  defaultRateLimit,
+					"ThrottlingBurstLimit": defaultBurstLimit,
+				},
+			}))
+			tmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Integration"), objectLike(obj{
+				"IntegrationType": "AWS_PROXY", "PayloadFormatVersion": "2.0",
+			}))
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::DomainName"), jsii.Number(0))
+		})
+		for _, f := range Functions {
+			for _, rt := range f.Routes {
+				check(t, fmt.Sprintf("%s route %s %s", r.Name, rt.Method, rt.Path), func() {
+					tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{
+						"RouteKey": rt.Method + " " + rt.Path,
+						"Target":   assertions.Match_AnyValue(),
+					})
+				})
+			}
+		}
+	}
+}
+
+func TestAlarms(t *testing.T) {
+	for _, r := range Regions {
+		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
+		scheduled := 0
+		for _, f := range Functions {
+			if f.Every != 0 {
+				scheduled++
+			}
+		}
+		check(t, r.Name+" alarms", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(Functions)+scheduled))
+			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"Namespace":          "AWS/SQS",
+				"MetricName":         "ApproximateNumberOfMessagesVisible",
+				"ComparisonOperator": "GreaterThanThreshold",
+				"Threshold":          0,
+			})
+			for _, metric := range []string{"Errors", "Throttles"} {
+				tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
+					"Namespace": "AWS/Lambda", "MetricName": metric, "ComparisonOperator": "GreaterThanThreshold",
+				}), jsii.Number(len(Functions)))
+			}
+		})
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	// Output keys are chosen names (users read them after cdk deploy),
+	// not generated logical IDs.
+	want := []string{"DeliveryQueueUrl", "DeliveryDLQUrl", "InternalKeySecretArn"}
+	for _, h := range servedHosts(Functions) {
+		want = append(want, constructID(string(h))+"ApiUrl")
+	}
+	for _, tbl := range tables.All {
+		want = append(want, constructID(tbl.ID)+"TableName")
+	}
+	for _, r := range Regions {
+		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
+		for _, key := range want {
+			check(t, r.Name+" output "+key, func() {
+				tmpl.HasOutput(jsii.String(key), obj{"Value": assertions.Match_AnyValue()})
+			})
+		}
+	}
+	check(t, "global output", func() {
+		defaultSynth(t).templates["VoiceOps-global"].HasOutput(jsii.String("GlobalApiUrl"), obj{"Value": assertions.Match_AnyValue()})
+	})
+}
+
+func TestInternalKeyIsGeneratedNeverInTheTemplate(t *testing.T) {
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := defaultSynth(t).templates[name]
+		check(t, name+" secret", func() {
+			tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+			tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), obj{
+				"GenerateSecretString": objectLike(obj{"PasswordLength": 48}),
+				"SecretString":         assertions.Match_Absent(),
+			})
+		})
+		raw, _ := json.Marshal(defaultSynth(t).json[name])
+		if strings.Contains(string(raw), `"SecretString"`) {
+			t.Errorf("%s: template holds a SecretString", name)
+		}
+	}
+}
+
+func TestCustomDomains(t *testing.T) {
+	s := mustSynth(t, map[string]any{
+		"region":         "all",
+		"studioDomain":   "studio.{region}.example.com",
+		"baseDomain.eu":  "api.euw-1.example.com",
+		"certificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
+	}, withBaseHost())
+	tmpl := s.templates["VoiceOps-eu"]
+	check(t, "domains", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::DomainName"), jsii.Number(2))
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::ApiMapping"), jsii.Number(2))
+		for _, d := range []string{"studio.eu.example.com", "api.euw-1.example.com"} {
+			tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::DomainName"), obj{
+				"DomainName": d,
+				"DomainNameConfigurations": arrayWith(objectLike(obj{
+					"CertificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
+				})),
+			})
+		}
+	})
+	msg := s.templates["VoiceOps-global"]
+	check(t, "global message names the regional hosts", func() {
+		msg.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+			"Environment": obj{"Variables": obj{"MESSAGE": assertions.Match_StringLikeRegexp(jsii.String(
+				`^use a regional address: .*https://studio\.us\.example\.com.*https://api\.euw-1\.example\.com`))}},
+		})
+	})
+
+	if _, err := trySynth(t, map[string]any{"region": "us", "studioDomain": "studio.example.com"}, Functions); err == nil ||
+		!strings.Contains(err.Error(), "certificateArn") {
+		t.Errorf("domain without certificate: err = %v, want one naming certificateArn", err)
+	}
+	if !slices.Contains(servedHosts(Functions), BaseHost) {
+		_, err := trySynth(t, map[string]any{"region": "us", "baseDomain": "api.example.com", "certificateArn": "arn:x"}, Functions)
+		if err == nil || !strings.Contains(err.Error(), "no function serves the base host") {
+			t.Errorf("domain of an unserved host: err = %v", err)
+		}
+	}
+}
+
+// withBaseHost is Functions plus a test function on the base host, for
+// tests that need both hosts before the doc-2 functions exist.
+func withBaseHost() []Function {
+	fns := append([]Function{}, Functions...)
+	if slices.Contains(servedHosts(fns), BaseHost) {
+		return fns
+	}
+	for _, f := range testFunctions {
+		if slices.ContainsFunc(f.Routes, func(r Route) bool { return r.Host == BaseHost }) {
+			return append(fns, f)
+		}
+	}
+	panic("no test function on the base host")
+}
+
+func TestGlobalStackAnswers421(t *testing.T) {
+	tmpl := defaultSynth(t).templates["VoiceOps-global"]
+	check(t, "global stack", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+			"Code":    obj{"ZipFile": assertions.Match_StringLikeRegexp(jsii.String("statusCode: 421"))},
+			"Runtime": assertions.Match_StringLikeRegexp(jsii.String("^nodejs")),
+			"Environment": obj{"Variables": obj{
+				"MESSAGE": assertions.Match_StringLikeRegexp(jsii.String("^use a regional address: ")),
+			}},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "$default"})
+		tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(0))
+	})
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/tables"
+)
+
+// testFunctions exercise the trigger kinds and the base host before the real
+// evaluator, dispatcher and doc-2 functions exist. Their names cannot clash
+// with real functions, so this list keeps working when those arrive.
+var testFunctions = []Function{
+	{
+		Name: "test-scheduled", MemoryMB: 512, Timeout: 50 * time.Second,
+		Reads: []tables.Table{tables.Config, tables.Metrics}, Writes: []tables.Table{tables.Config, tables.Deliveries},
+		SendsToQueue: true,
+		Every:        time.Minute,
+	},
+	{
+		Name: "test-consumer", MemoryMB: 256, Timeout: DispatcherTimeout,
+		Reads: []tables.Table{tables.Config, tables.Deliveries}, Writes: []tables.Table{tables.Deliveries},
+		SendsToQueue: true,
+		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
+	},
+	{
+		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second,
+		Reads: []tables.Table{tables.Config},
+		Routes: []Route{
+			{Host: BaseHost, Method: "POST", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
+			{Host: StudioHost, Method: "POST", Path: "/internal/v1/test-only"},
+		},
+	},
+}
+
+func TestScheduleAndQueueTriggers(t *testing.T) {
+	tmpl := mustSynth(t, map[string]any{"region": "uk"}, testFunctions).templates["VoiceOps-uk"]
+
+	check(t, "schedule", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+			"ScheduleExpression": "rate(1 minute)",
+			"State":              "ENABLED",
+			"Targets": arrayWith(objectLike(obj{
+				"Arn":         obj{"Fn::GetAtt": arrayWith()},
+				"RetryPolicy": obj{"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60},
+			})),
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), obj{
+			"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), obj{"MaximumRetryAttempts": 0})
+		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+			"Namespace": "AWS/Lambda", "MetricName": "Duration", "Statistic": "Maximum",
+			"Period": 60, "Threshold": 45000, "ComparisonOperator": "GreaterThanThreshold",
+		})
+	})
+
+	check(t, "queue consumer", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"BatchSize":             10,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         obj{"MaximumConcurrency": 20},
+			"EventSourceArn":        obj{"Fn::GetAtt": arrayWith("Arn")},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+			"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
+				"Action": arrayWith("sqs:DeleteMessage", "sqs:ReceiveMessage"),
+			}))}),
+		})
+	})
+
+	check(t, "both hosts get routes", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(2))
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{
+			"RouteKey": "POST /v1/{account_id}/{project_id}/chat/{version}/create",
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/test-only"})
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(2))
+		// One integration per function and host.
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Integration"), jsii.Number(2))
+	})
+
+	check(t, "alarms", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(testFunctions)+1))
+	})
+}
+
+func TestAlarmTopic(t *testing.T) {
+	topic := "arn:aws:sns:eu-west-2:123456789012:ops"
+	tmpl := mustSynth(t, map[string]any{"region": "uk", "alarmTopicArn": topic}, Functions).templates["VoiceOps-uk"]
+	check(t, "every alarm notifies the topic", func() {
+		tmpl.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{"AlarmActions": []any{topic}}))
+	})
+}
+
+func TestMissingBundleFailsWithBuildHint(t *testing.T) {
+	empty := t.TempDir()
+	_, err := trySynth(t, map[string]any{"region": "us", "distDir": empty}, Functions)
+	if err == nil {
+		t.Fatal("synth without bundles succeeded")
+	}
+	want := filepath.Join(empty, Functions[0].Name, "bootstrap")
+	if !strings.Contains(err.Error(), "./scripts/build.sh") || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want it to name %s and ./scripts/build.sh", err, want)
+	}
+}
+
+func TestRegionContext(t *testing.T) {
+	for _, tc := range []struct {
+		region string
+		want   []string
+	}{
+		{"us", []string{"VoiceOps-us"}},
+		{"UK", []string{"VoiceOps-uk"}},
+		{"global", []string{"VoiceOps-global"}},
+	} {
+		t.Run(tc.region, func(t *testing.T) {
+			s := mustSynth(t, map[string]any{"region": tc.region}, Functions)
+			if len(s.stacks) != len(tc.want) {
+				t.Fatalf("stacks %v, want %v", keys(s.stacks), tc.want)
+			}
+			for _, name := range tc.want {
+				if s.stacks[name] == nil {
+					t.Errorf("stacks %v, want %v", keys(s.stacks), tc.want)
+				}
+			}
+		})
+	}
+	if _, err := trySynth(t, map[string]any{"region": "mars"}, Functions); err == nil || !strings.Contains(err.Error(), "mars") {
+		t.Errorf("region=mars: err = %v", err)
+	}
+	for _, bad := range []map[string]any{{"deletionProtection": "maybe"}, {"apiRateLimit": "-1"}, {"apiBurstLimit": "x"}} {
+		bad["region"] = "us"
+		if _, err := trySynth(t, bad, Functions); err == nil {
+			t.Errorf("context %v: no error", bad)
+		}
+	}
+}
+
+func TestAccountComesFromContextOrEnvironment(t *testing.T) {
+	s := mustSynth(t, map[string]any{"region": "us", "account": "123456789012"}, Functions)
+	if got := *s.stacks["VoiceOps-us"].Account(); got != "123456789012" {
+		t.Errorf("account = %s", got)
+	}
+	// Without either, the stack is account-agnostic (a token), and
+	// synthesizes offline.
+	s = mustSynth(t, map[string]any{"region": "us"}, Functions)
+	if got := *s.stacks["VoiceOps-us"].Account(); !strings.Contains(got, "AccountId") && !strings.HasPrefix(got, "${Token") {
+		t.Errorf("account = %s, want the AWS::AccountId token", got)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestFunctionsMatchDirectories keeps Functions and functions/ in step: every
+// function directory with a main.go has an entry, every entry a directory.
+func TestFunctionsMatchDirectories(t *testing.T) {
+	listed := map[string]bool{}
+	for _, f := range Functions {
+		listed[f.Name] = true
+		if info, err := os.Stat(filepath.Join("..", "functions", f.Name)); err != nil || !info.IsDir() {
+			t.Errorf("Functions lists %q but functions/%s does not exist", f.Name, f.Name)
+		}
+	}
+	mains, err := filepath.Glob(filepath.Join("..", "functions", "*", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mains {
+		name := filepath.Base(filepath.Dir(m))
+		if !listed[name] {
+			t.Errorf("functions/%s has a main.go but no entry in Functions (infra/functions.go)", name)
+		}
+	}
+}
+
+func TestValidateFunctions(t *testing.T) {
+	good := Function{
+		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second,
+		Routes: []Route{{Host: StudioHost, Method: "GET", Path: "/v1/things/{id}"}},
+	}
+	if err := validateFunctions(Functions); err != nil {
+		t.Fatalf("Functions: %v", err)
+	}
+	if err := validateFunctions(testFunctions); err != nil {
+		t.Fatalf("testFunctions: %v", err)
+	}
+	if err := validateFunctions([]Function{good}); err != nil {
+		t.Fatalf("good function: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Function)
+		want   string
+	}{
+		{"bad name", func(f *Function) { f.Name = "Bad_Name" }, "name must match"},
+		{"small memory", func(f *Function) { f.MemoryMB = 64 }, "memory"},
+		{"long timeout", func(f *Function) { f.Timeout = 20 * time.Minute }, "timeout"},
+		{"fractional timeout", func(f *Function) { f.Timeout = 1500 * time.Millisecond }, "timeout"},
+		{"API timeout", func(f *Function) { f.Timeout = 60 * time.Second }, "integration timeout"},
+		{"no trigger", func(f *Function) { f.Routes = nil }, "exactly one trigger"},
+		{"two triggers", func(f *Function) { f.Every = time.Minute }, "exactly one trigger"},
+		{"unknown host", func(f *Function) { f.Routes[0].Host = "other" }, "unknown host"},
+		{"unknown method", func(f *Function) { f.Routes[0].Method = "FETCH" }, "unknown method"},
+		{"bad path", func(f *Function) { f.Routes[0].Path = "v1/x" }, "path"},
+		{"proxy not last", func(f *Function) { f.Routes[0].Path = "/v1/{proxy+}/x" }, "path"},
+		{"unknown table", func(f *Function) { f.Reads = []tables.Table{{ID: "nope"}} }, "not in tables.All"},
+		{"schedule not minutes", func(f *Function) { f.Routes, f.Every = nil, 90*time.Second }, "whole minutes"},
+		{"run longer than schedule", func(f *Function) { f.Routes, f.Every, f.Timeout = nil, time.Minute, time.Minute }, "shorter than the schedule"},
+		{"slow consumer", func(f *Function) {
+			f.Routes, f.Timeout, f.Queue = nil, DispatcherTimeout+time.Second, &QueueConsumer{BatchSize: 10, MaxConcurrency: 5}
+		}, "DispatcherTimeout"},
+		{"uncapped consumer", func(f *Function) { f.Routes, f.Queue = nil, &QueueConsumer{BatchSize: 10} }, "max concurrency"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := good
+			f.Routes = append([]Route{}, good.Routes...)
+			tc.change(&f)
+			err := validateFunctions([]Function{f})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("duplicates", func(t *testing.T) {
+		other := good
+		other.Name = "other"
+		err := validateFunctions([]Function{good, good, other})
+		if err == nil || !strings.Contains(err.Error(), "listed twice") || !strings.Contains(err.Error(), "also served by") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("two consumers", func(t *testing.T) {
+		c := Function{Name: "c1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2}}
+		d := c
+		d.Name = "c2"
+		if err := validateFunctions([]Function{c, d}); err == nil || !strings.Contains(err.Error(), "at most one") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
