@@ -18,6 +18,9 @@ import (
 func TestCreateRuleReturnsTheNewRecord(t *testing.T) {
 	h := newHarness(t)
 	got := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).expect(t, 201).JSON(t)
+	if res := h.do("GET", "/v1/alert-rules", h.keyA, nil); !strings.Contains(string(res.body), `"operator":">"`) {
+		t.Errorf("operator is escaped: %s", res.body)
+	}
 	id, _ := got["id"].(string)
 	if !voiceops.ValidRuleID(id) {
 		t.Errorf("id %q does not match ^ar_[A-Za-z0-9]+$", id)

@@ -17,17 +17,20 @@ import (
 // MaxBodyBytes is the limit of a JSON request body (DECISIONS.md).
 const MaxBodyBytes = 1 << 20
 
-// writeJSON encodes v as the response body.
+// writeJSON encodes v as the response body. HTML escaping is off: these
+// bodies are not HTML, and operators such as ">" should read as written.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		// Our own types always marshal; this is a programming error.
 		http.Error(w, `{"message":"internal error"}`, http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, _ = w.Write(buf.Bytes())
 }
 
 var (
