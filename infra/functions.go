@@ -98,6 +98,32 @@ var Functions = []Function{
 		SendsToQueue: true, // test and retry enqueue deliveries
 		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
 	},
+	{
+		// Drains the delivery queue: signs and sends each attempt, writes
+		// the delivery log, and queues the next attempt of the schedule.
+		Name: "dispatcher", MemoryMB: 256, Timeout: DispatcherTimeout,
+		Reads:        []tables.Table{tables.Config, tables.Deliveries},
+		Writes:       []tables.Table{tables.Deliveries},
+		SendsToQueue: true, // retries and early messages go back to the queue
+		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
+	},
+	{
+		// The internal metric intake: telephony and the agent runtime post
+		// metric events with the internal key (read from Secrets Manager at
+		// cold start).
+		Name: "intake", MemoryMB: 256, Timeout: 10 * time.Second,
+		Writes: []tables.Table{tables.Metrics},
+		Routes: []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
+	},
+	{
+		// The evaluator writes rule states (config) with their events
+		// (deliveries), reads the metric buckets, and queues deliveries.
+		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
+		Reads:        []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Writes:       []tables.Table{tables.Config, tables.Deliveries},
+		SendsToQueue: true,
+		Every:        time.Minute,
+	},
 }
 
 // Limits of the Lambda service and of this stack.

@@ -2,7 +2,8 @@
 // address, with the embedded in-memory stores by default, or DynamoDB at
 // AWS_ENDPOINT_URL (LocalStack, moto) when that is set.
 //
-//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE]
+//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE] [-eval-every 60s]
+//	                     [-allow-loopback-webhooks] [-retry-schedule 0s,1m,5m,15m,1h,4h]
 package main
 
 import (
@@ -21,15 +22,22 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/evaluator"
+	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 func main() {
@@ -47,6 +55,8 @@ type options struct {
 	region        string
 	tablePrefix   string
 	allowLoopback bool
+	evalEvery     time.Duration
+	schedule      webhook.Schedule
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -70,8 +80,17 @@ Flags:
 	fs.StringVar(&o.region, "region", "us", "service region the keys are bound to: us, uk or eu")
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
+	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.evalEvery <= 0 {
+		return o, fmt.Errorf("-eval-every must be positive")
+	}
+	var err error
+	if o.schedule, err = webhook.ParseSchedule(*schedule); err != nil {
+		return o, fmt.Errorf("-retry-schedule: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -93,15 +112,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	stores, backend, err := openStores(ctx, getenv, o.tablePrefix)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b, err := openBackend(ctx, getenv, o, log)
 	if err != nil {
 		return err
 	}
+	defer b.close()
 	region := voiceops.Region(o.region)
+	internalKey := keys.New(keys.KindInternal, region)
 	deps := api.Deps{
-		Stores: stores, Auth: auth.New(stores.Accounts, region, time.Now), Now: time.Now, Log: log,
-		URLPolicy: voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
+		Stores: b.stores, Auth: auth.New(b.stores.Accounts, region, time.Now), Now: time.Now, Log: log,
+		URLPolicy:         voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
+		Metrics:           &metrics.Recorder{Store: b.metrics},
+		InternalKeyDigest: keys.Digest(internalKey),
+		Outbox:            b.dispatcher,
 	}
+	ev := &evaluator.Evaluator{
+		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
+		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
+	}
+	go evaluateEvery(ctx, ev, o.evalEvery, log)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -118,7 +149,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { errc <- srv.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: stores.Accounts, Region: region, Now: time.Now}, url, region)
+	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, url, region, internalKey)
 	if err != nil {
 		_ = srv.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
@@ -127,7 +158,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = srv.Close()
 		return err
 	}
-	log.Info("serving", "url", url, "stores", backend, "openapi", url+"/openapi.json")
+	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
+		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback)
 	if ready != nil {
 		ready <- creds
 	}
@@ -143,23 +175,88 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return srv.Shutdown(shutdownCtx)
 }
 
-// openStores returns DynamoDB stores when AWS_ENDPOINT_URL is set, creating
-// missing tables, else the in-memory stores.
-func openStores(ctx context.Context, getenv func(string) string, prefix string) (voiceops.Stores, string, error) {
+// backend is what the dev server runs on: stores, metrics, the delivery
+// queue and its dispatcher.
+type backend struct {
+	name       string
+	stores     voiceops.Stores
+	metrics    metrics.Store
+	dispatcher *delivery.Dispatcher
+	close      func()
+}
+
+// openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating
+// missing tables and queues, and consuming the queue in process like the
+// Lambda event source does), else the in-memory stores and the in-process
+// queue, which behaves like SQS for this purpose: delays, redelivery after a
+// failed attempt, at least once.
+func openBackend(ctx context.Context, getenv func(string) string, o options, log *slog.Logger) (backend, error) {
+	sender := webhook.NewSender(webhook.Options{AllowLoopback: o.allowLoopback})
+	var d *delivery.Dispatcher
+	config := func(s voiceops.Stores, q queue.Queue) delivery.Config {
+		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log}
+	}
 	endpoint := getenv("AWS_ENDPOINT_URL")
 	if endpoint == "" {
-		return memory.New().Stores(), "memory", nil
+		stores := memory.New().Stores()
+		q := queue.NewMemory(func(ctx context.Context, m queue.Message) error { return d.Handle(ctx, m) }, queue.MemoryOptions{
+			OnDeadLetter: func(m queue.Message, err error) {
+				log.Error("delivery message dead-lettered", "delivery_id", m.DeliveryID, "error", err)
+			},
+		})
+		d = delivery.NewDispatcher(config(stores, q))
+		return backend{name: "memory", stores: stores, metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
 	}
 	cfg, err := lambdamain.AWSConfig(ctx)
 	if err != nil {
-		return voiceops.Stores{}, "", err
+		return backend{}, err
 	}
-	client := dynamodb.NewFromConfig(cfg)
-	names := dynamo.TableNamesFor(prefix)
-	if err := dynamo.CreateTables(ctx, client, names); err != nil {
-		return voiceops.Stores{}, "", fmt.Errorf("creating tables at %s: %w", endpoint, err)
+	db := dynamodb.NewFromConfig(cfg)
+	names := dynamo.TableNamesFor(o.tablePrefix)
+	if err := dynamo.CreateTables(ctx, db, names); err != nil {
+		return backend{}, fmt.Errorf("creating tables at %s: %w", endpoint, err)
 	}
-	return dynamo.New(client, names).Stores(), "dynamodb at " + endpoint, nil
+	sqsClient := sqs.NewFromConfig(cfg)
+	url, _, err := queue.CreateQueues(ctx, sqsClient, queue.QueueSpec{Name: o.tablePrefix + "-deliveries", Visibility: 30 * time.Second, MaxReceives: 5})
+	if err != nil {
+		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
+	}
+	stores := dynamo.New(db, names).Stores()
+	q := queue.NewSQS(sqsClient, url)
+	d = delivery.NewDispatcher(config(stores, q))
+	consumeCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = q.Consume(consumeCtx, d.HandleSQS, queue.ConsumeOptions{Wait: time.Second, OnError: func(err error) {
+			log.Error("consuming the delivery queue", "error", err)
+		}})
+	}()
+	return backend{
+		name: "dynamodb and sqs at " + endpoint, stores: stores, metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
+		close: func() { stop(); <-done },
+	}, nil
+}
+
+// evaluateEvery runs the evaluator every period until ctx ends, like the
+// deployed stack's one-minute schedule.
+func evaluateEvery(ctx context.Context, ev *evaluator.Evaluator, period time.Duration, log *slog.Logger) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			st, err := ev.Run(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Error("evaluation run", "error", err)
+			}
+			if st.Events > 0 || st.Repaired > 0 || st.Errors > 0 {
+				log.Info("evaluation run", "rules", st.Rules, "events", st.Events, "repaired", st.Repaired, "errors", st.Errors)
+			}
+		}
+	}
 }
 
 func writeCredentials(c Credentials, path string, stdout io.Writer) error {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -38,8 +37,8 @@ type ProjectCredentials struct {
 
 // seed creates two accounts with two projects each (reusing them if a
 // persistent store already has them) and fresh keys of every kind.
-func seed(ctx context.Context, p provision.Provisioner, url string, region voiceops.Region) (Credentials, error) {
-	c := Credentials{AgentStudioURL: url, BaseURL: url, Region: string(region), InternalKey: keys.New(keys.KindInternal, region)}
+func seed(ctx context.Context, p provision.Provisioner, url string, region voiceops.Region, internalKey string) (Credentials, error) {
+	c := Credentials{AgentStudioURL: url, BaseURL: url, Region: string(region), InternalKey: internalKey}
 	for i := 1; i <= 2; i++ {
 		acctID := fmt.Sprintf("acct_demo%d", i)
 		if _, err := p.CreateAccount(ctx, acctID, fmt.Sprintf("Demo account %d", i)); err != nil && !errors.Is(err, voiceops.ErrAlreadyExists) {

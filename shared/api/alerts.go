@@ -315,13 +315,20 @@ func (s *server) patchRule(w http.ResponseWriter, r *http.Request, p voiceops.Pr
 			return nil
 		}
 		next.Version = cur.Version + 1
-		err = s.Stores.Rules.UpdateRule(r.Context(), next, cur.Version, patch.ProjectChanged(cur))
+		// Disabling a firing rule resolves it: the event is written with
+		// the change (DECISIONS.md, "Alert rules").
+		var events []voiceops.AlertEvent
+		if ev := voiceops.TransitionEvent(cur.State, next, next.UpdatedAt); ev != nil {
+			events = append(events, *ev)
+		}
+		err = s.Stores.Rules.UpdateRule(r.Context(), next, cur.Version, patch.ProjectChanged(cur), events...)
 		if errors.Is(err, voiceops.ErrConflictingWrite) && attempt+1 < updateAttempts {
 			continue
 		}
 		if err != nil {
 			return notFoundAs(err, "alert rule")
 		}
+		s.fanout(r.Context(), events)
 		writeJSON(w, http.StatusOK, toRuleJSON(next))
 		return nil
 	}
@@ -332,9 +339,23 @@ func (s *server) deleteRule(w http.ResponseWriter, r *http.Request, p voiceops.P
 	if err != nil {
 		return err
 	}
-	if _, err := s.Stores.Rules.DeleteRule(r.Context(), p.AccountID, id); err != nil {
+	// Deleting a firing rule resolves it; the resolved event says the rule
+	// is now "unknown" (it no longer exists to be evaluated).
+	now := s.Now().UTC().Truncate(time.Millisecond)
+	var events []voiceops.AlertEvent
+	_, err = s.Stores.Rules.DeleteRule(r.Context(), p.AccountID, id, func(cur voiceops.AlertRule) []voiceops.AlertEvent {
+		gone := cur
+		gone.State = voiceops.StateUnknown
+		events = nil
+		if ev := voiceops.TransitionEvent(cur.State, gone, now); ev != nil {
+			events = append(events, *ev)
+		}
+		return events
+	})
+	if err != nil {
 		return notFoundAs(err, "alert rule")
 	}
+	s.fanout(r.Context(), events)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

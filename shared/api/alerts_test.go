@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -408,5 +409,52 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 	res = h.do("PUT", "/v1/alert-rules", h.keyA, validRule()).expect(t, http.StatusMethodNotAllowed)
 	if res.header.Get("Allow") == "" || res.JSON(t)["message"] == "" {
 		t.Errorf("405 without Allow or message: %v %s", res.header, res.body)
+	}
+}
+
+func TestDisablingOrDeletingAFiringRuleResolvesIt(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	mk := func() string {
+		return h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
+	}
+	firing, quiet, doomed := mk(), mk(), mk()
+	h.setState(firing, voiceops.StateAlert, 2000)
+	h.setState(doomed, voiceops.StateAlert, 2000)
+	h.clock.Advance(time.Minute)
+
+	h.do("PATCH", "/v1/alert-rules/"+quiet, h.keyA, map[string]any{"enabled": false}).expect(t, 200)
+	h.do("DELETE", "/v1/alert-rules/"+quiet, h.keyA, nil).expect(t, 204)
+	if len(h.fanned) != 0 {
+		t.Fatalf("a rule that was not firing sent %d events", len(h.fanned))
+	}
+	h.do("PATCH", "/v1/alert-rules/"+firing, h.keyA, map[string]any{"enabled": false}).expect(t, 200)
+	h.do("DELETE", "/v1/alert-rules/"+doomed, h.keyA, nil).expect(t, 204)
+	if len(h.fanned) != 2 {
+		t.Fatalf("%d events, want 2 resolved", len(h.fanned))
+	}
+	for i, want := range []struct{ rule, state string }{{firing, "unknown"}, {doomed, "unknown"}} {
+		e := h.fanned[i]
+		var body struct {
+			EventType string `json:"event_type"`
+			Alert     struct {
+				ID, PreviousState, CurrentState, ResolvedAt string
+			} `json:"alert"`
+		}
+		if err := json.Unmarshal(e.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != voiceops.EventResolved || e.RuleID != want.rule || body.EventType != "alerts.resolved" {
+			t.Errorf("event %d: %+v %s", i, e, e.Body)
+		}
+		if !strings.Contains(string(e.Body), `"previous_state":"alert","current_state":"unknown"`) ||
+			!strings.Contains(string(e.Body), `"resolved_at":"2026-11-22T10:01:00.000Z"`) {
+			t.Errorf("event %d body: %s", i, e.Body)
+		}
+		// The event is stored with the change, so the repair pass has it
+		// even if the fan-out had failed.
+		if _, err := h.stores.Events.GetEvent(ctx, "acct_a", e.ID); err != nil {
+			t.Errorf("event %d not stored: %v", i, err)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func BenchmarkCreateRule(b *testing.B) {
 		b.StopTimer()
 		var created struct{ ID string }
 		_ = json.Unmarshal([]byte(res.Body), &created)
-		if _, err := h.stores.Rules.DeleteRule(ctx, "acct_a", created.ID); err != nil {
+		if _, err := h.stores.Rules.DeleteRule(ctx, "acct_a", created.ID, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

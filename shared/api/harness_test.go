@@ -15,8 +15,10 @@ import (
 
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -63,6 +65,39 @@ type harness struct {
 	agent   string // agent token of acct_a/proj_a1
 	prov    provision.Provisioner
 	check   bool // validate responses against the OpenAPI document
+	fanMu   sync.Mutex
+	fanned  []voiceops.AlertEvent // events handed to the outbox's Fanout
+	queue   *recordingQueue
+}
+
+// recordingOutbox is the real outbox, noting the events fanned out.
+type recordingOutbox struct {
+	*delivery.Outbox
+	h *harness
+}
+
+func (o recordingOutbox) Fanout(ctx context.Context, e voiceops.AlertEvent) error {
+	o.h.fanMu.Lock()
+	o.h.fanned = append(o.h.fanned, e)
+	o.h.fanMu.Unlock()
+	return o.Outbox.Fanout(ctx, e)
+}
+
+// recordingQueue keeps the messages sent, for tests to look at.
+type recordingQueue struct {
+	mu   sync.Mutex
+	msgs []queue.Message
+	fail error
+}
+
+func (q *recordingQueue) Send(_ context.Context, m queue.Message, _ time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail != nil {
+		return q.fail
+	}
+	q.msgs = append(q.msgs, m)
+	return nil
 }
 
 func newHarness(t testing.TB) *harness {
@@ -73,7 +108,7 @@ func newHarness(t testing.TB) *harness {
 func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{t: t, store: memory.New(), clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}, check: true}
+	h := &harness{t: t, store: memory.New(), clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}, check: true, queue: &recordingQueue{}}
 	h.stores = h.store.Stores()
 	h.prov = provision.Provisioner{Accounts: h.stores.Accounts, Region: voiceops.RegionUS, Now: h.clock.Now}
 	must := func(err error) {
@@ -108,7 +143,8 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	}
 	h.h = Studio(Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Outbox: recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
 	})
 	return h
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -20,6 +21,19 @@ type Deps struct {
 	Now       func() time.Time
 	Log       *slog.Logger
 	URLPolicy voiceops.URLPolicy
+	// Metrics records the product's own api_errors (a doc-1 request of an
+	// authenticated account answered 5xx) and the events of the metric
+	// intake. Nil: nothing is recorded, and the intake answers 500.
+	Metrics *metrics.Recorder
+	// InternalKeyDigest is the hex SHA-256 of the internal key that
+	// POST /internal/v1/metric-events requires in X-Internal-Key. Empty:
+	// every intake request is 401.
+	InternalKeyDigest string
+	// Outbox fans out the events the API writes (a firing rule disabled or
+	// deleted), sends test events and retries deliveries. A fan-out failure
+	// is logged, not answered: the event is stored, and the evaluator's
+	// repair pass fans it out.
+	Outbox Outbox
 }
 
 // server holds the dependencies of every route group.
@@ -51,11 +65,28 @@ func newHandler(d Deps, groups ...routesFunc) http.Handler {
 func Alerts(d Deps) http.Handler { return newHandler(d, alertsRoutes) }
 
 // Webhooks serves the webhook endpoints group (functions/webhooks).
-func Webhooks(d Deps) http.Handler { return newHandler(d, webhooksRoutes) }
+func Webhooks(d Deps) http.Handler { return newHandler(d, webhooksRoutes, deliveriesRoutes) }
 
 // Studio serves every group of the studio host (doc 1): the dev server and
 // the handler tests use it.
-func Studio(d Deps) http.Handler { return newHandler(d, alertsRoutes, webhooksRoutes) }
+func Studio(d Deps) http.Handler {
+	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes)
+}
+
+// Intake serves the internal metric intake (functions/intake).
+func Intake(d Deps) http.Handler { return newHandler(d, intakeRoutes) }
+
+// fanout hands events to the outbox, best effort (see Deps.Outbox).
+func (s *server) fanout(ctx context.Context, events []voiceops.AlertEvent) {
+	if s.Outbox == nil {
+		return // the repair pass will fan them out
+	}
+	for _, e := range events {
+		if err := s.Outbox.Fanout(ctx, e); err != nil {
+			s.Log.ErrorContext(ctx, "fanning out an event; the evaluator will retry", "event_id", e.ID, "request_id", requestID(ctx), "error", err)
+		}
+	}
+}
 
 type ctxKey int
 
@@ -159,10 +190,40 @@ func (s *server) doc1(h doc1Func) http.Handler {
 			err = voiceops.Errorf(voiceops.KindForbidden, "this endpoint needs an account-scoped API key; the key is scoped to one project")
 		}
 		if err == nil {
+			defer s.countPanic(r, p)
 			err = h(w, r, p)
 		}
 		if err != nil {
 			writeError(w, r, s.Log, doc1, err)
+			if p.AccountID != "" && statusOf(voiceops.KindOf(err), doc1) >= http.StatusInternalServerError {
+				s.countAPIError(r, p)
+			}
 		}
 	})
+}
+
+// countPanic, deferred, counts a handler's panic (recoverPanics answers it
+// with 500) as an API error, then lets the panic go on.
+func (s *server) countPanic(r *http.Request, p voiceops.Principal) {
+	if v := recover(); v != nil {
+		if v != http.ErrAbortHandler {
+			s.countAPIError(r, p)
+		}
+		panic(v)
+	}
+}
+
+// countAPIError records one api_errors event for the principal's account
+// (and project): the functions of this product record their own
+// (DECISIONS.md, "Metric events"). A failure to record is logged and never
+// changes the response.
+func (s *server) countAPIError(r *http.Request, p voiceops.Principal) {
+	if s.Metrics == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Second)
+	defer cancel()
+	if err := s.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, p.AccountID, p.ProjectID, s.Now())); err != nil {
+		s.Log.ErrorContext(ctx, "recording api_errors failed", "request_id", requestID(r.Context()), "account_id", p.AccountID, "error", err)
+	}
 }

@@ -12,8 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // The operations the handlers of shared/api serve (doc 1 and DECISIONS.md).
@@ -25,11 +28,15 @@ var wantOperations = []string{
 	"GET /v1/alerts",
 	"GET /v1/webhook-endpoints",
 	"GET /v1/webhook-endpoints/{endpoint_id}",
+	"GET /v1/webhook-endpoints/{endpoint_id}/deliveries",
 	"PATCH /v1/alert-rules/{rule_id}",
 	"PATCH /v1/webhook-endpoints/{endpoint_id}",
+	"POST /internal/v1/metric-events",
 	"POST /v1/alert-rules",
 	"POST /v1/webhook-endpoints",
+	"POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry",
 	"POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret",
+	"POST /v1/webhook-endpoints/{endpoint_id}/test",
 }
 
 func TestDocumentLoadsAndValidates(t *testing.T) {
@@ -154,6 +161,35 @@ func without(m map[string]any, key string) map[string]any {
 	return m
 }
 
+func delivery() map[string]any {
+	return map[string]any{
+		"id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t", "event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x", "event_type": "alerts.triggered",
+		"test": false, "status": "pending", "created_at": "2026-11-22T14:05:00.000Z", "updated_at": "2026-11-22T14:05:00.000Z",
+		"next_attempt_at": "2026-11-22T14:05:00.000Z", "attempts": []any{},
+	}
+}
+
+func attempt(statusCode, errText any) map[string]any {
+	return map[string]any{"number": 1, "at": "2026-11-22T14:05:00.000Z", "status_code": statusCode, "duration_ms": 12, "error": errText}
+}
+
+func failedDelivery() map[string]any {
+	d := delivery()
+	d["status"] = "failed"
+	d["next_attempt_at"] = nil
+	d["attempts"] = []any{attempt(400, "HTTP 400")}
+	return d
+}
+
+func retriedDelivery() map[string]any {
+	d := failedDelivery()
+	d["status"] = "pending"
+	d["test"] = true
+	d["next_attempt_at"] = "2026-11-22T14:06:00.000Z"
+	d["attempts"] = []any{attempt(nil, "timed out after 5s"), with(attempt(503, "HTTP 503"), "number", 2)}
+	return d
+}
+
 func list(items ...map[string]any) map[string]any {
 	data := make([]any, len(items))
 	for i, it := range items {
@@ -221,6 +257,8 @@ const (
 	regional = "https://eu.studio.example.com"
 	ruleURL  = local + "/v1/alert-rules/ar_3kTb9QxZ1mW7cY0pL2vN8d"
 	epURL    = local + "/v1/webhook-endpoints/whe_7Hs2LmQ9xV0cK4tB1nR6pZ"
+	retryURL = epURL + "/deliveries/dlv_9aLk2PzX4cVb7NmQ1wEr5t/retry"
+	intake   = local + "/internal/v1/metric-events"
 )
 
 func TestCheckAccepts(t *testing.T) {
@@ -254,6 +292,29 @@ func TestCheckAccepts(t *testing.T) {
 		{name: "422 body", method: "PATCH", url: ruleURL, status: 422, body: validation(map[string]any{"field": "name", "message": "must not be null"})},
 		{name: "422 malformed id", method: "GET", url: local + "/v1/webhook-endpoints/nope", status: 422, body: validation(map[string]any{"field": "endpoint_id", "message": "must match ^whe_[A-Za-z0-9]+$"})},
 		{name: "500", method: "GET", url: local + "/v1/webhook-endpoints", status: 500, body: errBody("internal error")},
+		{name: "test event", method: "POST", url: epURL + "/test", status: 202, body: map[string]any{"event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x", "delivery_id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t"}},
+		{name: "test event 404", method: "POST", url: epURL + "/test", status: 404, body: errBody("webhook endpoint not found")},
+		{name: "test event 422", method: "POST", url: local + "/v1/webhook-endpoints/x/test", status: 422, body: validation(map[string]any{"field": "endpoint_id", "message": "must match ^whe_[A-Za-z0-9]+$"})},
+		{name: "delivery log", method: "GET", url: epURL + "/deliveries?limit=3", status: 200, body: list(delivery(), failedDelivery(), retriedDelivery())},
+		{name: "empty delivery log", method: "GET", url: epURL + "/deliveries", status: 200, body: list()},
+		{name: "in-flight delivery", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(delivery(), "next_attempt_at", nil))},
+		{name: "delivered, skipped", method: "GET", url: epURL + "/deliveries", status: 200, body: list(
+			with(with(with(failedDelivery(), "status", "delivered"), "attempts", []any{attempt(204, nil)}), "event_type", "alerts.resolved"),
+			with(with(failedDelivery(), "status", "skipped"), "attempts", []any{}))},
+		{name: "delivery log 400", method: "GET", url: epURL + "/deliveries?limit=0", status: 400, body: validation(map[string]any{"field": "limit", "message": "must be an integer between 1 and 100"})},
+		{name: "delivery log 404", method: "GET", url: epURL + "/deliveries", status: 404, body: errBody("webhook endpoint not found")},
+		{name: "retry", method: "POST", url: retryURL, status: 202, body: retriedDelivery()},
+		{name: "retry of a pending delivery", method: "POST", url: retryURL, status: 409, body: errBody("the delivery is still in progress: an attempt is already queued")},
+		{name: "retry 404", method: "POST", url: retryURL, status: 404, body: errBody("delivery not found")},
+		{name: "retry malformed delivery_id", method: "POST", url: epURL + "/deliveries/nope/retry", status: 422, body: validation(map[string]any{"field": "delivery_id", "message": "must match ^dlv_[A-Za-z0-9]+$"})},
+		{name: "retry 403", method: "POST", url: retryURL, status: 403, body: errBody("this endpoint needs an account-scoped API key")},
+		{name: "intake", method: "POST", url: intake, status: 202, body: map[string]any{"accepted": 8}},
+		{name: "intake empty batch", method: "POST", url: intake, status: 202, body: map[string]any{"accepted": 0}},
+		{name: "intake 400", method: "POST", url: intake, status: 400, body: validation()},
+		{name: "intake 401", method: "POST", url: intake, status: 401, body: errBody("missing or invalid X-Internal-Key")},
+		{name: "intake 413", method: "POST", url: intake, status: 413, body: errBody("request body is larger than 1048576 bytes")},
+		{name: "intake 422", method: "POST", url: intake, status: 422, body: validation(map[string]any{"field": "events[3].metric", "message": "must be one of: ..."})},
+		{name: "intake 500", method: "POST", url: intake, status: 500, body: errBody("internal error")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -312,6 +373,31 @@ func TestCheckRejects(t *testing.T) {
 		{name: "400 without request_id", method: "POST", url: local + "/v1/alert-rules", status: 400, body: without(validation(), "request_id")},
 		{name: "request_id differs from header", method: "GET", url: ruleURL, status: 404, body: with(errBody("alert rule not found"), "request_id", "req_00000000000000000000")},
 		{name: "500 leaking details", method: "GET", url: ruleURL, status: 500, body: errBody("dynamodb: ResourceNotFoundException")},
+		{name: "test event without delivery_id", method: "POST", url: epURL + "/test", status: 202, body: map[string]any{"event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x"}},
+		{name: "test event with bad event_id", method: "POST", url: epURL + "/test", status: 202, body: map[string]any{"event_id": "ev_1", "delivery_id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t"}},
+		{name: "test event answered 200", method: "POST", url: epURL + "/test", status: 200, body: map[string]any{"event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x", "delivery_id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t"}},
+		{name: "409 on a test event", method: "POST", url: epURL + "/test", status: 409, body: errBody("conflict")},
+		{name: "400 on a retry", method: "POST", url: retryURL, status: 400, body: validation()},
+		{name: "413 on a retry", method: "POST", url: retryURL, status: 413, body: errBody("request body is larger than 1048576 bytes")},
+		{name: "retry answered 200", method: "POST", url: retryURL, status: 200, body: retriedDelivery()},
+		{name: "delivery with bad id", method: "POST", url: retryURL, status: 202, body: with(retriedDelivery(), "id", "del_1")},
+		{name: "delivery with unknown status", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(delivery(), "status", "retrying"))},
+		{name: "finished delivery with next_attempt_at", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "next_attempt_at", "2026-11-22T14:06:00.000Z"))},
+		{name: "delivery without next_attempt_at", method: "GET", url: epURL + "/deliveries", status: 200, body: list(without(delivery(), "next_attempt_at"))},
+		{name: "delivery without test", method: "GET", url: epURL + "/deliveries", status: 200, body: list(without(delivery(), "test"))},
+		{name: "delivery with the event body", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(delivery(), "body", "{}"))},
+		{name: "delivery with null attempts", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(delivery(), "attempts", nil))},
+		{name: "attempt number 0", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "attempts", []any{with(attempt(400, "HTTP 400"), "number", 0)}))},
+		{name: "attempt with negative duration", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "attempts", []any{with(attempt(400, "HTTP 400"), "duration_ms", -1)}))},
+		{name: "attempt with string status_code", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "attempts", []any{attempt("400", "HTTP 400")}))},
+		{name: "attempt without error", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "attempts", []any{without(attempt(400, "HTTP 400"), "error")}))},
+		{name: "attempt with the response body", method: "GET", url: epURL + "/deliveries", status: 200, body: list(with(failedDelivery(), "attempts", []any{with(attempt(400, "HTTP 400"), "response_body", "nope")}))},
+		{name: "intake accepted as a string", method: "POST", url: intake, status: 202, body: map[string]any{"accepted": "8"}},
+		{name: "intake with extra field", method: "POST", url: intake, status: 202, body: map[string]any{"accepted": 8, "rejected": 0}},
+		{name: "intake answered 200", method: "POST", url: intake, status: 200, body: map[string]any{"accepted": 8}},
+		{name: "403 on the intake", method: "POST", url: intake, status: 403, body: errBody("forbidden")},
+		{name: "404 on the intake", method: "POST", url: intake, status: 404, body: errBody("not found")},
+		{name: "GET on the intake", method: "GET", url: intake, status: 200, body: map[string]any{"accepted": 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -352,4 +438,115 @@ func TestDocumentIsACopy(t *testing.T) {
 	if Document()[0] != '{' {
 		t.Fatal("Document returned the embedded slice")
 	}
+}
+
+// TestAlertEventSchema checks the event body of the webhooks section
+// (components.schemas.AlertEvent) against bodies built by the code that
+// builds them (voiceops.NewAlertEvent), and that the webhooks and the
+// internal intake are described where clients look for them.
+func TestAlertEventSchema(t *testing.T) {
+	doc, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alerts.triggered", "alerts.resolved"} {
+		item := doc.Webhooks[name]
+		if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+			t.Fatalf("webhooks: no POST %s with a body", name)
+		}
+		body := item.Post.RequestBody.Value.Content.Get("application/json")
+		if body == nil || !strings.Contains(string(mustJSON(t, body.Schema)), "#/components/schemas/AlertEvent") {
+			t.Errorf("webhooks %s: the body does not reference AlertEvent", name)
+		}
+		params := map[string]bool{}
+		for _, p := range item.Post.Parameters {
+			if p.Value.In == "header" && p.Value.Required {
+				params[p.Value.Name] = true
+			}
+		}
+		for _, h := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "X-Service-Event-ID", "X-Service-Timestamp", "X-Service-Signature"} {
+			if !params[h] {
+				t.Errorf("webhooks %s: no required header parameter %s", name, h)
+			}
+		}
+	}
+	intake := doc.Paths.Find("/internal/v1/metric-events")
+	if intake == nil || intake.Post == nil || intake.Post.Security == nil || len(*intake.Post.Security) != 1 || (*intake.Post.Security)[0]["internalKey"] == nil {
+		t.Error("POST /internal/v1/metric-events: security is not internalKey alone")
+	}
+	if s := doc.Components.SecuritySchemes["internalKey"]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != "X-Internal-Key" {
+		t.Error("components.securitySchemes.internalKey is not an apiKey in the X-Internal-Key header")
+	}
+
+	schema := doc.Components.Schemas["AlertEvent"].Value
+	at := time.Date(2026, 11, 22, 14, 5, 0, 0, time.UTC)
+	value, project := int64(12), "proj_support"
+	firing := voiceops.AlertRule{ID: "ar_3kTb9QxZ1mW7cY0pL2vN8d", AccountID: "acct_a", Name: "Too many API errors", Metric: voiceops.MetricAPIErrors,
+		Operator: voiceops.OpGreaterEqual, Threshold: 10, Window: voiceops.Window5m, Enabled: true, State: voiceops.StateAlert, CurrentValue: &value}
+	noData := firing
+	noData.State, noData.CurrentValue, noData.ProjectID = voiceops.StateNoData, nil, &project
+	disabled := firing
+	disabled.State, disabled.Enabled = voiceops.StateUnknown, false
+	decode := func(b []byte) map[string]any {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	bodies := map[string][]byte{
+		"triggered":             voiceops.NewAlertEvent(voiceops.EventTriggered, firing, voiceops.StateOK, at, false).Body,
+		"test":                  voiceops.NewAlertEvent(voiceops.EventTriggered, firing, voiceops.StateOK, at, true).Body,
+		"triggered after gaps":  voiceops.NewAlertEvent(voiceops.EventTriggered, firing, voiceops.StateNoData, at, false).Body,
+		"resolved to no_data":   voiceops.NewAlertEvent(voiceops.EventResolved, noData, voiceops.StateAlert, at, false).Body,
+		"resolved by disabling": voiceops.NewAlertEvent(voiceops.EventResolved, disabled, voiceops.StateAlert, at, false).Body,
+	}
+	for name, b := range bodies {
+		if err := schema.VisitJSON(decode(b), openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s: AlertEvent refuses %s: %v", name, b, err)
+		}
+	}
+
+	triggered := func() map[string]any { return decode(bodies["triggered"]) }
+	resolved := func() map[string]any { return decode(bodies["resolved to no_data"]) }
+	alert := func(m map[string]any) map[string]any { return m["alert"].(map[string]any) }
+	rejects := map[string]map[string]any{
+		"test false":                     with(triggered(), "test", false),
+		"no alert":                       without(triggered(), "alert"),
+		"bad event_id":                   with(triggered(), "event_id", "ev_1"),
+		"unknown event_type":             with(triggered(), "event_type", "alerts.fired"),
+		"extra field":                    with(triggered(), "account_id", "acct_a"),
+		"triggered without triggered_at": func() map[string]any { m := triggered(); delete(alert(m), "triggered_at"); return m }(),
+		"triggered with resolved_at": func() map[string]any {
+			m := triggered()
+			alert(m)["resolved_at"] = "2026-11-22T14:05:00.000Z"
+			return m
+		}(),
+		"triggered not into alert": func() map[string]any { m := triggered(); alert(m)["current_state"] = "ok"; return m }(),
+		"resolved with triggered_at": func() map[string]any {
+			m := resolved()
+			delete(alert(m), "resolved_at")
+			alert(m)["triggered_at"] = "2026-11-22T14:05:00.000Z"
+			return m
+		}(),
+		"resolved not out of alert":   func() map[string]any { m := resolved(); alert(m)["previous_state"] = "ok"; return m }(),
+		"type and timestamp disagree": with(triggered(), "event_type", "alerts.resolved"),
+		"alert without current_value": func() map[string]any { m := triggered(); delete(alert(m), "current_value"); return m }(),
+		"alert with fractional value": func() map[string]any { m := triggered(); alert(m)["current_value"] = 1.5; return m }(),
+		"alert with extra field":      func() map[string]any { m := triggered(); alert(m)["enabled"] = true; return m }(),
+	}
+	for name, m := range rejects {
+		if err := schema.VisitJSON(m, openapi3.EnableJSONSchema2020()); err == nil {
+			t.Errorf("%s: AlertEvent accepts %v", name, m)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

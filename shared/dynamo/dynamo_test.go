@@ -337,7 +337,7 @@ func TestCallBudget(t *testing.T) {
 			}
 			return nil
 		}, map[string]int{"PutItem": 1}},
-		{"DeleteRule", func() error { _, err := s.DeleteRule(ctx, acct.ID, rule.ID); return err }, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"DeleteRule", func() error { _, err := s.DeleteRule(ctx, acct.ID, rule.ID, nil); return err }, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
 		{"CreateEndpoint", func() error { return s.CreateEndpoint(ctx, ep) }, map[string]int{"TransactWriteItems": 1}},
 		{"GetEndpoint", func() error { _, err := s.GetEndpoint(ctx, acct.ID, ep.ID); return err }, map[string]int{"GetItem": 1}},
 		{"ListEndpoints", func() error { _, err := s.ListEndpoints(ctx, acct.ID); return err }, map[string]int{"Query": 1}},
@@ -437,7 +437,7 @@ func everyMethod(s voiceops.Stores) map[string]func(context.Context) error {
 		"GetRule":        func(ctx context.Context) error { _, err := s.Rules.GetRule(ctx, "acct_x", "ar_x"); return err },
 		"ListRules":      func(ctx context.Context) error { _, err := s.Rules.ListRules(ctx, "acct_x"); return err },
 		"UpdateRule":     func(ctx context.Context) error { return s.Rules.UpdateRule(ctx, r, 1, false) },
-		"DeleteRule":     func(ctx context.Context) error { _, err := s.Rules.DeleteRule(ctx, "acct_x", "ar_x"); return err },
+		"DeleteRule":     func(ctx context.Context) error { _, err := s.Rules.DeleteRule(ctx, "acct_x", "ar_x", nil); return err },
 		"CreateEndpoint": func(ctx context.Context) error { return s.Endpoints.CreateEndpoint(ctx, e) },
 		"GetEndpoint":    func(ctx context.Context) error { _, err := s.Endpoints.GetEndpoint(ctx, "acct_x", "whe_x"); return err },
 		"ListEndpoints":  func(ctx context.Context) error { _, err := s.Endpoints.ListEndpoints(ctx, "acct_x"); return err },
@@ -697,7 +697,7 @@ func TestEvaluatorIndex(t *testing.T) {
 	if got := indexed(); !slices.Equal(got, []string{disabled.ID}) {
 		t.Errorf("index after flipping both: want [%s], got %v", disabled.ID, got)
 	}
-	if _, err := s.DeleteRule(ctx, acct.ID, disabled.ID); err != nil {
+	if _, err := s.DeleteRule(ctx, acct.ID, disabled.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := indexed(); len(got) != 0 {

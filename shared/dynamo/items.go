@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -54,7 +53,7 @@ const (
 
 // RuleShards is how many evaluator-index partitions enabled rules spread
 // over; the evaluator queries RuleShardKey of every shard.
-const RuleShards = 16
+const RuleShards = voiceops.RuleShards
 
 // RuleShardKey returns the evaluator-index partition of shard (0 to
 // RuleShards-1): "RULES#00" to "RULES#15".
@@ -62,11 +61,7 @@ func RuleShardKey(shard int) string { return fmt.Sprintf("%s%02d", gsiRulePrefix
 
 // RuleShardOf returns the evaluator-index shard of an account's rules: the
 // FNV-32a hash of the account ID modulo RuleShards.
-func RuleShardOf(accountID string) int {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(accountID))
-	return int(h.Sum32() % RuleShards)
-}
+func RuleShardOf(accountID string) int { return voiceops.RuleShardOf(accountID) }
 
 func key(pk, sk string) item { return item{attrPK: avS(pk), attrSK: avS(sk)} }
 

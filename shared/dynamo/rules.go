@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -124,15 +126,25 @@ func (s *Store) ListRules(ctx context.Context, accountID string) ([]voiceops.Ale
 
 // UpdateRule is one call: a conditional PutItem, or, when the project must
 // be checked, a transaction of that Put and a check of the project.
-func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool) error {
-	if !checkProject || r.ProjectID == nil {
+//
+// With events, the Put and one Put per event (in the deliveries table) are
+// one transaction: the state change and its events are written together.
+func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
+	checkProject = checkProject && r.ProjectID != nil
+	if !checkProject && len(events) == 0 {
 		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
 	}
-	const put, project = 0, 1
-	o, err := s.transact(ctx, "UpdateRule", []types.TransactWriteItem{
-		put:     s.txPutVersion(encodeRule(r), expectVersion),
-		project: s.txExists(projectKey(r.AccountID, *r.ProjectID)),
-	})
+	const put = 0
+	writes := []types.TransactWriteItem{put: s.txPutVersion(encodeRule(r), expectVersion)}
+	project := -1
+	if checkProject {
+		project = len(writes)
+		writes = append(writes, s.txExists(projectKey(r.AccountID, *r.ProjectID)))
+	}
+	for _, e := range events {
+		writes = append(writes, types.TransactWriteItem{Put: eventPut(s.deliveriesTable, e)})
+	}
+	o, err := s.transact(ctx, "UpdateRule", writes)
 	switch {
 	case err != nil:
 		return err
@@ -140,10 +152,34 @@ func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVers
 		return voiceops.ErrNotFound
 	case o.exists(put):
 		return voiceops.ErrConflictingWrite
-	case o.failed[project]:
+	case project >= 0 && o.failed[project]:
 		return voiceops.ErrProjectNotFound
+	case !o.ok():
+		return wrap("UpdateRule", fmt.Errorf("an event of rule %s already exists", r.ID))
 	}
 	return nil
+}
+
+// ListEnabledRules is one Query of the sparse evaluator index per page.
+func (s *Store) ListEnabledRules(ctx context.Context, shard int) ([]voiceops.AlertRule, error) {
+	items, err := s.query(ctx, "ListEnabledRules", &dynamodb.QueryInput{
+		TableName: &s.table, IndexName: aws.String(index1.Name),
+		KeyConditionExpression:    aws.String("#gpk = :gpk"),
+		ExpressionAttributeNames:  map[string]string{"#gpk": attrGSI1PK},
+		ExpressionAttributeValues: item{":gpk": avS(RuleShardKey(shard))},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]voiceops.AlertRule, 0, len(items))
+	for _, it := range items {
+		r, err := DecodeRule(it)
+		if err != nil {
+			return nil, wrap("ListEnabledRules", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // deleteAttempts bounds DeleteRule and DeleteEndpoint when concurrent
@@ -152,17 +188,23 @@ const deleteAttempts = 3
 
 // DeleteRule reads the rule, then deletes it and frees its place in one
 // transaction conditional on the version read: two calls.
-func (s *Store) DeleteRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+func (s *Store) DeleteRule(ctx context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
 	for range deleteAttempts {
 		r, err := s.GetRule(ctx, accountID, ruleID)
 		if err != nil {
 			return voiceops.AlertRule{}, err
 		}
 		const del, place = 0, 1
-		o, err := s.transact(ctx, "DeleteRule", []types.TransactWriteItem{
+		writes := []types.TransactWriteItem{
 			del:   s.txDeleteVersion(ruleKey(accountID, ruleID), r.Version),
 			place: s.txFreePlace(accountID, attrRuleCount),
-		})
+		}
+		if events != nil {
+			for _, e := range events(r) {
+				writes = append(writes, types.TransactWriteItem{Put: eventPut(s.deliveriesTable, e)})
+			}
+		}
+		o, err := s.transact(ctx, "DeleteRule", writes)
 		switch {
 		case err != nil:
 			return voiceops.AlertRule{}, err

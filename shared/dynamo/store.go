@@ -85,21 +85,25 @@ func (n TableNames) Of(t tables.Table) string {
 type Store struct {
 	db    DB
 	table string
-	now   func() time.Time
+	// deliveriesTable holds alert events and deliveries (events.go).
+	deliveriesTable string
+	now             func() time.Time
 }
 
 // New returns a store using db; it never builds a client itself.
 func New(db DB, names TableNames) *Store {
-	return &Store{db: db, table: names.Config, now: time.Now}
+	return &Store{db: db, table: names.Config, deliveriesTable: names.Deliveries, now: time.Now}
 }
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s}
 }
 
 var (
 	_ voiceops.AccountStore  = (*Store)(nil)
 	_ voiceops.RuleStore     = (*Store)(nil)
 	_ voiceops.EndpointStore = (*Store)(nil)
+	_ voiceops.EventStore    = (*Store)(nil)
+	_ voiceops.DeliveryStore = (*Store)(nil)
 )

@@ -14,10 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -31,24 +35,76 @@ func AWSConfig(ctx context.Context) (aws.Config, error) {
 }
 
 // APIDeps builds the dependencies of the API handlers from the environment.
+// With METRICS_TABLE set, Deps.Metrics records on that table, so the
+// functions count their own api_errors.
 func APIDeps(ctx context.Context, getenv func(string) string) (api.Deps, error) {
+	deps, _, err := apiDeps(ctx, getenv)
+	return deps, err
+}
+
+// apiDeps is APIDeps, also returning the AWS configuration it loaded.
+func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Config, error) {
 	region, ok := voiceops.LookupRegion(getenv(RegionEnv))
 	if !ok {
-		return api.Deps{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
+		return api.Deps{}, aws.Config{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
 	}
 	names := dynamo.TableNamesFromEnv(getenv)
 	if names.Config == "" {
-		return api.Deps{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, ...)")
+		return api.Deps{}, aws.Config{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, ...)")
 	}
 	cfg, err := AWSConfig(ctx)
 	if err != nil {
-		return api.Deps{}, fmt.Errorf("loading AWS configuration: %w", err)
+		return api.Deps{}, aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	stores := dynamo.New(dynamodb.NewFromConfig(cfg), names).Stores()
-	return api.Deps{
+	db := dynamodb.NewFromConfig(cfg)
+	stores := dynamo.New(db, names).Stores()
+	deps := api.Deps{
 		Stores: stores,
 		Auth:   auth.New(stores.Accounts, region.Region, time.Now),
 		Now:    time.Now,
 		Log:    slog.New(slog.NewJSONHandler(os.Stderr, nil)),
+	}
+	if names.Metrics != "" {
+		deps.Metrics = &metrics.Recorder{Store: dynamo.NewMetrics(db, names.Metrics)}
+	}
+	if url := getenv(QueueEnv); url != "" {
+		deps.Outbox = delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), url), time.Now)
+	}
+	return deps, cfg, nil
+}
+
+// QueueEnv carries the delivery queue's URL.
+const QueueEnv = "DELIVERY_QUEUE_URL"
+
+// Backend is what the background functions (evaluator, dispatcher) work
+// on: the DynamoDB stores, the metric store and the delivery queue.
+type Backend struct {
+	Stores  voiceops.Stores
+	Metrics metrics.Store
+	Queue   queue.Queue
+	Log     *slog.Logger
+}
+
+// NewBackend builds the Backend from the environment (table names and
+// DELIVERY_QUEUE_URL).
+func NewBackend(ctx context.Context, getenv func(string) string) (Backend, error) {
+	names := dynamo.TableNamesFromEnv(getenv)
+	if names.Config == "" || names.Metrics == "" || names.Deliveries == "" {
+		return Backend{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, METRICS_TABLE, DELIVERIES_TABLE)")
+	}
+	url := getenv(QueueEnv)
+	if url == "" {
+		return Backend{}, fmt.Errorf("%s is not set", QueueEnv)
+	}
+	cfg, err := AWSConfig(ctx)
+	if err != nil {
+		return Backend{}, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	return Backend{
+		Stores:  dynamo.New(db, names).Stores(),
+		Metrics: dynamo.NewMetrics(db, names.Metrics),
+		Queue:   queue.NewSQS(sqs.NewFromConfig(cfg), url),
+		Log:     slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	}, nil
 }

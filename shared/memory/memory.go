@@ -23,6 +23,12 @@ type Store struct {
 	keys      map[string]voiceops.Key // by digest
 	rules     map[string]map[string]voiceops.AlertRule
 	endpoints map[string]map[string]voiceops.WebhookEndpoint
+	// events and deliveries by account, then by ID (events.go,
+	// deliveries.go).
+	events     map[string]map[string]voiceops.AlertEvent
+	deliveries map[string]map[string]voiceops.Delivery
+	// now tells expired events and deliveries (DeliveryLogTTL) apart.
+	now func() time.Time
 }
 
 // New returns an empty store.
@@ -33,18 +39,24 @@ func New() *Store {
 		keys:      map[string]voiceops.Key{},
 		rules:     map[string]map[string]voiceops.AlertRule{},
 		endpoints: map[string]map[string]voiceops.WebhookEndpoint{},
+
+		events:     map[string]map[string]voiceops.AlertEvent{},
+		deliveries: map[string]map[string]voiceops.Delivery{},
+		now:        time.Now,
 	}
 }
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s}
 }
 
 var (
 	_ voiceops.AccountStore  = (*Store)(nil)
 	_ voiceops.RuleStore     = (*Store)(nil)
 	_ voiceops.EndpointStore = (*Store)(nil)
+	_ voiceops.EventStore    = (*Store)(nil)
+	_ voiceops.DeliveryStore = (*Store)(nil)
 )
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {
@@ -221,7 +233,7 @@ func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.Alert
 	return out, nil
 }
 
-func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool) error {
+func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.rules[r.AccountID][r.ID]
@@ -236,11 +248,38 @@ func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersio
 			return voiceops.ErrProjectNotFound
 		}
 	}
+	for _, e := range events {
+		if _, ok := s.events[e.AccountID][e.ID]; ok {
+			return voiceops.ErrAlreadyExists
+		}
+	}
 	s.rules[r.AccountID][r.ID] = copyRule(r)
+	for _, e := range events {
+		s.putEventLocked(e)
+	}
 	return nil
 }
 
-func (s *Store) DeleteRule(_ context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+// ListEnabledRules returns the enabled rules of every account of a shard.
+func (s *Store) ListEnabledRules(_ context.Context, shard int) ([]voiceops.AlertRule, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []voiceops.AlertRule
+	for acct, rules := range s.rules {
+		if voiceops.RuleShardOf(acct) != shard {
+			continue
+		}
+		for _, r := range rules {
+			if r.Enabled {
+				out = append(out, copyRule(r))
+			}
+		}
+	}
+	voiceops.SortRules(out)
+	return out, nil
+}
+
+func (s *Store) DeleteRule(_ context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.rules[accountID][ruleID]
@@ -248,6 +287,11 @@ func (s *Store) DeleteRule(_ context.Context, accountID, ruleID string) (voiceop
 		return voiceops.AlertRule{}, voiceops.ErrNotFound
 	}
 	delete(s.rules[accountID], ruleID)
+	if events != nil {
+		for _, e := range events(copyRule(r)) {
+			s.putEventLocked(e)
+		}
+	}
 	return r, nil
 }
 

@@ -25,6 +25,10 @@ const (
 	ProjectID  = "proj_demo1a"
 	RuleID     = "ar_sample1"
 	EndpointID = "whe_sample1"
+	// InternalKey is the X-Internal-Key of the metric intake's sample
+	// events (events/intake-*.json); Seed does not need to store it: the
+	// intake holds only its digest (keys.Digest) in api.Deps.
+	InternalKey = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
 )
 
 // Seed writes the account, project, key, rule and endpoint the sample events

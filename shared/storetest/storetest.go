@@ -35,6 +35,8 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("EndpointUpdates", func(t *testing.T) { testEndpointUpdates(t, newStores) })
 	t.Run("TenantIsolation", func(t *testing.T) { testTenantIsolation(t, newStores) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
+	t.Run("EnabledRules", func(t *testing.T) { testEnabledRules(t, newStores) })
+	t.Run("RuleEvents", func(t *testing.T) { testRuleEvents(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.
@@ -702,7 +704,7 @@ func testRules(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 		mustRule(t, s, a.ID, 1)
 		_, err := s.Rules.GetRule(ctx(t), a.ID, "ar_missing")
 		wantErr(t, "GetRule", err, voiceops.ErrNotFound)
-		_, err = s.Rules.DeleteRule(ctx(t), a.ID, "ar_missing")
+		_, err = s.Rules.DeleteRule(ctx(t), a.ID, "ar_missing", nil)
 		wantErr(t, "DeleteRule", err, voiceops.ErrNotFound)
 		if n := len(listRules(t, s, a.ID)); n != 1 {
 			t.Errorf("ListRules: want 1 rule, got %d", n)
@@ -715,12 +717,12 @@ func testRules(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 		gone := newRule(a.ID, 2)
 		gone.LastEvaluatedAt, gone.CurrentValue, gone.State = ptr(at(3)), ptr(int64(42)), voiceops.StateAlert
 		mustNil(t, "CreateRule", s.Rules.CreateRule(ctx(t), gone))
-		got, err := s.Rules.DeleteRule(ctx(t), a.ID, gone.ID)
+		got, err := s.Rules.DeleteRule(ctx(t), a.ID, gone.ID, nil)
 		mustNil(t, "DeleteRule", err)
 		checkRule(t, "DeleteRule result", gone, got)
 		_, err = s.Rules.GetRule(ctx(t), a.ID, gone.ID)
 		wantErr(t, "GetRule after delete", err, voiceops.ErrNotFound)
-		_, err = s.Rules.DeleteRule(ctx(t), a.ID, gone.ID)
+		_, err = s.Rules.DeleteRule(ctx(t), a.ID, gone.ID, nil)
 		wantErr(t, "DeleteRule twice", err, voiceops.ErrNotFound)
 		if got := ruleIDs(listRules(t, s, a.ID)); !slices.Equal(got, []string{keep.ID}) {
 			t.Errorf("ListRules after delete: want [%s], got %v", keep.ID, got)
@@ -766,7 +768,7 @@ func testRuleLimit(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	mustRule(t, s, b.ID, 1)
 
 	// Deleting frees exactly one place.
-	_, err = s.Rules.DeleteRule(ctx(t), a.ID, rules[3].ID)
+	_, err = s.Rules.DeleteRule(ctx(t), a.ID, rules[3].ID, nil)
 	mustNil(t, "DeleteRule", err)
 	mustNil(t, "CreateRule after a delete", s.Rules.CreateRule(ctx(t), over))
 	wantErr(t, "CreateRule once full again", s.Rules.CreateRule(ctx(t), newRule(a.ID, 61)), voiceops.ErrRuleLimit)
@@ -1117,7 +1119,7 @@ func testTenantIsolation(t *testing.T, newStores func(*testing.T) voiceops.Store
 		{"GetRule", func() error { _, err := s.Rules.GetRule(ctx(t), b.ID, r.ID); return err }},
 		{"UpdateRule", func() error { return s.Rules.UpdateRule(ctx(t), hijackRule, 1, false) }},
 		{"UpdateRule with checkProject", func() error { return s.Rules.UpdateRule(ctx(t), hijackRule, 1, true) }},
-		{"DeleteRule", func() error { _, err := s.Rules.DeleteRule(ctx(t), b.ID, r.ID); return err }},
+		{"DeleteRule", func() error { _, err := s.Rules.DeleteRule(ctx(t), b.ID, r.ID, nil); return err }},
 		{"GetEndpoint", func() error { _, err := s.Endpoints.GetEndpoint(ctx(t), b.ID, e.ID); return err }},
 		{"UpdateEndpoint", func() error { return s.Endpoints.UpdateEndpoint(ctx(t), hijackEndpoint, 1) }},
 		{"DeleteEndpoint", func() error { return s.Endpoints.DeleteEndpoint(ctx(t), b.ID, e.ID) }},

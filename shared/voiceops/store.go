@@ -2,6 +2,7 @@ package voiceops
 
 import (
 	"context"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -40,9 +41,17 @@ type RuleStore interface {
 	// UpdateRule replaces the rule if its stored version is expectVersion
 	// (else ErrConflictingWrite); r.Version must be expectVersion+1. When
 	// checkProject is set, r.ProjectID must name a project of the account.
-	UpdateRule(ctx context.Context, r AlertRule, expectVersion int64, checkProject bool) error
-	// DeleteRule removes a rule and frees its place under the limit.
-	DeleteRule(ctx context.Context, accountID, ruleID string) (AlertRule, error)
+	// The events are stored (pending) in the same atomic write: a state
+	// change and the events it sends exist together or not at all.
+	UpdateRule(ctx context.Context, r AlertRule, expectVersion int64, checkProject bool, events ...AlertEvent) error
+	// DeleteRule removes a rule and frees its place under the limit. When
+	// events is not nil it is called with the rule being deleted, and the
+	// events it returns are stored in the same atomic write.
+	DeleteRule(ctx context.Context, accountID, ruleID string, events func(AlertRule) []AlertEvent) (AlertRule, error)
+	// ListEnabledRules returns the enabled rules of one evaluator shard (of
+	// RuleShards), every account's: the evaluator reads them all with
+	// RuleShards small reads, never a scan of the table.
+	ListEnabledRules(ctx context.Context, shard int) ([]AlertRule, error)
 }
 
 // EndpointStore holds webhook endpoints.
@@ -59,11 +68,26 @@ type EndpointStore interface {
 	DeleteEndpoint(ctx context.Context, accountID, endpointID string) error
 }
 
+// RuleShards is how many partitions the evaluator's index of enabled rules
+// spreads over.
+const RuleShards = 16
+
+// RuleShardOf returns the evaluator shard of an account's rules.
+func RuleShardOf(accountID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(accountID))
+	return int(h.Sum32() % RuleShards)
+}
+
 // Stores is every store the API needs.
 type Stores struct {
 	Accounts  AccountStore
 	Rules     RuleStore
 	Endpoints EndpointStore
+	// Events and Deliveries live in the deliveries table (memory: the same
+	// Store as the rest).
+	Events     EventStore
+	Deliveries DeliveryStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.

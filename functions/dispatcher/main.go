@@ -1,0 +1,63 @@
+// Command dispatcher is the Lambda function that drains the webhook delivery
+// queue: each SQS record asks for one delivery attempt, which it signs,
+// sends and records, queueing the next attempt when the schedule says so.
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/webhook"
+)
+
+// QueueURLEnv names the delivery queue (set by the stack).
+const QueueURLEnv = "DELIVERY_QUEUE_URL"
+
+func main() {
+	if err := run(context.Background(), os.Getenv); err != nil {
+		slog.Error("dispatcher: cannot start", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	names := dynamo.TableNamesFromEnv(getenv)
+	if names.Config == "" || names.Deliveries == "" {
+		return errors.New("the table names are not set in the environment (CONFIG_TABLE, DELIVERIES_TABLE)")
+	}
+	url := getenv(QueueURLEnv)
+	if url == "" {
+		return errors.New(QueueURLEnv + " is not set")
+	}
+	cfg, err := lambdamain.AWSConfig(ctx)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	d := delivery.NewDispatcher(delivery.Config{
+		Stores: dynamo.New(dynamodb.NewFromConfig(cfg), names).Stores(),
+		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), url),
+		// Deployed stacks never deliver to loopback or private addresses.
+		Sender: webhook.NewSender(webhook.Options{}),
+		Logger: log,
+	})
+	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))
+	return nil
+}
+
+// handler is the function's Lambda handler; the tests replay events/
+// through it.
+func handler(d *delivery.Dispatcher) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	return d.HandleSQS
+}

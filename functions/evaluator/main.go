@@ -1,0 +1,55 @@
+// Command evaluator is the Lambda function the schedule runs every minute:
+// it evaluates every enabled alert rule, writes their states with the events
+// their transitions send, and fans the events out to the delivery queue.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/evaluator"
+	"github.com/voiceops/opsapi/shared/lambdamain"
+)
+
+func main() {
+	if err := run(context.Background(), os.Getenv); err != nil {
+		slog.Error("evaluator: cannot start", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	b, err := lambdamain.NewBackend(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	lambda.StartWithOptions(handler(newEvaluator(b, time.Now)), lambda.WithContext(ctx))
+	return nil
+}
+
+func newEvaluator(b lambdamain.Backend, now func() time.Time) *evaluator.Evaluator {
+	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
+	return &evaluator.Evaluator{
+		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics,
+		Fanout: outbox.Fanout, Now: now, Log: b.Log,
+	}
+}
+
+// handler is the function's Lambda handler: one run per scheduled event.
+// A failed run returns its error (the schedule has no retries; the next
+// minute's run repairs whatever this one left pending).
+func handler(e *evaluator.Evaluator) func(context.Context, events.EventBridgeEvent) (evaluator.Stats, error) {
+	return func(ctx context.Context, ev events.EventBridgeEvent) (evaluator.Stats, error) {
+		st, err := e.Run(ctx)
+		e.Log.InfoContext(ctx, "evaluation run", "event_id", ev.ID, "rules", st.Rules, "scopes", st.Scopes,
+			"metric_reads", st.MetricReads, "written", st.Written, "conflicts", st.Conflicts, "events", st.Events,
+			"repaired", st.Repaired, "errors", st.Errors)
+		return st, err
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// TestReplayEvents sends every intake-*.json of events/ through the real
+// Lambda handler, so the samples that SAM users invoke never rot.
+func TestReplayEvents(t *testing.T) {
+	want := map[string]int{
+		"intake-metric-events.json": 202,
+	}
+	evs, err := samples.HTTPEvents("intake-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(want) {
+		t.Errorf("%d intake-* events, want %d: add the new file to this table", len(evs), len(want))
+	}
+	// The sample events are dated just before this time.
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for name, ev := range evs {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.NewMetrics()
+			store.Now = func() time.Time { return now }
+			h := handler(api.Deps{
+				Metrics: &metrics.Recorder{Store: store}, InternalKeyDigest: keys.Digest(samples.InternalKey),
+				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+			res, err := h(ctx, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != want[name] {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, want[name], res.Body)
+			}
+			if !json.Valid([]byte(res.Body)) {
+				t.Errorf("body is not JSON: %s", res.Body)
+			}
+			if res.Headers["X-Request-Id"] == "" {
+				t.Errorf("no X-Request-Id in %v", res.Headers)
+			}
+			if res.StatusCode != 202 {
+				return
+			}
+			var body struct {
+				Accepted int `json:"accepted"`
+			}
+			if err := json.Unmarshal([]byte(res.Body), &body); err != nil || body.Accepted == 0 {
+				t.Fatalf("body %s", res.Body)
+			}
+			// What was accepted is stored: every event counts in the
+			// account's scope.
+			bs, err := store.ReadBuckets(ctx, metrics.Scope{AccountID: samples.AccountID}, now.Add(-time.Hour), now.Add(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := metrics.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Activity; got != int64(body.Accepted) {
+				t.Errorf("%d events stored for %s, want %d", got, samples.AccountID, body.Accepted)
+			}
+		})
+	}
+}
+
+// TestReplayWithoutTheKey: the same event with another internal key is 401.
+func TestReplayWithoutTheKey(t *testing.T) {
+	evs, err := samples.HTTPEvents("intake-metric-events")
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	h := handler(api.Deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
+		InternalKeyDigest: keys.Digest(keys.New(keys.KindInternal, voiceops.RegionUS)),
+		Log:               slog.New(slog.NewTextHandler(io.Discard, nil))})
+	for _, ev := range evs {
+		res, err := h(context.Background(), ev)
+		if err != nil || res.StatusCode != 401 {
+			t.Errorf("another key: %d, %v", res.StatusCode, err)
+		}
+	}
+}
+
+func TestRunNeedsItsEnvironment(t *testing.T) {
+	if err := run(context.Background(), func(string) string { return "" }); err == nil {
+		t.Error("run started without SERVICE_REGION and the table names")
+	}
+}

@@ -1,0 +1,105 @@
+// Command receiver is a local webhook receiver for trying deliveries: it
+// verifies both signature schemes of every request (Standard Webhooks with
+// the official library, and the X-Service-Signature HMAC) and prints the
+// event. Use it with the dev server's -allow-loopback-webhooks flag.
+//
+//	go run ./scripts/receiver -addr 127.0.0.1:9000 -secret whsec_... [-fail-first]
+package main
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:9000", "`HOST:PORT` to listen on")
+	secret := flag.String("secret", os.Getenv("SIGNING_SECRET"), "the endpoint's signing secret (whsec_...; default $SIGNING_SECRET)")
+	failFirst := flag.Bool("fail-first", false, "answer 500 to the first attempt of each event, to watch a retry")
+	flag.Parse()
+	if !strings.HasPrefix(*secret, "whsec_") {
+		fmt.Fprintln(os.Stderr, "receiver: -secret whsec_... is required (the signing_secret of the endpoint)")
+		os.Exit(2)
+	}
+	h, err := newHandler(*secret, *failFirst, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "receiver:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := &http.Server{Addr: *addr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.Background())
+	}()
+	fmt.Printf("receiver: listening on http://%s/\n", *addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, "receiver:", err)
+		os.Exit(1)
+	}
+}
+
+// newHandler verifies and prints deliveries signed with secret.
+func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "cannot read body", http.StatusBadRequest)
+			return
+		}
+		id := r.Header.Get("webhook-id")
+		if err := Verify(wh, secret, body, r.Header); err != nil {
+			fmt.Fprintf(out, "REJECTED %s: %v\n", id, err)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		first := !seen[id]
+		seen[id] = true
+		mu.Unlock()
+		if failFirst && first {
+			fmt.Fprintf(out, "verified %s, answering 500 to see a retry\n", id)
+			http.Error(w, "try again", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(out, "verified %s (both signatures): %s\n", id, body)
+		w.WriteHeader(http.StatusNoContent)
+	}), nil
+}
+
+// Verify checks both signature schemes of a delivery.
+func Verify(wh *standardwebhooks.Webhook, secret string, body []byte, h http.Header) error {
+	if err := wh.Verify(body, h); err != nil {
+		return fmt.Errorf("webhook-signature: %w", err)
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(h.Get("X-Service-Timestamp") + "." + string(body)))
+	want := hex.EncodeToString(mac.Sum(nil))
+	for _, sig := range strings.Fields(h.Get("X-Service-Signature")) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return nil
+		}
+	}
+	return errors.New("X-Service-Signature does not match")
+}

@@ -1,0 +1,285 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/webhook"
+)
+
+// DefaultLease is how long a claimed attempt belongs to its claimer. It
+// must outlast any one handling of a message: the dispatcher Lambda's
+// timeout (60 s, infra.DispatcherTimeout) bounds that in deployed stacks.
+// It must also stay below the queue's visibility timeout (6 min), so that a
+// message re-delivered after a crash repairs the attempt at once.
+const DefaultLease = 2 * time.Minute
+
+// Config holds what a Dispatcher needs.
+type Config struct {
+	// Stores must have Endpoints, Events and Deliveries.
+	Stores voiceops.Stores
+	// Queue receives the next attempts.
+	Queue queue.Queue
+	// Sender makes the HTTP requests (its options decide about loopback).
+	Sender *webhook.Sender
+	// Schedule of the attempts; webhook.DefaultSchedule when nil.
+	Schedule webhook.Schedule
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Rand gives the jitter of the retry delays (webhook.Schedule.NextDelay);
+	// math/rand when nil.
+	Rand func() float64
+	// Lease is DefaultLease when zero.
+	Lease time.Duration
+	// Logger hears every dropped message and every attempt; slog.Default()
+	// when nil.
+	Logger *slog.Logger
+}
+
+// Dispatcher makes queued delivery attempts. It is safe for concurrent use.
+type Dispatcher struct {
+	*Outbox
+	sender   *webhook.Sender
+	schedule webhook.Schedule
+	rand     func() float64
+	lease    time.Duration
+	log      *slog.Logger
+}
+
+// NewDispatcher returns a Dispatcher.
+func NewDispatcher(c Config) *Dispatcher {
+	d := &Dispatcher{
+		Outbox: NewOutbox(c.Stores, c.Queue, c.Now),
+		sender: c.Sender, schedule: c.Schedule, rand: c.Rand, lease: c.Lease, log: c.Logger,
+	}
+	if d.schedule == nil {
+		d.schedule = webhook.DefaultSchedule
+	}
+	if d.lease <= 0 {
+		d.lease = DefaultLease
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	return d
+}
+
+// interruptedError is the log's text for an attempt whose claimer stopped
+// before recording a result.
+const interruptedError = "interrupted: the dispatcher stopped before recording a result"
+
+// recordTries is how many times a result is written before giving up (the
+// message then comes back, and finds the attempt claimed).
+const recordTries = 3
+
+// Handle makes the attempt m asks for, if it is still to be made (see the
+// package comment for the protocol). It returns an error only for a
+// transient failure of the stores or the queue, so that the message comes
+// back; everything the receiver answers, and every duplicate or stale
+// message, is handled and returns nil.
+func (d *Dispatcher) Handle(ctx context.Context, m queue.Message) error {
+	now := d.now()
+	if wait := m.Remaining(now); wait > 0 {
+		// Back from a hop of at most 15 minutes, with more to wait.
+		return d.queue.Send(ctx, m, wait)
+	}
+	dl, err := d.deliveries.GetDelivery(ctx, m.AccountID, m.EndpointID, m.DeliveryID)
+	if errors.Is(err, voiceops.ErrNotFound) {
+		d.drop(m, "no such delivery")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n := len(dl.Attempts)
+	switch {
+	case m.Attempt < 1:
+		d.drop(m, "no attempt number")
+		return nil
+	case dl.EventID != m.EventID:
+		d.drop(m, "the delivery is of another event")
+		return nil
+	case dl.Status != voiceops.DeliveryPending:
+		d.drop(m, "the delivery is "+string(dl.Status))
+		return nil
+	case n == m.Attempt-1:
+		return d.attempt(ctx, m, dl)
+	case n == m.Attempt && dl.Attempts[n-1].Open():
+		claimed := dl.Attempts[n-1].At
+		if age := now.Sub(claimed); age < d.lease {
+			// Another copy of this message is making the attempt. Look
+			// again once its lease has passed, in case its claimer dies.
+			return d.queue.Send(ctx, m, d.lease-age)
+		}
+		d.log.Warn("webhook attempt interrupted", "delivery_id", dl.ID, "attempt", m.Attempt, "claimed_at", claimed)
+		a := &dl.Attempts[n-1]
+		a.Error = interruptedError
+		a.DurationMS = now.Sub(claimed).Milliseconds()
+		return d.finish(ctx, m, dl, webhook.Retry, 0)
+	case n == m.Attempt:
+		// The result of this attempt is recorded and the delivery still
+		// pending: the next attempt may never have been queued.
+		return d.queueNext(ctx, m, dl)
+	default:
+		d.drop(m, fmt.Sprintf("stale: the delivery has %d attempts", n))
+		return nil
+	}
+}
+
+func (d *Dispatcher) drop(m queue.Message, why string) {
+	d.log.Info("webhook message dropped", "delivery_id", m.DeliveryID, "attempt", m.Attempt, "reason", why)
+}
+
+// attempt claims attempt m.Attempt of dl, sends it and records the result.
+func (d *Dispatcher) attempt(ctx context.Context, m queue.Message, dl voiceops.Delivery) error {
+	n := len(dl.Attempts)
+	ep, err := d.endpoints.GetEndpoint(ctx, m.AccountID, m.EndpointID)
+	switch {
+	case errors.Is(err, voiceops.ErrNotFound):
+		return d.stop(ctx, m, dl, voiceops.DeliverySkipped, "the endpoint was deleted")
+	case err != nil:
+		return err
+	case !ep.Enabled:
+		return d.stop(ctx, m, dl, voiceops.DeliverySkipped, "the endpoint is disabled")
+	}
+	ev, err := d.events.GetEvent(ctx, m.AccountID, m.EventID)
+	switch {
+	case errors.Is(err, voiceops.ErrNotFound):
+		return d.stop(ctx, m, dl, voiceops.DeliveryFailed, "the event has expired")
+	case err != nil:
+		return err
+	}
+
+	// Claim: from here on, no other copy of m can send this attempt.
+	at := d.now()
+	dl.Attempts = append(dl.Attempts, voiceops.DeliveryAttempt{Number: m.Attempt, At: at})
+	dl.NextAttemptAt, dl.UpdatedAt = nil, at
+	switch err := d.deliveries.RecordAttempt(ctx, dl, n); {
+	case errors.Is(err, voiceops.ErrConflictingWrite), errors.Is(err, voiceops.ErrNotFound):
+		d.drop(m, "claimed by another copy")
+		return nil
+	case err != nil:
+		return err
+	}
+
+	res := d.sender.Send(ctx, webhook.Attempt{
+		URL: ep.URL, Headers: ep.Headers, Body: ev.Body, EventID: ev.ID,
+		Secrets: ep.ValidSecrets(at), Timeout: time.Duration(ep.TimeoutMS) * time.Millisecond,
+	})
+	a := &dl.Attempts[n]
+	a.StatusCode, a.DurationMS, a.Error = res.StatusCode, res.Duration.Milliseconds(), res.Error
+	if a.Open() {
+		a.Error = "no response" // never left open: Open() marks a claim
+	}
+	d.log.Info("webhook attempt", "delivery_id", dl.ID, "event_id", ev.ID, "endpoint_id", ep.ID, "attempt", m.Attempt,
+		"status_code", res.StatusCode, "duration_ms", a.DurationMS, "outcome", string(res.Outcome), "error", res.Error)
+	return d.finish(ctx, m, dl, res.Outcome, res.RetryAfter)
+}
+
+// stop ends a delivery without an attempt.
+func (d *Dispatcher) stop(ctx context.Context, m queue.Message, dl voiceops.Delivery, status voiceops.DeliveryStatus, why string) error {
+	d.log.Info("webhook delivery stopped", "delivery_id", dl.ID, "status", string(status), "reason", why)
+	dl.Status, dl.NextAttemptAt, dl.UpdatedAt = status, nil, d.now()
+	err := d.deliveries.RecordAttempt(ctx, dl, len(dl.Attempts))
+	if errors.Is(err, voiceops.ErrConflictingWrite) || errors.Is(err, voiceops.ErrNotFound) {
+		d.drop(m, "changed meanwhile")
+		return nil
+	}
+	return err
+}
+
+// finish records the outcome of the last attempt of dl (already filled
+// in) and queues the next attempt when there is one.
+func (d *Dispatcher) finish(ctx context.Context, m queue.Message, dl voiceops.Delivery, o webhook.Outcome, retryAfter time.Duration) error {
+	now := d.now()
+	dl.UpdatedAt, dl.NextAttemptAt = now, nil
+	var delay time.Duration
+	switch o {
+	case webhook.Delivered:
+		dl.Status = voiceops.DeliveryDelivered
+	case webhook.Retry:
+		dl.Status = voiceops.DeliveryFailed
+		if next, ok := d.schedule.NextDelay(m.Attempt, retryAfter, d.rand); ok && !m.Manual {
+			due := now.Add(next)
+			dl.Status, dl.NextAttemptAt, delay = voiceops.DeliveryPending, &due, next
+		}
+	default:
+		dl.Status = voiceops.DeliveryFailed
+	}
+	// The result is written whatever ctx says: the request went out.
+	wctx := context.WithoutCancel(ctx)
+	var err error
+	for range recordTries {
+		err = d.deliveries.RecordAttempt(wctx, dl, m.Attempt)
+		if err == nil || errors.Is(err, voiceops.ErrConflictingWrite) || errors.Is(err, voiceops.ErrNotFound) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, voiceops.ErrConflictingWrite), errors.Is(err, voiceops.ErrNotFound):
+		// Closed as interrupted by another copy after our lease ran out;
+		// that copy has scheduled what follows.
+		d.drop(m, "the attempt was closed by another copy")
+		return nil
+	case err != nil:
+		return err
+	}
+	if dl.Status != voiceops.DeliveryPending {
+		return nil
+	}
+	return d.queue.Send(wctx, d.next(m), delay)
+}
+
+// queueNext queues the attempt after m's again, due at dl.NextAttemptAt.
+func (d *Dispatcher) queueNext(ctx context.Context, m queue.Message, dl voiceops.Delivery) error {
+	var delay time.Duration
+	if dl.NextAttemptAt != nil {
+		delay = max(dl.NextAttemptAt.Sub(d.now()), 0)
+	}
+	return d.queue.Send(ctx, d.next(m), delay)
+}
+
+func (d *Dispatcher) next(m queue.Message) queue.Message {
+	return queue.Message{
+		AccountID: m.AccountID, EndpointID: m.EndpointID, EventID: m.EventID, DeliveryID: m.DeliveryID, Attempt: m.Attempt + 1,
+	}
+}
+
+// HandleSQS is the dispatcher Lambda's handler: it handles every record of
+// the batch at once (so a slow endpoint cannot hold up the rest past the
+// function's timeout) and reports the records to receive again, those
+// malformed or whose handling failed transiently, as batch item failures.
+// Malformed records come back until the queue's redrive policy moves them
+// to the dead-letter queue, where they can be inspected.
+func (d *Dispatcher) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	failed := make([]bool, len(ev.Records))
+	var wg sync.WaitGroup
+	for i, r := range ev.Records {
+		wg.Go(func() {
+			m, err := queue.Decode([]byte(r.Body))
+			if err == nil {
+				err = d.Handle(ctx, m)
+			}
+			if err != nil {
+				d.log.Error("webhook message failed", "message_id", r.MessageId, "error", err)
+				failed[i] = true
+			}
+		})
+	}
+	wg.Wait()
+	resp := events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+	for i, f := range failed {
+		if f {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,270 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// The metrics table holds one item per write of a scope's minute:
+//
+//	pk=M#<account>             sk=<minute: 10-digit unix seconds>#<random writer ID>
+//	pk=M#<account>#<project>   (same)
+//	attributes: activity, turns, api_errors, function_errors, call_crashes,
+//	call_volume (numbers, absent when 0), latency (binary: the DDSketch in
+//	its protobuf encoding, absent without turns), expires_at = minute + 2 h.
+//
+// Every AddBuckets writes new items rather than updating one item per
+// minute, so no single item takes every write of a busy project (an item
+// sustains about 1,000 writes a second; a partition far more). A read is
+// one Query of the scope's partition over the sort-key range of its
+// minutes; it merges the items of each minute. Account and project IDs
+// never contain '#', so the keys of two scopes never collide.
+const (
+	metricPKPrefix = "M#"
+	// metricMinuteDigits is the width of the minute in the sort key: unix seconds
+	// fit in 10 digits until the year 2286, and fixed width sorts by time.
+	metricMinuteDigits = 10
+	metricMaxMinuteSec = 9_999_999_999
+
+	attrMetricActivity       = "activity"
+	attrMetricTurns          = "turns"
+	attrMetricAPIErrors      = "api_errors"
+	attrMetricFunctionErrors = "function_errors"
+	attrMetricCallCrashes    = "call_crashes"
+	attrMetricCallVolume     = "call_volume"
+	attrMetricLatency        = "latency"
+
+	// batchWriteMax is BatchWriteItem's limit of items per call.
+	batchWriteMax = 25
+	// unprocessedAttempts bounds the calls made for one batch while
+	// DynamoDB keeps returning some of its items as unprocessed.
+	unprocessedAttempts = 10
+)
+
+// Key attributes of the metrics table.
+var (
+	attrMetricPK  = tables.Metrics.PartitionKey
+	attrMetricSK  = tables.Metrics.SortKey
+	attrMetricTTL = tables.Metrics.TTLAttribute
+)
+
+// MetricsDB is the part of the DynamoDB client the metric store uses.
+type MetricsDB interface {
+	BatchWriteItem(ctx context.Context, params *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	Query(ctx context.Context, params *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+}
+
+var _ MetricsDB = (*dynamodb.Client)(nil)
+
+// Metrics is the metric store on the metrics table.
+type Metrics struct {
+	db    MetricsDB
+	table string
+	now   func() time.Time
+}
+
+// NewMetrics returns a metric store on table; it never builds a client.
+func NewMetrics(db MetricsDB, table string) *Metrics {
+	return &Metrics{db: db, table: table, now: time.Now}
+}
+
+var _ metrics.Store = (*Metrics)(nil)
+
+// MetricPartition returns the partition key of a scope's buckets.
+func MetricPartition(s metrics.Scope) string {
+	if s.ProjectID == "" {
+		return metricPKPrefix + s.AccountID
+	}
+	return metricPKPrefix + s.AccountID + "#" + s.ProjectID
+}
+
+// metricMinuteKey is the sort-key prefix of a minute: its unix seconds in
+// metricMinuteDigits digits, clamped to what that width holds.
+func metricMinuteKey(t time.Time) string {
+	sec := min(max(t.Unix(), 0), metricMaxMinuteSec)
+	return fmt.Sprintf("%0*d", metricMinuteDigits, sec)
+}
+
+// metricCeilMinute returns the first whole minute at or after t.
+func metricCeilMinute(t time.Time) time.Time {
+	m := metrics.Minute(t)
+	if m.Before(t) {
+		m = m.Add(time.Minute)
+	}
+	return m
+}
+
+func metricExpiry(minute time.Time) time.Time { return minute.Add(metrics.Retention) }
+
+func encodeMetricBucket(b metrics.Bucket) (item, error) {
+	it := item{
+		attrMetricPK:  avS(MetricPartition(b.Scope)),
+		attrMetricSK:  avS(metricMinuteKey(b.Minute) + "#" + voiceops.RandomBase62(16)),
+		attrMetricTTL: avN(metricExpiry(b.Minute).Unix()),
+	}
+	for name, n := range map[string]int64{
+		attrMetricActivity: b.Counts.Activity, attrMetricTurns: b.Counts.Turns, attrMetricAPIErrors: b.Counts.APIErrors,
+		attrMetricFunctionErrors: b.Counts.FunctionErrors, attrMetricCallCrashes: b.Counts.CallCrashes, attrMetricCallVolume: b.Counts.CallVolume,
+	} {
+		if n != 0 {
+			it[name] = avN(n)
+		}
+	}
+	if b.Latency != nil && !b.Latency.IsEmpty() {
+		enc, err := metrics.EncodeSketch(b.Latency)
+		if err != nil {
+			return nil, err
+		}
+		it[attrMetricLatency] = &types.AttributeValueMemberB{Value: enc}
+	}
+	return it, nil
+}
+
+func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
+	r := reader{it: it}
+	sk := r.str(attrMetricSK)
+	minute, _, ok := strings.Cut(sk, "#")
+	sec, err := strconv.ParseInt(minute, 10, 64)
+	if !ok || len(minute) != metricMinuteDigits || err != nil {
+		return metrics.Bucket{}, fmt.Errorf("metric item %q: malformed sort key", sk)
+	}
+	count := func(name string) int64 {
+		if p := r.optNum(name); p != nil {
+			return *p
+		}
+		return 0
+	}
+	b := metrics.Bucket{Scope: s, Minute: time.Unix(sec, 0).UTC(), Counts: metrics.Counts{
+		Activity: count(attrMetricActivity), Turns: count(attrMetricTurns), APIErrors: count(attrMetricAPIErrors),
+		FunctionErrors: count(attrMetricFunctionErrors), CallCrashes: count(attrMetricCallCrashes), CallVolume: count(attrMetricCallVolume),
+	}}
+	if r.err != nil {
+		return metrics.Bucket{}, r.err
+	}
+	if v, ok := it[attrMetricLatency]; ok {
+		bin, ok := v.(*types.AttributeValueMemberB)
+		if !ok {
+			return metrics.Bucket{}, fmt.Errorf("metric item %q: attribute %s: want binary, got %T", sk, attrMetricLatency, v)
+		}
+		if b.Latency, err = metrics.DecodeSketch(bin.Value); err != nil {
+			return metrics.Bucket{}, fmt.Errorf("metric item %q: %w", sk, err)
+		}
+	}
+	return b, nil
+}
+
+// AddBuckets writes one new item per scope and minute of buckets (merged
+// first), 25 to a BatchWriteItem call, retrying the items DynamoDB leaves
+// unprocessed. Buckets already past the retention are not written. When it
+// fails, some batches may have been written: a caller that retries the
+// whole call counts those twice (at least once, never lost).
+func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
+	combined, err := metrics.Combine(buckets)
+	if err != nil {
+		return err
+	}
+	now := m.now()
+	writes := make([]types.WriteRequest, 0, len(combined))
+	for _, b := range combined {
+		if !metricExpiry(b.Minute).After(now) {
+			continue
+		}
+		it, err := encodeMetricBucket(b)
+		if err != nil {
+			return wrap("AddBuckets", err)
+		}
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	for len(writes) > 0 {
+		n := min(len(writes), batchWriteMax)
+		if err := m.batchWrite(ctx, writes[:n]); err != nil {
+			return err
+		}
+		writes = writes[n:]
+	}
+	return nil
+}
+
+// batchWrite writes up to 25 items, calling again with the unprocessed
+// ones after a growing, jittered pause.
+func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
+	for attempt := 1; ; attempt++ {
+		out, err := m.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{m.table: writes},
+		})
+		if err != nil {
+			return wrap("AddBuckets", err)
+		}
+		writes = out.UnprocessedItems[m.table]
+		if len(writes) == 0 {
+			return nil
+		}
+		if attempt == unprocessedAttempts {
+			return wrap("AddBuckets", fmt.Errorf("%d items still unprocessed after %d calls", len(writes), attempt))
+		}
+		if err := sleep(ctx, backoff(attempt)); err != nil {
+			return wrap("AddBuckets", err)
+		}
+	}
+}
+
+// ReadBuckets reads the scope's items of the minutes in [from, to) with one
+// Query (following its pages), ignores expired ones, and merges the items
+// of each minute.
+func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+	// Minutes are whole, so minute >= from iff minute >= ceil(from), and
+	// minute < to iff minute < ceil(to). No sort key equals a bare minute
+	// key, so BETWEEN's inclusive upper end still excludes ceil(to).
+	lo, hi := metricCeilMinute(from), metricCeilMinute(to)
+	if !lo.Before(hi) {
+		return []metrics.Bucket{}, nil
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 &m.table,
+		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrMetricPK, "#sk": attrMetricSK},
+		ExpressionAttributeValues: item{":pk": avS(MetricPartition(s)), ":lo": avS(metricMinuteKey(lo)), ":hi": avS(metricMinuteKey(hi))},
+		ConsistentRead:            aws.Bool(true),
+	}
+	now := m.now()
+	var parts []metrics.Bucket
+	for {
+		out, err := m.db.Query(ctx, in)
+		if err != nil {
+			return nil, wrap("ReadBuckets", err)
+		}
+		for _, it := range out.Items {
+			if expired(it, now) {
+				continue
+			}
+			b, err := decodeMetricBucket(s, it)
+			if err != nil {
+				return nil, wrap("ReadBuckets", err)
+			}
+			parts = append(parts, b)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	out, err := metrics.Combine(parts)
+	if err != nil {
+		return nil, wrap("ReadBuckets", err)
+	}
+	if out == nil {
+		out = []metrics.Bucket{}
+	}
+	return out, nil
+}

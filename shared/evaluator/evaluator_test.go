@@ -1,0 +1,354 @@
+package evaluator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+type fixture struct {
+	t       testing.TB
+	store   *memory.Store
+	stores  voiceops.Stores
+	metrics *countingMetrics
+	rec     metrics.Recorder
+	now     time.Time
+	mu      sync.Mutex
+	fanned  map[string]int // event ID -> fan-outs
+	events  []voiceops.AlertEvent
+}
+
+// countingMetrics counts ReadBuckets calls and can fail them.
+type countingMetrics struct {
+	metrics.Store
+	mu    sync.Mutex
+	reads int
+	fail  error
+}
+
+func (c *countingMetrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+	c.mu.Lock()
+	c.reads++
+	fail := c.fail
+	c.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	return c.Store.ReadBuckets(ctx, s, from, to)
+}
+
+func newFixture(t testing.TB) *fixture {
+	// The memory metric store keeps two hours before its own clock's now,
+	// so the fixture's clock starts at the present.
+	start := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)
+	f := &fixture{t: t, store: memory.New(), now: start, fanned: map[string]int{}}
+	f.stores = f.store.Stores()
+	f.metrics = &countingMetrics{Store: memory.NewMetrics()}
+	f.rec = metrics.Recorder{Store: f.metrics.Store}
+	ctx := context.Background()
+	for _, a := range []string{"acct_a", "acct_b"} {
+		if err := f.stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: a, CreatedAt: f.now}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"p1", "p2"} {
+			if err := f.stores.Accounts.CreateProject(ctx, voiceops.Project{ID: p, AccountID: a, CreatedAt: f.now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return f
+}
+
+func (f *fixture) evaluator() *Evaluator {
+	return &Evaluator{
+		Rules: f.stores.Rules, Events: f.stores.Events, Metrics: f.metrics,
+		Fanout: func(ctx context.Context, e voiceops.AlertEvent) error {
+			f.mu.Lock()
+			f.fanned[e.ID]++
+			f.events = append(f.events, e)
+			f.mu.Unlock()
+			return f.stores.Events.MarkFannedOut(ctx, e.AccountID, e.ID)
+		},
+		Now: func() time.Time { return f.now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func (f *fixture) rule(acct string, project string, m voiceops.Metric, op voiceops.Operator, th int64, w voiceops.Window) voiceops.AlertRule {
+	f.t.Helper()
+	var pid *string
+	if project != "" {
+		pid = &project
+	}
+	r := voiceops.NewRule(voiceops.NewID(voiceops.PrefixRule), acct, voiceops.RuleInput{Name: string(m), ProjectID: pid, Metric: m, Operator: op, Threshold: th, Window: w}, f.now)
+	if err := f.stores.Rules.CreateRule(context.Background(), r); err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+func (f *fixture) record(acct, project string, kind metrics.Kind, value float64, ago time.Duration) {
+	f.t.Helper()
+	if err := f.rec.Record(context.Background(), metrics.Event{AccountID: acct, ProjectID: project, Kind: kind, Value: value, At: f.now.Add(-ago)}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) get(r voiceops.AlertRule) voiceops.AlertRule {
+	f.t.Helper()
+	got, err := f.stores.Rules.GetRule(context.Background(), r.AccountID, r.ID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return got
+}
+
+func (f *fixture) run() Stats {
+	f.t.Helper()
+	st, err := f.evaluator().Run(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st
+}
+
+func TestEvaluateStatesAndEvents(t *testing.T) {
+	f := newFixture(t)
+	errors5m := f.rule("acct_a", "p1", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 3, voiceops.Window5m)
+	acctWide := f.rule("acct_a", "", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 5, voiceops.Window5m)
+	p95 := f.rule("acct_a", "p1", voiceops.MetricTurnLatencyP95, voiceops.OpGreater, 1000, voiceops.Window10m)
+	volume := f.rule("acct_a", "p2", voiceops.MetricCallVolume, voiceops.OpLess, 1, voiceops.Window60m)
+	other := f.rule("acct_b", "", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+
+	// acct_a/p1: 3 errors in the window; acct_a/p2: 3 more (account-wide sees 6).
+	for i := 0; i < 3; i++ {
+		f.record("acct_a", "p1", metrics.APIErrors, 1, time.Minute)
+		f.record("acct_a", "p2", metrics.APIErrors, 1, 2*time.Minute)
+	}
+	// Turn latencies 1..100 ms plus a slow tail in p1.
+	for i := 1; i <= 100; i++ {
+		ms := float64(i)
+		if i > 90 {
+			ms = 5000
+		}
+		f.record("acct_a", "p1", metrics.TurnLatency, ms, 3*time.Minute)
+	}
+	st := f.run()
+	if st.Rules != 5 || st.Written != 5 {
+		t.Errorf("stats %+v", st)
+	}
+	for _, c := range []struct {
+		r     voiceops.AlertRule
+		state voiceops.State
+		value *int64
+	}{
+		{errors5m, voiceops.StateAlert, ptr(int64(3))},
+		{acctWide, voiceops.StateAlert, ptr(int64(6))},
+		{p95, voiceops.StateAlert, ptr(int64(5000))},
+		{volume, voiceops.StateOK, ptr(int64(0))}, // activity in p2, no calls: 0, not no_data; 0 < 1 is a breach? no: OpLess 1 -> 0 < 1
+		{other, voiceops.StateNoData, nil},
+	} {
+		got := f.get(c.r)
+		want := c.state
+		if c.r.ID == volume.ID {
+			want = voiceops.StateAlert // 0 calls < 1
+		}
+		if got.State != want {
+			t.Errorf("%s: state %s, want %s", c.r.Name, got.State, want)
+		}
+		if (got.CurrentValue == nil) != (c.value == nil) || (c.value != nil && !within1pct(*got.CurrentValue, *c.value)) {
+			t.Errorf("%s: current_value %v, want %v", c.r.Name, deref(got.CurrentValue), deref(c.value))
+		}
+		if got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now.Truncate(time.Minute)) {
+			t.Errorf("%s: last_evaluated_at %v", c.r.Name, got.LastEvaluatedAt)
+		}
+	}
+	if len(f.events) != 4 {
+		t.Fatalf("%d events fanned out, want 4 triggered", len(f.events))
+	}
+	for _, e := range f.events {
+		if e.Type != voiceops.EventTriggered {
+			t.Errorf("event %s is %s", e.ID, e.Type)
+		}
+	}
+	// Ten minutes later the errors are out of the 5-minute window: resolved.
+	f.now = f.now.Add(10 * time.Minute)
+	f.record("acct_a", "p1", metrics.Activity, 0, time.Minute)
+	f.events = nil
+	f.run()
+	if got := f.get(errors5m); got.State != voiceops.StateOK || *got.CurrentValue != 0 {
+		t.Errorf("errors rule after the window: %s %v", got.State, deref(got.CurrentValue))
+	}
+	resolved := 0
+	for _, e := range f.events {
+		if e.Type == voiceops.EventResolved {
+			resolved++
+		}
+	}
+	if resolved < 2 {
+		t.Errorf("%d resolved events, want at least 2: %v", resolved, f.events)
+	}
+}
+
+func TestWindowEdges(t *testing.T) {
+	f := newFixture(t)
+	f.now = f.now.Truncate(time.Minute) // exactly on a minute
+	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 0)                         // at t: outside [t-5m, t)
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute+time.Second) // before t-5m: outside
+	f.record("acct_a", "p1", metrics.Activity, 0, 5*time.Minute)                // at t-5m: inside
+	f.run()
+	if got := f.get(r); got.State != voiceops.StateOK || *got.CurrentValue != 0 {
+		t.Errorf("edges: %s %v, want ok 0", got.State, deref(got.CurrentValue))
+	}
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute) // at t-5m: inside
+	f.run()
+	if got := f.get(r); got.State != voiceops.StateAlert || *got.CurrentValue != 1 {
+		t.Errorf("edges: %s %v, want alert 1", got.State, deref(got.CurrentValue))
+	}
+}
+
+func TestOneMetricReadPerScope(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < 4; i++ {
+		f.rule("acct_a", "p1", voiceops.Metrics[i], voiceops.OpGreater, 1, voiceops.Windows[i%3])
+	}
+	for i := 0; i < 3; i++ {
+		f.rule("acct_a", "", voiceops.Metrics[i], voiceops.OpGreater, 1, voiceops.Window5m)
+	}
+	f.rule("acct_b", "p2", voiceops.MetricCallVolume, voiceops.OpGreater, 1, voiceops.Window60m)
+	st := f.run()
+	if st.Scopes != 3 || f.metrics.reads != 3 || st.MetricReads != 3 {
+		t.Errorf("scopes %d, reads %d (stats %d), want 3 for 8 rules in 3 scopes", st.Scopes, f.metrics.reads, st.MetricReads)
+	}
+}
+
+func TestDisabledRulesAreNotEvaluated(t *testing.T) {
+	f := newFixture(t)
+	r := f.rule("acct_a", "p1", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 0, voiceops.Window5m)
+	cur := f.get(r)
+	off := false
+	next, _ := voiceops.RulePatch{Enabled: &off}.Apply(cur, f.now)
+	next.Version = cur.Version + 1
+	if err := f.stores.Rules.UpdateRule(context.Background(), next, cur.Version, false); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.run(); st.Rules != 0 {
+		t.Errorf("evaluated %d rules, want 0", st.Rules)
+	}
+	if got := f.get(r); got.LastEvaluatedAt != nil || got.State != voiceops.StateUnknown {
+		t.Errorf("disabled rule: %+v", got)
+	}
+}
+
+func TestFailedReadsMakeUnknownButKeepAlerts(t *testing.T) {
+	f := newFixture(t)
+	firing := f.rule("acct_a", "p1", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	quiet := f.rule("acct_a", "p2", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.APIErrors, 1, time.Minute)
+	f.record("acct_a", "p2", metrics.Activity, 0, time.Minute)
+	f.run()
+	f.events = nil
+	f.metrics.fail = errors.New("throttled")
+	f.now = f.now.Add(time.Minute)
+	f.run()
+	if got := f.get(firing); got.State != voiceops.StateAlert {
+		t.Errorf("firing rule became %s on a failed read", got.State)
+	}
+	if got := f.get(quiet); got.State != voiceops.StateUnknown {
+		t.Errorf("quiet rule became %s on a failed read, want unknown", got.State)
+	}
+	if len(f.events) != 0 {
+		t.Errorf("failed evaluations sent %d events", len(f.events))
+	}
+}
+
+// TestCrashAfterStateWriteLosesNothing kills the run between the state
+// write and the fan-out; the next run must send the event, once.
+func TestCrashAfterStateWriteLosesNothing(t *testing.T) {
+	f := newFixture(t)
+	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.CallCrashes, 2, time.Minute)
+	ev := f.evaluator()
+	ev.AfterStateWrite = func(voiceops.AlertRule) error { return ErrInjectedCrash }
+	if _, err := ev.Run(context.Background()); !errors.Is(err, ErrInjectedCrash) {
+		t.Fatalf("crashed run: %v", err)
+	}
+	if got := f.get(r); got.State != voiceops.StateAlert {
+		t.Fatalf("state not written before the crash: %s", got.State)
+	}
+	if len(f.events) != 0 {
+		t.Fatalf("event fanned out before the crash")
+	}
+	pending, err := f.stores.Events.PendingEvents(context.Background(), f.now, 10)
+	if err != nil || len(pending) != 1 || pending[0].Type != voiceops.EventTriggered {
+		t.Fatalf("pending after the crash: %v %v", pending, err)
+	}
+	f.now = f.now.Add(time.Minute)
+	st := f.run()
+	if st.Repaired != 1 || len(f.events) != 1 || f.events[0].ID != pending[0].ID {
+		t.Fatalf("repair: stats %+v, events %v", st, f.events)
+	}
+	f.now = f.now.Add(time.Minute)
+	f.run()
+	if f.fanned[pending[0].ID] != 1 {
+		t.Errorf("event fanned out %d times, want once", f.fanned[pending[0].ID])
+	}
+}
+
+// TestOverlappingRunsSendEachEventOnce runs evaluators concurrently: the
+// conditional write on the rule version lets one of them win each rule.
+func TestOverlappingRunsSendEachEventOnce(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < 8; i++ {
+		f.rule("acct_a", "p1", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	}
+	f.record("acct_a", "p1", metrics.APIErrors, 1, time.Minute)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := f.evaluator().Run(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.events) != 8 {
+		t.Errorf("%d events for 8 rules triggering once", len(f.events))
+	}
+	for id, n := range f.fanned {
+		if n != 1 {
+			t.Errorf("event %s fanned out %d times", id, n)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// within1pct allows the sketches' relative error (exact for counts).
+func within1pct(got, want int64) bool {
+	d := got - want
+	if d < 0 {
+		d = -d
+	}
+	return d*100 <= want
+}
+
+func deref(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}

@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/metrics"
+)
+
+// Metrics is the in-memory metric store: one merged bucket per scope and
+// minute, behind its own lock (hot writes never wait for the config
+// store's). Buckets older than metrics.Retention are dropped.
+type Metrics struct {
+	// Now is the clock that decides which buckets have expired.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[metrics.Scope]map[int64]metrics.Bucket // by scope, then minute (unix seconds)
+	lastPrune time.Time
+}
+
+// NewMetrics returns an empty metric store on the system clock.
+func NewMetrics() *Metrics {
+	return &Metrics{Now: time.Now, buckets: map[metrics.Scope]map[int64]metrics.Bucket{}}
+}
+
+var _ metrics.Store = (*Metrics)(nil)
+
+// metricExpired reports whether the bucket of minute has outlived the retention.
+func metricExpired(minute, now time.Time) bool { return !minute.Add(metrics.Retention).After(now) }
+
+// AddBuckets merges the buckets into the stored ones. The store keeps its
+// own copies: the caller may reuse what it passed.
+func (m *Metrics) AddBuckets(_ context.Context, buckets []metrics.Bucket) error {
+	combined, err := metrics.Combine(buckets) // copies, checked, one per scope and minute
+	if err != nil {
+		return err
+	}
+	now := m.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.prune(now)
+	for _, b := range combined {
+		if metricExpired(b.Minute, now) {
+			continue
+		}
+		byMinute := m.buckets[b.Scope]
+		if byMinute == nil {
+			byMinute = map[int64]metrics.Bucket{}
+			m.buckets[b.Scope] = byMinute
+		}
+		k := b.Minute.Unix()
+		if old, ok := byMinute[k]; ok {
+			// old is the store's own; merging it with b yields a new copy.
+			merged, err := metrics.Combine([]metrics.Bucket{old, b})
+			if err != nil {
+				return err
+			}
+			b = merged[0]
+		}
+		byMinute[k] = b
+	}
+	return nil
+}
+
+// prune drops expired buckets, at most once a minute.
+func (m *Metrics) prune(now time.Time) {
+	if now.Sub(m.lastPrune) < time.Minute {
+		return
+	}
+	m.lastPrune = now
+	for s, byMinute := range m.buckets {
+		for k, b := range byMinute {
+			if metricExpired(b.Minute, now) {
+				delete(byMinute, k)
+			}
+		}
+		if len(byMinute) == 0 {
+			delete(m.buckets, s)
+		}
+	}
+}
+
+// ReadBuckets returns copies of the live buckets of s in [from, to).
+func (m *Metrics) ReadBuckets(_ context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+	now := m.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []metrics.Bucket{}
+	for _, b := range m.buckets[s] {
+		if !b.Minute.Before(from) && b.Minute.Before(to) && !metricExpired(b.Minute, now) {
+			out = append(out, b.Clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b metrics.Bucket) int { return a.Minute.Compare(b.Minute) })
+	return out, nil
+}
+
+// Len returns how many buckets the store holds, expired or not.
+func (m *Metrics) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, byMinute := range m.buckets {
+		n += len(byMinute)
+	}
+	return n
+}

@@ -1,0 +1,317 @@
+// Package metrics records the metrics that alert rules watch and summarises
+// them over evaluation windows (DECISIONS.md, "Alert rules" and "Metric
+// events (internal intake)"). It imports nothing from AWS or HTTP.
+//
+// Events are aggregated into one-minute buckets per scope: every event
+// counts in its account's scope and, when it has a project, in that
+// project's scope too, so an account-wide rule sees every project. A bucket
+// holds exact counts and, for turn latencies, a mergeable DDSketch with 1%
+// relative accuracy. Buckets are kept for Retention (about 2 hours), longer
+// than the longest evaluation window.
+package metrics
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Kind is what an event reports: the "metric" of the intake.
+type Kind string
+
+const (
+	// TurnLatency is one turn's latency; Value is milliseconds.
+	TurnLatency Kind = "turn_latency"
+	// APIErrors, FunctionErrors, CallCrashes and CallVolume are counts;
+	// Value is how many (the intake's default is 1).
+	APIErrors      Kind = "api_errors"
+	FunctionErrors Kind = "function_errors"
+	CallCrashes    Kind = "call_crashes"
+	CallVolume     Kind = "call_volume"
+	// Activity only marks that the scope reported something; Value is
+	// ignored. Every event of any kind is also activity.
+	Activity Kind = "activity"
+)
+
+// Kinds lists every kind in documentation order.
+var Kinds = []Kind{TurnLatency, APIErrors, FunctionErrors, CallCrashes, CallVolume, Activity}
+
+// IsCount reports whether the kind's value is a count.
+func (k Kind) IsCount() bool {
+	switch k {
+	case APIErrors, FunctionErrors, CallCrashes, CallVolume:
+		return true
+	}
+	return false
+}
+
+// Limits of the metric intake and of the stores.
+const (
+	// Retention is how long buckets are kept (from the start of their
+	// minute), and how old an event may be. An event dated near that edge
+	// is accepted but its bucket expires soon after: no window (60 minutes
+	// at most) reads that far back.
+	Retention = 2 * time.Hour
+	// MaxFuture is how far ahead of the receiver's clock an event may be
+	// dated (producers' clocks drift a little).
+	MaxFuture = time.Minute
+	// MaxBatch is the most events one intake request may carry.
+	MaxBatch = 1000
+	// MaxLatencyMS bounds a turn latency: one day, far beyond any real turn.
+	MaxLatencyMS = 86_400_000
+	// MaxCount bounds the value of one count event.
+	MaxCount = 1<<31 - 1
+	// RelativeAccuracy is the relative error of the latency percentiles.
+	RelativeAccuracy = 0.01
+	// minLatencyMS: a latency below one microsecond counts as 0 ms. It
+	// bounds the sketch's range, and so the size of a stored bucket.
+	minLatencyMS = 0.001
+)
+
+// Event is one metric event.
+type Event struct {
+	AccountID string
+	ProjectID string // "" = no project: it counts for the account only
+	Kind      Kind
+	// Value is the latency in milliseconds (TurnLatency) or the count
+	// (count kinds), taken as is: 0 counts nothing but is still activity.
+	// It is ignored for Activity.
+	Value float64
+	At    time.Time
+}
+
+// Count returns an event counting one of kind k, such as one API error.
+func Count(k Kind, accountID, projectID string, at time.Time) Event {
+	return Event{AccountID: accountID, ProjectID: projectID, Kind: k, Value: 1, At: at}
+}
+
+// Check reports whether e can be recorded: a tenant-shaped account (and
+// project) ID, a known kind, a time, and a value in range for the kind.
+// The intake checks the same rules field by field; Recorder.Record checks
+// them again for every other producer.
+func (e Event) Check() error {
+	switch {
+	case !voiceops.ValidTenantID(e.AccountID):
+		return fmt.Errorf("account ID %q is not a valid ID", e.AccountID)
+	case e.ProjectID != "" && !voiceops.ValidTenantID(e.ProjectID):
+		return fmt.Errorf("project ID %q is not a valid ID", e.ProjectID)
+	case !slices.Contains(Kinds, e.Kind):
+		return fmt.Errorf("unknown kind %q", e.Kind)
+	case e.At.IsZero():
+		return errors.New("no time")
+	case e.Kind == TurnLatency && !(e.Value >= 0 && e.Value <= MaxLatencyMS):
+		return fmt.Errorf("turn latency %v is outside 0 to %d ms", e.Value, MaxLatencyMS)
+	case e.Kind.IsCount() && !(e.Value >= 0 && e.Value <= MaxCount && e.Value == math.Trunc(e.Value)):
+		return fmt.Errorf("%s value %v is not an integer from 0 to %d", e.Kind, e.Value, MaxCount)
+	}
+	return nil
+}
+
+// Scope is what a rule watches: one project of an account, or the whole
+// account (ProjectID "").
+type Scope struct {
+	AccountID string
+	ProjectID string
+}
+
+func (s Scope) String() string {
+	if s.ProjectID == "" {
+		return s.AccountID
+	}
+	return s.AccountID + "/" + s.ProjectID
+}
+
+func compareScopes(a, b Scope) int {
+	return cmp.Or(strings.Compare(a.AccountID, b.AccountID), strings.Compare(a.ProjectID, b.ProjectID))
+}
+
+// Scopes returns the scopes e counts in: its account, and its project when
+// it has one.
+func (e Event) Scopes() []Scope {
+	if e.ProjectID == "" {
+		return []Scope{{AccountID: e.AccountID}}
+	}
+	return []Scope{{AccountID: e.AccountID}, {AccountID: e.AccountID, ProjectID: e.ProjectID}}
+}
+
+// Minute returns the bucket minute of t: t truncated to the minute, in UTC.
+func Minute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
+
+// Counts are the exact counts of a bucket or of a window.
+type Counts struct {
+	Activity       int64 // events of every kind: the scope reported something
+	Turns          int64 // turn latencies (the sketch's count)
+	APIErrors      int64
+	FunctionErrors int64
+	CallCrashes    int64
+	CallVolume     int64
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Activity += o.Activity
+	c.Turns += o.Turns
+	c.APIErrors += o.APIErrors
+	c.FunctionErrors += o.FunctionErrors
+	c.CallCrashes += o.CallCrashes
+	c.CallVolume += o.CallVolume
+}
+
+// IsZero reports whether nothing at all was counted.
+func (c Counts) IsZero() bool { return c == Counts{} }
+
+// of returns the count of a count kind.
+func (c *Counts) of(k Kind) *int64 {
+	switch k {
+	case APIErrors:
+		return &c.APIErrors
+	case FunctionErrors:
+		return &c.FunctionErrors
+	case CallCrashes:
+		return &c.CallCrashes
+	case CallVolume:
+		return &c.CallVolume
+	}
+	return nil
+}
+
+// Bucket is what one scope reported in one minute.
+type Bucket struct {
+	Scope  Scope
+	Minute time.Time // truncated to the minute, UTC
+	Counts Counts
+	// Latency holds the turn latencies (ms); nil when there were none.
+	Latency *ddsketch.DDSketch
+}
+
+// add counts one event into the bucket. Values out of range are clamped:
+// Event.Check refuses them before they get here.
+func (b *Bucket) add(e Event) {
+	b.Counts.Activity++
+	switch {
+	case e.Kind == TurnLatency:
+		v := e.Value
+		if !(v >= minLatencyMS) { // also NaN
+			v = 0
+		}
+		v = min(v, MaxLatencyMS)
+		if b.Latency == nil {
+			b.Latency = NewSketch()
+		}
+		_ = b.Latency.Add(v) // within the sketch's range by construction
+		b.Counts.Turns++
+	case e.Kind.IsCount():
+		if e.Value > 0 { // also false for NaN
+			*b.Counts.of(e.Kind) += int64(math.Round(min(e.Value, MaxCount)))
+		}
+	}
+}
+
+// merge adds o into b; b's sketch becomes its own copy if it had none.
+func (b *Bucket) merge(o Bucket) {
+	b.Counts.Add(o.Counts)
+	if o.Latency == nil || o.Latency.IsEmpty() {
+		return
+	}
+	if b.Latency == nil {
+		b.Latency = o.Latency.Copy()
+		return
+	}
+	// Every sketch here has the one mapping (Check), so merging cannot fail.
+	_ = b.Latency.MergeWith(o.Latency)
+}
+
+// Clone returns a deep copy of b.
+func (b Bucket) Clone() Bucket {
+	if b.Latency != nil {
+		b.Latency = b.Latency.Copy()
+	}
+	return b
+}
+
+// Check reports whether b can be stored: an account, a minute that is
+// truncated and non-zero, and a sketch (if any) of this package's accuracy
+// holding latencies from 0 to MaxLatencyMS only (as Aggregate makes them).
+func (b Bucket) Check() error {
+	switch {
+	case !voiceops.ValidTenantID(b.Scope.AccountID):
+		return fmt.Errorf("metrics: bucket with account ID %q", b.Scope.AccountID)
+	case b.Scope.ProjectID != "" && !voiceops.ValidTenantID(b.Scope.ProjectID):
+		return fmt.Errorf("metrics: bucket with project ID %q", b.Scope.ProjectID)
+	case b.Minute.IsZero() || !b.Minute.Equal(Minute(b.Minute)):
+		return fmt.Errorf("metrics: bucket minute %v is not truncated to the minute", b.Minute)
+	case b.Latency != nil:
+		if err := checkSketch(b.Latency); err != nil {
+			return fmt.Errorf("metrics: bucket sketch: %w", err)
+		}
+	}
+	return nil
+}
+
+// Aggregate merges events into one bucket per scope and minute: a batch of
+// a thousand events becomes a handful of buckets, which is what the stores
+// write. The buckets are ordered by scope, then minute.
+func Aggregate(events []Event) []Bucket {
+	type key struct {
+		scope  Scope
+		minute int64
+	}
+	index := map[key]int{}
+	var out []Bucket
+	for _, e := range events {
+		minute := Minute(e.At)
+		for _, s := range e.Scopes() {
+			k := key{s, minute.Unix()}
+			i, ok := index[k]
+			if !ok {
+				i = len(out)
+				index[k] = i
+				out = append(out, Bucket{Scope: s, Minute: minute})
+			}
+			out[i].add(e)
+		}
+	}
+	sortBuckets(out)
+	return out
+}
+
+// Combine merges buckets of the same scope and minute, ordered by scope
+// then minute. It never changes its input: the result shares no sketch with
+// it. It fails when a bucket does not pass Check.
+func Combine(buckets []Bucket) ([]Bucket, error) {
+	type key struct {
+		scope  Scope
+		minute int64
+	}
+	index := map[key]int{}
+	var out []Bucket
+	for _, b := range buckets {
+		if err := b.Check(); err != nil {
+			return nil, err
+		}
+		k := key{b.Scope, b.Minute.Unix()}
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			out = append(out, Bucket{Scope: b.Scope, Minute: b.Minute.UTC()})
+		}
+		out[i].merge(b)
+	}
+	sortBuckets(out)
+	return out, nil
+}
+
+func sortBuckets(bs []Bucket) {
+	slices.SortFunc(bs, func(a, b Bucket) int {
+		return cmp.Or(compareScopes(a.Scope, b.Scope), a.Minute.Compare(b.Minute))
+	})
+}

@@ -1,0 +1,116 @@
+package voiceops
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Outcome is what one evaluation of a rule found.
+type Outcome struct {
+	Value  int64
+	NoData bool // nothing was reported for the rule's scope in the window
+	Failed bool // the evaluation could not complete (store error, timeout)
+}
+
+// Evaluated returns the rule after an evaluation at `at` with outcome o, and
+// the event the transition sends, if any (DECISIONS.md, "Alert rules"):
+// into alert from any state sends alerts.triggered; out of alert to any
+// state sends alerts.resolved; a firing rule stays alert through failed
+// evaluations, any other state becomes unknown. since is when the current
+// state began. The returned rule's Version is the next one.
+func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
+	next := r
+	next.Version = r.Version + 1
+	switch {
+	case o.Failed && r.State == StateAlert:
+		// The alert keeps firing on what was last measured.
+		return next, nil
+	case o.Failed:
+		next.State = StateUnknown
+	case o.NoData:
+		next.State, next.CurrentValue = StateNoData, nil
+	default:
+		v := o.Value
+		next.CurrentValue = &v
+		next.State = StateOK
+		if r.Operator.Breached(v, r.Threshold) {
+			next.State = StateAlert
+		}
+	}
+	t := at
+	next.LastEvaluatedAt = &t
+	if next.State == r.State {
+		return next, nil
+	}
+	since := at
+	next.Since = &since
+	return next, TransitionEvent(r.State, next, at)
+}
+
+// TransitionEvent returns the event of a change from state prev to rule
+// r's state, or nil when the change sends none.
+func TransitionEvent(prev State, r AlertRule, at time.Time) *AlertEvent {
+	var typ EventType
+	switch {
+	case r.State == StateAlert && prev != StateAlert:
+		typ = EventTriggered
+	case prev == StateAlert && r.State != StateAlert:
+		typ = EventResolved
+	default:
+		return nil
+	}
+	e := NewAlertEvent(typ, r, prev, at, false)
+	return &e
+}
+
+// EventBody is the JSON delivered to webhook endpoints.
+type EventBody struct {
+	EventType EventType `json:"event_type"`
+	EventID   string    `json:"event_id"`
+	CreatedAt string    `json:"created_at"`
+	Test      bool      `json:"test,omitempty"`
+	Alert     EventRule `json:"alert"`
+}
+
+// EventRule is the "alert" object of an event body.
+type EventRule struct {
+	ID             string  `json:"id"`
+	Name           string  `json:"name"`
+	ProjectID      *string `json:"project_id"`
+	Metric         Metric  `json:"metric"`
+	Operator       string  `json:"operator"`
+	ThresholdValue int64   `json:"threshold_value"`
+	WindowDuration Window  `json:"window_duration"`
+	CurrentValue   *int64  `json:"current_value"`
+	PreviousState  State   `json:"previous_state"`
+	CurrentState   State   `json:"current_state"`
+	TriggeredAt    string  `json:"triggered_at,omitempty"`
+	ResolvedAt     string  `json:"resolved_at,omitempty"`
+}
+
+// TimeFormat is how every time is written: UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// NewAlertEvent builds an event of rule r (in its new state) that left
+// state prev at `at`, with its body, ready to store.
+func NewAlertEvent(typ EventType, r AlertRule, prev State, at time.Time, test bool) AlertEvent {
+	id := NewID(PrefixEvent)
+	ts := at.UTC().Format(TimeFormat)
+	body := EventBody{EventType: typ, EventID: id, CreatedAt: ts, Test: test, Alert: EventRule{
+		ID: r.ID, Name: r.Name, ProjectID: r.ProjectID, Metric: r.Metric, Operator: string(r.Operator),
+		ThresholdValue: r.Threshold, WindowDuration: r.Window, CurrentValue: r.CurrentValue,
+		PreviousState: prev, CurrentState: r.State,
+	}}
+	if typ == EventTriggered {
+		body.Alert.TriggeredAt = ts
+	} else {
+		body.Alert.ResolvedAt = ts
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep ">" readable in the operator
+	_ = enc.Encode(body)     // plain structs: cannot fail
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	return AlertEvent{ID: id, AccountID: r.AccountID, RuleID: r.ID, Type: typ, CreatedAt: at, Body: b}
+}
