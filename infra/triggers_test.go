@@ -252,3 +252,25 @@ func TestValidateFunctions(t *testing.T) {
 		}
 	})
 }
+
+// TestRealStackHasTheEvaluatorScheduleAndDispatcher checks the product's own
+// function list: the evaluator runs every minute and the dispatcher drains
+// the delivery queue with batch item failures and capped concurrency.
+func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
+	tmpl := mustSynth(t, map[string]any{"region": "us"}, Functions).templates["VoiceOps-us"]
+	check(t, "evaluator schedule", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{"ScheduleExpression": "rate(1 minute)", "State": "ENABLED"})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{"Timeout": 55, "MemorySize": 512})
+	})
+	check(t, "dispatcher", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         obj{"MaximumConcurrency": 20},
+		})
+	})
+	check(t, "intake route", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
+	})
+}
