@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
@@ -63,6 +64,11 @@ type Function struct {
 	Writes []tables.Table
 	// SendsToQueue grants sqs:SendMessage on the delivery queue.
 	SendsToQueue bool
+	// InvokesProjectFunctions grants lambda:InvokeFunction on the Lambda
+	// functions projects may name as their functions: those named
+	// ProjectFunctionPrefix* in the stack's region (any account; a function
+	// of another account must also allow the stack in its resource policy).
+	InvokesProjectFunctions bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
 	Routes []Route
@@ -124,7 +130,36 @@ var Functions = []Function{
 		SendsToQueue: true,
 		Every:        time.Minute,
 	},
+	{
+		// Chat conversations (doc 2): the agent, the project's functions,
+		// the conversation store and the metrics of every turn.
+		Name: "chat", MemoryMB: 512, Timeout: 29 * time.Second,
+		Reads:                   []tables.Table{tables.Config, tables.Conversations},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		InvokesProjectFunctions: true,
+		Routes: []Route{
+			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/create"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/respond"},
+			{Host: BaseHost, Method: http.MethodPut, Path: "/{version}/{account_id}/{project_id}/chat/close"},
+		},
+	},
+	{
+		// The telephony system's voice intake (internal key).
+		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
+		Reads:                   []tables.Table{tables.Config, tables.Conversations},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		InvokesProjectFunctions: true,
+		Routes: []Route{
+			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/end"},
+		},
+	},
 }
+
+// ProjectFunctionPrefix starts the name of every Lambda function a project
+// may use as one of its functions (hooks): the grant stays narrow.
+const ProjectFunctionPrefix = "voiceops-fn-"
 
 // Limits of the Lambda service and of this stack.
 const (
@@ -292,6 +327,13 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
 			d.queue.delivery.GrantSendMessages(fn)
+		}
+		if f.InvokesProjectFunctions {
+			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Actions: jsii.Strings("lambda:InvokeFunction"),
+				Resources: jsii.Strings(fmt.Sprintf("arn:%s:lambda:%s:*:function:%s*",
+					*awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), ProjectFunctionPrefix)),
+			}))
 		}
 		d.internalKey.secret.GrantRead(fn, nil)
 		out[f.Name] = fn

@@ -24,12 +24,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/evaluator"
+	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -121,12 +124,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.close()
 	region := voiceops.Region(o.region)
 	internalKey := keys.New(keys.KindInternal, region)
+	recorder := &metrics.Recorder{Store: b.metrics}
 	deps := api.Deps{
 		Stores: b.stores, Auth: auth.New(b.stores.Accounts, region, time.Now), Now: time.Now, Log: log,
 		URLPolicy:         voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
-		Metrics:           &metrics.Recorder{Store: b.metrics},
+		Metrics:           recorder,
 		InternalKeyDigest: keys.Digest(internalKey),
 		Outbox:            b.dispatcher,
+		Conversations: &conversation.Engine{
+			Store: b.stores.Conversations, Configs: b.configs,
+			Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
+			Metrics:   recorder,
+			AgentDeps: agent.Deps{
+				HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}),
+				Policy:     voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
+			},
+			Now: time.Now, Log: log,
+		},
 	}
 	ev := &evaluator.Evaluator{
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
@@ -143,13 +157,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(apispec.Document())
 	})
-	mux.Handle("/", api.Studio(deps))
+	mux.Handle("/", api.All(deps))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, url, region, internalKey)
+	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey)
 	if err != nil {
 		_ = srv.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
@@ -180,6 +194,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 type backend struct {
 	name       string
 	stores     voiceops.Stores
+	configs    agent.ConfigStore
 	metrics    metrics.Store
 	dispatcher *delivery.Dispatcher
 	close      func()
@@ -198,14 +213,15 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}
 	endpoint := getenv("AWS_ENDPOINT_URL")
 	if endpoint == "" {
-		stores := memory.New().Stores()
+		mem := memory.New()
+		stores := mem.Stores()
 		q := queue.NewMemory(func(ctx context.Context, m queue.Message) error { return d.Handle(ctx, m) }, queue.MemoryOptions{
 			OnDeadLetter: func(m queue.Message, err error) {
 				log.Error("delivery message dead-lettered", "delivery_id", m.DeliveryID, "error", err)
 			},
 		})
 		d = delivery.NewDispatcher(config(stores, q))
-		return backend{name: "memory", stores: stores, metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
 	}
 	cfg, err := lambdamain.AWSConfig(ctx)
 	if err != nil {
@@ -221,7 +237,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	if err != nil {
 		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
 	}
-	stores := dynamo.New(db, names).Stores()
+	store := dynamo.New(db, names)
+	stores := store.Stores()
 	q := queue.NewSQS(sqsClient, url)
 	d = delivery.NewDispatcher(config(stores, q))
 	consumeCtx, stop := context.WithCancel(ctx)
@@ -233,7 +250,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		}})
 	}()
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
 		close: func() { stop(); <-done },
 	}, nil
 }

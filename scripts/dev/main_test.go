@@ -118,3 +118,40 @@ func TestDevServerRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestDevServerChatWithTheDemoAgent(t *testing.T) {
+	creds, stop := startDev(t)
+	defer func() { _ = stop() }()
+	acct := creds.Accounts[1]
+	p := acct.Projects[1]
+	call := func(method, path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, creds.BaseURL+path, strings.NewReader(body))
+		req.Header.Set("X-API-KEY", p.APIKey)
+		req.Header.Set("X-TOKEN", p.AgentToken)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	base := "/v1/" + acct.AccountID + "/" + p.ProjectID + "/chat/"
+	st, created := call("POST", base+"create", `{"channel":"webchat"}`)
+	if st != 200 || created["conversation_id"] == "" || created["response"] == "" {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	id := created["conversation_id"].(string)
+	st, ans := call("POST", base+"respond", `{"conversation_id":"`+id+`","message":"I need a human"}`)
+	if st != 200 || ans["end_conversation"] != true || ans["handoff"].(map[string]any)["destination"] != "support-queue" {
+		t.Fatalf("respond: %d %v", st, ans)
+	}
+	if st, body := call("POST", base+"respond", `{"conversation_id":"`+id+`","message":"hello?"}`); st != 410 || body["error_message"] == "" {
+		t.Errorf("respond after handoff: %d %v", st, body)
+	}
+	if st, _ := call("POST", "/v2/"+acct.AccountID+"/"+p.ProjectID+"/chat/create", `{}`); st != 404 {
+		t.Errorf("chat v2: %d", st)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -37,7 +38,7 @@ type ProjectCredentials struct {
 
 // seed creates two accounts with two projects each (reusing them if a
 // persistent store already has them) and fresh keys of every kind.
-func seed(ctx context.Context, p provision.Provisioner, url string, region voiceops.Region, internalKey string) (Credentials, error) {
+func seed(ctx context.Context, p provision.Provisioner, configs agent.ConfigStore, url string, region voiceops.Region, internalKey string) (Credentials, error) {
 	c := Credentials{AgentStudioURL: url, BaseURL: url, Region: string(region), InternalKey: internalKey}
 	for i := 1; i <= 2; i++ {
 		acctID := fmt.Sprintf("acct_demo%d", i)
@@ -52,6 +53,10 @@ func seed(ctx context.Context, p provision.Provisioner, url string, region voice
 		for _, suffix := range []string{"a", "b"} {
 			projID := fmt.Sprintf("proj_demo%d%s", i, suffix)
 			if _, err := p.CreateProject(ctx, acctID, projID, fmt.Sprintf("Demo project %d%s", i, suffix)); err != nil && !errors.Is(err, voiceops.ErrAlreadyExists) {
+				return c, err
+			}
+			// Every demo project talks with the demo scripted agent.
+			if err := configs.PutConfig(ctx, agent.DemoConfig(acctID, projID)); err != nil {
 				return c, err
 			}
 			pc := ProjectCredentials{ProjectID: projID}

@@ -1,21 +1,28 @@
 // Command opsctl is the operator's tool: it creates accounts and projects,
-// and creates, lists and revokes keys, directly in a region's DynamoDB
-// config table. Run `go run ./scripts/opsctl help` for usage.
+// creates, lists and revokes keys, and loads the projects' agent
+// configurations, directly in a region's DynamoDB config table. Run
+// `go run ./scripts/opsctl help` for usage.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/provision"
@@ -48,6 +55,20 @@ Commands:
                                              never shown in full again)
   key revoke -account ID -key KEY_ID|PREFIX  revoke a key (takes effect within
                                              30 seconds on warm functions)
+  agent load -account ID -project ID -file FILE
+                                             check an agent configuration (JSON,
+                                             format and example in
+                                             shared/agent/testdata/demo.json)
+                                             and store it as the project's,
+                                             replacing the previous one; prints
+                                             its variants and functions. A bad
+                                             file is refused with the JSON path
+                                             of every problem; nothing is stored.
+  agent show -account ID -project ID [-reveal-secrets]
+                                             print the project's agent
+                                             configuration as JSON; signing
+                                             secrets and header values are
+                                             masked unless -reveal-secrets
 
 Global flags (before the command):
   -region us|uk|eu      region the keys are bound to (default $SERVICE_REGION, else us)
@@ -68,9 +89,15 @@ func main() {
 	}
 }
 
-// run executes one command. accounts, when not nil, replaces the DynamoDB
-// store (tests).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, accounts voiceops.AccountStore) error {
+// stores are what opsctl works on.
+type stores struct {
+	accounts voiceops.AccountStore
+	agents   agent.ConfigStore
+}
+
+// run executes one command. st, when not nil, replaces the DynamoDB stores
+// (tests).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) error {
 	global := flag.NewFlagSet("opsctl", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	region := global.String("region", envOr(getenv, "SERVICE_REGION", "us"), "")
@@ -86,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if _, ok := voiceops.LookupRegion(*region); !ok {
 		return fmt.Errorf("-region must be us, uk or eu")
 	}
-	if accounts == nil {
+	if st == nil {
 		if *prefix == "" {
 			*prefix = "voiceops-" + *region
 		}
@@ -98,8 +125,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		accounts = dynamo.New(dynamodb.NewFromConfig(cfg), names).Stores().Accounts
+		d := dynamo.New(dynamodb.NewFromConfig(cfg), names)
+		st = &stores{accounts: d.Stores().Accounts, agents: d.AgentConfigs()}
 	}
+	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
 	rest := global.Args()
 	if len(rest) < 2 {
@@ -114,6 +143,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	kind := fs.String("kind", "", "key kind: api, agent, service, events")
 	keyPrefix := fs.String("prefix", "", "only keys whose shown prefix starts with this")
 	key := fs.String("key", "", "key ID or shown prefix")
+	file := fs.String("file", "", "agent configuration file (JSON)")
+	reveal := fs.Bool("reveal-secrets", false, "show signing secrets and header values in full")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -205,6 +236,41 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		fmt.Fprintf(stdout, "revoked %s (%s…) at %s\n", k.ID, k.Prefix, k.RevokedAt.Format(time.RFC3339))
+	case "agent load":
+		if err := errors.Join(need(account, "account"), need(project, "project"), need(file, "file")); err != nil {
+			return err
+		}
+		c, err := loadAgentConfig(*file, *account, *project)
+		if err != nil {
+			return err
+		}
+		if err := st.agents.PutConfig(ctx, c); err != nil {
+			return describe(err, "project "+*project+" in account "+*account)
+		}
+		fmt.Fprintf(stdout, "stored the agent configuration of %s/%s (retention %d days)\n\n", c.AccountID, c.ProjectID, c.RetentionDays)
+		printAgentConfig(tw, c)
+	case "agent show":
+		if err := errors.Join(need(account, "account"), need(project, "project")); err != nil {
+			return err
+		}
+		c, err := st.agents.GetConfig(ctx, *account, *project)
+		if errors.Is(err, voiceops.ErrNotFound) {
+			return fmt.Errorf("project %s of account %s has no agent configuration (agent load stores one)", *project, *account)
+		} else if err != nil {
+			return err
+		}
+		if !*reveal {
+			c = maskSecrets(c)
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+		_, err = stdout.Write(buf.Bytes())
+		return err
 	default:
 		return fmt.Errorf("unknown command %q; run opsctl help", cmd)
 	}
@@ -227,4 +293,104 @@ func describe(err error, what string) error {
 		return fmt.Errorf("%s already exists", what)
 	}
 	return err
+}
+
+// loadAgentConfig reads and checks a configuration file for a project. The
+// file may name the account and project; they must then be the flags'.
+func loadAgentConfig(file, accountID, projectID string) (agent.Config, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, agent.MaxConfigBytes+1))
+	if err != nil {
+		return agent.Config{}, err
+	}
+	// Deployed stacks never call loopback agents; only the dev server seeds
+	// such configurations, in its own process.
+	c, err := agent.ParseConfig(b, voiceops.URLPolicy{})
+	var ce *agent.ConfigError
+	if errors.As(err, &ce) {
+		var msg strings.Builder
+		fmt.Fprintf(&msg, "%s is not a valid agent configuration; nothing was stored:", file)
+		for _, fe := range ce.Fields {
+			if fe.Field == "" {
+				fmt.Fprintf(&msg, "\n  %s", fe.Message)
+			} else {
+				fmt.Fprintf(&msg, "\n  %s: %s", fe.Field, fe.Message)
+			}
+		}
+		return agent.Config{}, errors.New(msg.String())
+	} else if err != nil {
+		return agent.Config{}, err
+	}
+	if c.AccountID != "" && c.AccountID != accountID || c.ProjectID != "" && c.ProjectID != projectID {
+		return agent.Config{}, fmt.Errorf("%s is the configuration of %s/%s, not of %s/%s", file, c.AccountID, c.ProjectID, accountID, projectID)
+	}
+	c.AccountID, c.ProjectID = accountID, projectID
+	return c, nil
+}
+
+// printAgentConfig lists a configuration's variants and functions. URLs are
+// shown by host only: their query may carry a token.
+func printAgentConfig(tw *tabwriter.Writer, c agent.Config) {
+	fmt.Fprintln(tw, "VARIANT\tNAME\tDEFAULT\tAGENT")
+	for _, v := range c.Variants {
+		def := ""
+		if v.Default {
+			def = "yes"
+		}
+		var what string
+		switch v.Agent.Type {
+		case agent.TypeScripted:
+			what = fmt.Sprintf("scripted, %d rules", len(v.Agent.Scripted.Rules))
+		case agent.TypeHTTP:
+			what = fmt.Sprintf("http, %s, timeout %dms", urlHost(v.Agent.HTTP.URL), v.Agent.HTTP.TimeoutMS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.ID, v.Name, def, what)
+	}
+	if len(c.Functions) == 0 {
+		return
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "FUNCTION\tTARGET\tTIMEOUT")
+	for _, h := range slices.Sorted(maps.Keys(c.Functions)) {
+		f := c.Functions[h]
+		target := f.LambdaARN
+		if f.URL != "" {
+			target = "https: " + urlHost(f.URL)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%dms\n", h, target, f.TimeoutMS)
+	}
+}
+
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "?"
+	}
+	return u.Host
+}
+
+// maskSecrets hides signing secrets and custom header values (an
+// Authorization header is a secret too).
+func maskSecrets(c agent.Config) agent.Config {
+	c = c.Clone()
+	const masked = "(masked; -reveal-secrets shows it)"
+	for _, v := range c.Variants {
+		if h := v.Agent.HTTP; h != nil {
+			h.SigningSecret = masked
+			for k := range h.Headers {
+				h.Headers[k] = masked
+			}
+		}
+	}
+	for hook, f := range c.Functions {
+		if f.SigningSecret != "" {
+			f.SigningSecret = masked
+			c.Functions[hook] = f
+		}
+	}
+	return c
 }

@@ -13,9 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -63,11 +67,14 @@ type harness struct {
 	keyB    string // account-scoped api key of acct_b
 	projKey string // project-scoped api key of acct_a/proj_a1
 	agent   string // agent token of acct_a/proj_a1
-	prov    provision.Provisioner
-	check   bool // validate responses against the OpenAPI document
-	fanMu   sync.Mutex
-	fanned  []voiceops.AlertEvent // events handed to the outbox's Fanout
-	queue   *recordingQueue
+	agent2  string // agent token of acct_a/proj_a2
+	// projKey2 is a project-scoped api key of acct_a/proj_a2.
+	projKey2 string
+	prov     provision.Provisioner
+	check    bool // validate responses against the OpenAPI document
+	fanMu    sync.Mutex
+	fanned   []voiceops.AlertEvent // events handed to the outbox's Fanout
+	queue    *recordingQueue
 }
 
 // recordingOutbox is the real outbox, noting the events fanned out.
@@ -137,14 +144,26 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	must(err)
 	h.agent, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a1")
 	must(err)
+	h.agent2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a2")
+	must(err)
+	h.projKey2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a2")
+	must(err)
+	for _, p := range []string{"proj_a1", "proj_a2"} {
+		must(h.store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_a", p)))
+	}
 	stores := h.stores
 	if wrap != nil {
 		stores = wrap(stores)
 	}
-	h.h = Studio(Deps{
+	h.h = All(Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
-		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Outbox: recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
+		Log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
+		InternalKeyDigest: keys.Digest(testInternalKey),
+		Conversations: &conversation.Engine{
+			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
+			Now: h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		},
 	})
 	return h
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -34,11 +35,14 @@ type Deps struct {
 	// is logged, not answered: the event is stored, and the evaluator's
 	// repair pass fans it out.
 	Outbox Outbox
+	// Conversations runs chat and voice conversations (doc 2).
+	Conversations *conversation.Engine
 }
 
 // server holds the dependencies of every route group.
 type server struct {
 	Deps
+	projects projectCache
 }
 
 // routesFunc registers one endpoint group on a mux.
@@ -75,6 +79,17 @@ func Studio(d Deps) http.Handler {
 
 // Intake serves the internal metric intake (functions/intake).
 func Intake(d Deps) http.Handler { return newHandler(d, intakeRoutes) }
+
+// Chat serves the chat group (functions/chat).
+func Chat(d Deps) http.Handler { return newHandler(d, chatRoutes) }
+
+// Calls serves the telephony system's voice intake (functions/calls).
+func Calls(d Deps) http.Handler { return newHandler(d, voiceRoutes) }
+
+// All serves every route of both hosts: the dev server uses it.
+func All(d Deps) http.Handler {
+	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes)
+}
 
 // fanout hands events to the outbox, best effort (see Deps.Outbox).
 func (s *server) fanout(ctx context.Context, events []voiceops.AlertEvent) {

@@ -19,7 +19,8 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The operations the handlers of shared/api serve (doc 1 and DECISIONS.md).
+// The operations the handlers of shared/api serve (doc 1, doc 2's chat, the
+// internal intakes and DECISIONS.md).
 var wantOperations = []string{
 	"DELETE /v1/alert-rules/{rule_id}",
 	"DELETE /v1/webhook-endpoints/{endpoint_id}",
@@ -32,11 +33,17 @@ var wantOperations = []string{
 	"PATCH /v1/alert-rules/{rule_id}",
 	"PATCH /v1/webhook-endpoints/{endpoint_id}",
 	"POST /internal/v1/metric-events",
+	"POST /internal/v1/voice/calls",
+	"POST /internal/v1/voice/calls/{conversation_id}/end",
+	"POST /internal/v1/voice/calls/{conversation_id}/turns",
 	"POST /v1/alert-rules",
 	"POST /v1/webhook-endpoints",
 	"POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry",
 	"POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret",
 	"POST /v1/webhook-endpoints/{endpoint_id}/test",
+	"POST /{version}/{account_id}/{project_id}/chat/create",
+	"POST /{version}/{account_id}/{project_id}/chat/respond",
+	"PUT /{version}/{account_id}/{project_id}/chat/close",
 }
 
 func TestDocumentLoadsAndValidates(t *testing.T) {
@@ -210,6 +217,32 @@ func errBody(msg string) map[string]any {
 	return map[string]any{"message": msg, "request_id": reqID}
 }
 
+// Doc-2 fixtures (shared/api/chat.go, voice.go and errors.go).
+
+const convID = "conv_17953416000001es5bW4rR2HdGvM5TOVFq"
+
+func doc2Err(msg string) map[string]any {
+	return map[string]any{"error_message": msg, "request_id": reqID}
+}
+
+func chatCreated() map[string]any {
+	return map[string]any{"conversation_id": convID, "response": "Welcome to Acme. How can I help?"}
+}
+
+func answer() map[string]any {
+	return map[string]any{"conversation_id": convID, "response": "Your balance is 1,234.56 dollars.", "end_conversation": false}
+}
+
+func handedOff() map[string]any {
+	a := answer()
+	a["response"] = "Let me put you through to a person."
+	a["end_conversation"] = true
+	a["handoff"] = map[string]any{"destination": "support-queue", "reason": "caller asked for a human"}
+	return a
+}
+
+func success() map[string]any { return map[string]any{"success": true} }
+
 func jsonHeader() http.Header {
 	return http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {reqID}}
 }
@@ -259,6 +292,9 @@ const (
 	epURL    = local + "/v1/webhook-endpoints/whe_7Hs2LmQ9xV0cK4tB1nR6pZ"
 	retryURL = epURL + "/deliveries/dlv_9aLk2PzX4cVb7NmQ1wEr5t/retry"
 	intake   = local + "/internal/v1/metric-events"
+	chatURL  = local + "/v1/acct_a/proj_a1/chat"
+	callsURL = local + "/internal/v1/voice/calls"
+	callURL  = callsURL + "/" + convID
 )
 
 func TestCheckAccepts(t *testing.T) {
@@ -315,6 +351,33 @@ func TestCheckAccepts(t *testing.T) {
 		{name: "intake 413", method: "POST", url: intake, status: 413, body: errBody("request body is larger than 1048576 bytes")},
 		{name: "intake 422", method: "POST", url: intake, status: 422, body: validation(map[string]any{"field": "events[3].metric", "message": "must be one of: ..."})},
 		{name: "intake 500", method: "POST", url: intake, status: 500, body: errBody("internal error")},
+		{name: "chat create", method: "POST", url: chatURL + "/create", status: 200, body: chatCreated()},
+		{name: "chat create on the base host", method: "POST", url: "https://euw-1.api.example.com/v1/acct_a/proj_a1/chat/create", status: 200, body: chatCreated()},
+		{name: "chat create with an empty response", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "response", "")},
+		{name: "chat respond", method: "POST", url: chatURL + "/respond", status: 200, body: answer()},
+		{name: "chat respond ending", method: "POST", url: chatURL + "/respond", status: 200, body: with(answer(), "end_conversation", true)},
+		{name: "chat respond with handoff", method: "POST", url: chatURL + "/respond", status: 200, body: handedOff()},
+		{name: "chat close", method: "PUT", url: chatURL + "/close", status: 200, body: success()},
+		{name: "chat 400", method: "POST", url: chatURL + "/create", status: 400, body: doc2Err("validation failed: channel must be one of: webchat, whatsapp, sms, api")},
+		{name: "chat 401", method: "POST", url: chatURL + "/respond", status: 401, body: doc2Err("missing or invalid X-TOKEN")},
+		{name: "chat 403", method: "PUT", url: chatURL + "/close", status: 403, body: doc2Err("the API key is not valid for this project")},
+		{name: "chat 404 other version", method: "POST", url: local + "/v2/acct_a/proj_a1/chat/create", status: 404, body: doc2Err("unknown API version: chat is served under /v1/")},
+		{name: "chat 404 no agent", method: "POST", url: chatURL + "/create", status: 404, body: doc2Err("the project has no agent configured")},
+		{name: "chat 404 conversation", method: "POST", url: chatURL + "/respond", status: 404, body: doc2Err("conversation not found")},
+		{name: "chat respond 409", method: "POST", url: chatURL + "/respond", status: 409, body: doc2Err("the resource was changed by another request; retry")},
+		{name: "chat respond 410", method: "POST", url: chatURL + "/respond", status: 410, body: doc2Err("the conversation has ended")},
+		{name: "chat close 410", method: "PUT", url: chatURL + "/close", status: 410, body: doc2Err("the conversation has ended")},
+		{name: "chat 413", method: "POST", url: chatURL + "/create", status: 413, body: doc2Err("request body is larger than 1048576 bytes")},
+		{name: "chat 500", method: "PUT", url: chatURL + "/close", status: 500, body: doc2Err("internal error")},
+		{name: "call start", method: "POST", url: callsURL, status: 200, body: answer()},
+		{name: "call turn with handoff", method: "POST", url: callURL + "/turns", status: 200, body: handedOff()},
+		{name: "call end", method: "POST", url: callURL + "/end", status: 200, body: success()},
+		{name: "call 400", method: "POST", url: callURL + "/end", status: 400, body: doc2Err("validation failed: outcome is required")},
+		{name: "call 401", method: "POST", url: callsURL, status: 401, body: doc2Err("missing or invalid X-Internal-Key")},
+		{name: "call 404", method: "POST", url: callURL + "/turns", status: 404, body: doc2Err("conversation not found")},
+		{name: "call turn 409", method: "POST", url: callURL + "/turns", status: 409, body: doc2Err("the resource was changed by another request; retry")},
+		{name: "call end 410", method: "POST", url: callURL + "/end", status: 410, body: doc2Err("the conversation has ended")},
+		{name: "call 500", method: "POST", url: callsURL, status: 500, body: doc2Err("internal error")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -398,6 +461,29 @@ func TestCheckRejects(t *testing.T) {
 		{name: "403 on the intake", method: "POST", url: intake, status: 403, body: errBody("forbidden")},
 		{name: "404 on the intake", method: "POST", url: intake, status: 404, body: errBody("not found")},
 		{name: "GET on the intake", method: "GET", url: intake, status: 200, body: map[string]any{"accepted": 0}},
+		{name: "chat create with end_conversation", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "end_conversation", false)},
+		{name: "chat create without response", method: "POST", url: chatURL + "/create", status: 200, body: without(chatCreated(), "response")},
+		{name: "chat create with malformed conversation_id", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "conversation_id", "c_1")},
+		{name: "chat create answered 201", method: "POST", url: chatURL + "/create", status: 201, body: chatCreated()},
+		{name: "chat respond without end_conversation", method: "POST", url: chatURL + "/respond", status: 200, body: without(answer(), "end_conversation")},
+		{name: "chat respond with null handoff", method: "POST", url: chatURL + "/respond", status: 200, body: with(answer(), "handoff", nil)},
+		{name: "handoff without reason", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "handoff", map[string]any{"destination": "support-queue"})},
+		{name: "handoff that does not end", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "end_conversation", false)},
+		{name: "chat close with success false", method: "PUT", url: chatURL + "/close", status: 200, body: map[string]any{"success": false}},
+		{name: "chat close with POST", method: "POST", url: chatURL + "/close", status: 200, body: success()},
+		{name: "GET on chat create", method: "GET", url: chatURL + "/create", status: 200, body: chatCreated()},
+		{name: "chat error in doc-1 shape", method: "POST", url: chatURL + "/respond", status: 404, body: errBody("conversation not found")},
+		{name: "chat error with errors", method: "POST", url: chatURL + "/create", status: 400, body: with(doc2Err("validation failed"), "errors", []any{})},
+		{name: "chat error without request_id", method: "POST", url: chatURL + "/create", status: 404, body: without(doc2Err("the project has no agent configured"), "request_id")},
+		{name: "chat 422", method: "POST", url: chatURL + "/respond", status: 422, body: doc2Err("validation failed")},
+		{name: "chat create 410", method: "POST", url: chatURL + "/create", status: 410, body: doc2Err("the conversation has ended")},
+		{name: "chat 500 leaking details", method: "POST", url: chatURL + "/respond", status: 500, body: doc2Err("dynamodb: ConditionalCheckFailedException")},
+		{name: "call start 403", method: "POST", url: callsURL, status: 403, body: doc2Err("forbidden")},
+		{name: "call start 410", method: "POST", url: callsURL, status: 410, body: doc2Err("the conversation has ended")},
+		{name: "call end answered like a turn", method: "POST", url: callURL + "/end", status: 200, body: answer()},
+		{name: "call turn answered like an end", method: "POST", url: callURL + "/turns", status: 200, body: success()},
+		{name: "call error in doc-1 shape", method: "POST", url: callsURL, status: 401, body: errBody("missing or invalid X-Internal-Key")},
+		{name: "unknown call sub-route", method: "POST", url: callURL + "/hangup", status: 200, body: success()},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -549,4 +635,190 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDoc2Operations checks where the doc-2 operations are served and how
+// they authenticate: on the base host {base_url} (their own servers), chat
+// with X-API-KEY and X-TOKEN together, the voice intake with the internal
+// key; and that their enums are the code's.
+func TestDoc2Operations(t *testing.T) {
+	doc, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range doc.Servers {
+		if strings.Contains(s.URL, "api.example.com") {
+			t.Errorf("the base host %s is a document-wide server: doc-1 operations are not served there", s.URL)
+		}
+	}
+	schemes := doc.Components.SecuritySchemes
+	for name, header := range map[string]string{"chatApiKey": "X-API-KEY", "agentToken": "X-TOKEN", "internalKey": "X-Internal-Key"} {
+		if s := schemes[name]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != header {
+			t.Errorf("components.securitySchemes.%s is not an apiKey in the %s header", name, header)
+		}
+	}
+	ops := map[string][]string{
+		"/{version}/{account_id}/{project_id}/chat/create":  {"POST", "chat", "agentToken+chatApiKey"},
+		"/{version}/{account_id}/{project_id}/chat/respond": {"POST", "chat", "agentToken+chatApiKey"},
+		"/{version}/{account_id}/{project_id}/chat/close":   {"PUT", "chat", "agentToken+chatApiKey"},
+		"/internal/v1/voice/calls":                          {"POST", "internal", "internalKey"},
+		"/internal/v1/voice/calls/{conversation_id}/turns":  {"POST", "internal", "internalKey"},
+		"/internal/v1/voice/calls/{conversation_id}/end":    {"POST", "internal", "internalKey"},
+	}
+	for path, want := range ops {
+		item := doc.Paths.Find(path)
+		if item == nil {
+			t.Errorf("%s: not in the document", path)
+			continue
+		}
+		if len(item.Servers) != 1 || item.Servers[0].URL != "https://{region}.api.example.com" {
+			t.Errorf("%s: servers are not the base host alone", path)
+		} else {
+			region := item.Servers[0].Variables["region"]
+			if region == nil || strings.Join(region.Enum, ",") != "us-1,uk-1,euw-1" {
+				t.Errorf("%s: the base host's region is not one of us-1, uk-1, euw-1", path)
+			}
+		}
+		op := item.GetOperation(want[0])
+		if op == nil {
+			t.Errorf("%s %s: no such operation", want[0], path)
+			continue
+		}
+		if len(op.Tags) != 1 || op.Tags[0] != want[1] {
+			t.Errorf("%s %s: tags %v, want [%s]", want[0], path, op.Tags, want[1])
+		}
+		if op.Security == nil || len(*op.Security) != 1 {
+			t.Errorf("%s %s: not one security requirement", want[0], path)
+		} else {
+			var names []string
+			for name := range (*op.Security)[0] {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			if got := strings.Join(names, "+"); got != want[2] {
+				t.Errorf("%s %s: security %s, want %s", want[0], path, got, want[2])
+			}
+		}
+		for status := range op.Responses.Map() {
+			if status == "200" {
+				continue
+			}
+			ref := op.Responses.Value(status)
+			body := ref.Value.Content.Get("application/json")
+			if body == nil || body.Schema.Value.Properties["error_message"] == nil {
+				t.Errorf("%s %s: %s is not a doc-2 error body", want[0], path, status)
+			}
+		}
+	}
+	for _, path := range []string{"/v1/alert-rules", "/internal/v1/metric-events"} {
+		if item := doc.Paths.Find(path); item == nil || len(item.Servers) != 0 {
+			t.Errorf("%s: has servers of its own; doc-1 operations use the document's", path)
+		}
+	}
+
+	schemas := doc.Components.Schemas
+	enum := func(name string) string {
+		var out []string
+		for _, v := range schemas[name].Value.Enum {
+			out = append(out, v.(string))
+		}
+		return strings.Join(out, ",")
+	}
+	var channels, envs []string
+	for _, c := range voiceops.ChatChannels {
+		channels = append(channels, string(c))
+	}
+	for _, e := range voiceops.Environments {
+		envs = append(envs, string(e))
+	}
+	if got := enum("ChatChannel"); got != strings.Join(channels, ",") {
+		t.Errorf("ChatChannel enum %s, want voiceops.ChatChannels %v", got, channels)
+	}
+	var gotEnvs []string
+	for _, v := range schemas["VoiceCallStart"].Value.Properties["environment"].Value.Enum {
+		gotEnvs = append(gotEnvs, v.(string))
+	}
+	if strings.Join(gotEnvs, ",") != strings.Join(envs, ",") {
+		t.Errorf("VoiceCallStart.environment enum %v, want voiceops.Environments %v", gotEnvs, envs)
+	}
+	if p := schemas["LanguageCode"].Value.Pattern; p != `^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$` {
+		t.Errorf("LanguageCode pattern %s is not shared/api's", p)
+	}
+}
+
+// TestDoc2RequestSchemas checks the doc-2 request bodies against the rules
+// of shared/api/chat.go and voice.go.
+func TestDoc2RequestSchemas(t *testing.T) {
+	doc, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type bodyCase struct {
+		schema string
+		body   string
+	}
+	visit := func(c bodyCase) error {
+		var v any
+		if err := json.Unmarshal([]byte(c.body), &v); err != nil {
+			t.Fatalf("%s: %v", c.body, err)
+		}
+		s := doc.Components.Schemas[c.schema]
+		if s == nil {
+			t.Fatalf("no schema %s", c.schema)
+		}
+		return s.Value.VisitJSON(v, openapi3.EnableJSONSchema2020())
+	}
+	accepts := []bodyCase{
+		{"ChatCreateRequest", `{}`},
+		{"ChatCreateRequest", `{"integration_attributes": {"crm_id": "C-1"}, "variant_id": "express", "channel": "webchat", "asr_lang_code": "en-GB", "tts_lang_code": "zh-Hant-TW", "initial_message": "balance"}`},
+		{"ChatCreateRequest", `{"integration_attributes": null, "channel": "api", "asr_lang_code": "es-419"}`},
+		{"ChatRespondRequest", `{"conversation_id": "` + convID + `"}`},
+		{"ChatRespondRequest", `{"conversation_id": "x", "message": "", "metadata": null, "integration_attributes": {"a": 1}, "tts_lang_code": "fr-CA"}`},
+		{"ChatCloseRequest", `{"conversation_id": "` + convID + `"}`},
+		{"VoiceCallStart", `{"account_id": "acct_a", "project_id": "proj_a1", "from_number": "+14155550100", "to_number": "+14155550199"}`},
+		{"VoiceCallStart", `{"account_id": "acct_a", "project_id": "proj_a1", "from_number": "", "to_number": "", "variant_id": "", "language": "en-US", "environment": "pre-release", "integration_attributes": null}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "transcript": "balance"}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "dtmf": "1", "silence": false, "metadata": {"confidence": 0.9}}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "silence": true, "transcript": ""}`},
+		{"VoiceCallEnd", `{"account_id": "acct_a", "project_id": "proj_a1", "outcome": "crashed"}`},
+	}
+	for _, c := range accepts {
+		if err := visit(c); err != nil {
+			t.Errorf("%s refuses %s: %v", c.schema, c.body, err)
+		}
+	}
+	rejects := []bodyCase{
+		{"ChatCreateRequest", `{"channel": "email"}`},
+		{"ChatCreateRequest", `{"channel": "voice"}`},
+		{"ChatCreateRequest", `{"asr_lang_code": "english"}`},
+		{"ChatCreateRequest", `{"tts_lang_code": "en_GB"}`},
+		{"ChatCreateRequest", `{"initial_message": 5}`},
+		{"ChatCreateRequest", `{"integration_attributes": []}`},
+		{"ChatCreateRequest", `{"variant_id": null}`},
+		{"ChatCreateRequest", `{"conversation_id": "` + convID + `"}`},
+		{"ChatRespondRequest", `{}`},
+		{"ChatRespondRequest", `{"conversation_id": ""}`},
+		{"ChatRespondRequest", `{"conversation_id": "` + strings.Repeat("c", 129) + `"}`},
+		{"ChatRespondRequest", `{"conversation_id": "x", "variant_id": "express"}`},
+		{"ChatRespondRequest", `{"conversation_id": "x", "message": null}`},
+		{"ChatRespondRequest", `{"conversation_id": "x", "channel": "sms"}`},
+		{"ChatCloseRequest", `{}`},
+		{"ChatCloseRequest", `{"conversation_id": "x", "message": "bye"}`},
+		{"VoiceCallStart", `{"account_id": "acct_a", "project_id": "proj_a1", "from_number": "+1"}`},
+		{"VoiceCallStart", `{"account_id": "acct a", "project_id": "proj_a1", "from_number": "+1", "to_number": "+2"}`},
+		{"VoiceCallStart", `{"account_id": "acct_a", "project_id": "proj_a1", "from_number": "+1", "to_number": "+2", "environment": "prod"}`},
+		{"VoiceCallStart", `{"account_id": "acct_a", "project_id": "proj_a1", "from_number": "+1", "to_number": "+2", "channel": "voice"}`},
+		{"VoiceTurn", `{"project_id": "proj_a1", "transcript": "hi"}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "silence": true, "transcript": "hi"}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "silence": true, "dtmf": "1"}`},
+		{"VoiceTurn", `{"account_id": "acct_a", "project_id": "proj_a1", "message": "hi"}`},
+		{"VoiceCallEnd", `{"account_id": "acct_a", "project_id": "proj_a1"}`},
+		{"VoiceCallEnd", `{"account_id": "acct_a", "project_id": "proj_a1", "outcome": "hangup"}`},
+		{"VoiceCallEnd", `{"account_id": "acct_a", "project_id": "proj_a1", "outcome": "closed"}`},
+	}
+	for _, c := range rejects {
+		if err := visit(c); err == nil {
+			t.Errorf("%s accepts %s", c.schema, c.body)
+		}
+	}
 }

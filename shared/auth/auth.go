@@ -71,7 +71,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string, kind voice
 	if !found || k.Kind != kind || k.RevokedAt != nil {
 		return voiceops.Principal{}, errUnauthorized
 	}
-	return voiceops.Principal{KeyID: k.ID, Kind: k.Kind, AccountID: k.AccountID, ProjectID: k.ProjectID}, nil
+	return voiceops.Principal{KeyID: k.ID, Kind: k.Kind, AccountID: k.AccountID, ProjectID: k.ProjectID, Environment: k.Environment}, nil
 }
 
 func (a *Authenticator) lookup(ctx context.Context, digest string) (voiceops.Key, bool, error) {

@@ -57,7 +57,8 @@ func newTables(t *testing.T, c *dynamodb.Client) dynamo.TableNames {
 		t.Fatalf("CreateTables: %v", err)
 	}
 	t.Cleanup(func() {
-		for _, n := range []string{names.Config, names.Metrics, names.Deliveries} {
+		for _, tb := range tables.All {
+			n := names.Of(tb)
 			if _, err := c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)}); err != nil {
 				t.Logf("DeleteTable %s: %v", n, err)
 			}
@@ -123,13 +124,14 @@ func (s *serialDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 }
 
 func TestTableNames(t *testing.T) {
-	env := map[string]string{"CONFIG_TABLE": "c", "METRICS_TABLE": "m", "DELIVERIES_TABLE": "d"}
+	env := map[string]string{"CONFIG_TABLE": "c", "METRICS_TABLE": "m", "DELIVERIES_TABLE": "d", "CONVERSATIONS_TABLE": "v"}
 	got := dynamo.TableNamesFromEnv(func(k string) string { return env[k] })
-	if want := (dynamo.TableNames{Config: "c", Metrics: "m", Deliveries: "d"}); got != want {
+	if want := (dynamo.TableNames{Config: "c", Metrics: "m", Deliveries: "d", Conversations: "v"}); got != want {
 		t.Errorf("TableNamesFromEnv: want %+v, got %+v", want, got)
 	}
 	got = dynamo.TableNamesFor("voiceops-us")
-	if want := (dynamo.TableNames{Config: "voiceops-us-config", Metrics: "voiceops-us-metrics", Deliveries: "voiceops-us-deliveries"}); got != want {
+	if want := (dynamo.TableNames{Config: "voiceops-us-config", Metrics: "voiceops-us-metrics", Deliveries: "voiceops-us-deliveries",
+		Conversations: "voiceops-us-conversations"}); got != want {
 		t.Errorf("TableNamesFor: want %+v, got %+v", want, got)
 	}
 	for _, tb := range tables.All {

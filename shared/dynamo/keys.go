@@ -21,6 +21,7 @@ const (
 	attrRegion    = "region"
 	attrProjectID = "project_id"
 	attrRevokedAt = "revoked_at"
+	attrEnv       = "environment"
 )
 
 func encodeKey(it item, k voiceops.Key) item {
@@ -31,6 +32,7 @@ func encodeKey(it item, k voiceops.Key) item {
 	it[attrRegion] = avS(string(k.Region))
 	it[attrAccountID] = avS(k.AccountID)
 	setNonEmpty(it, attrProjectID, k.ProjectID)
+	setNonEmpty(it, attrEnv, k.Environment)
 	it[attrCreatedAt] = avT(k.CreatedAt)
 	setOpt(it, attrRevokedAt, k.RevokedAt, avT)
 	return it
@@ -41,7 +43,7 @@ func decodeKey(it item) (voiceops.Key, error) {
 	k := voiceops.Key{
 		ID: r.str(attrID), Digest: r.str(attrDigest), Prefix: r.str(attrPrefix),
 		Kind: voiceops.KeyKind(r.str(attrKind)), Region: voiceops.Region(r.str(attrRegion)),
-		AccountID: r.str(attrAccountID), ProjectID: r.str(attrProjectID),
+		AccountID: r.str(attrAccountID), ProjectID: r.str(attrProjectID), Environment: r.str(attrEnv),
 		CreatedAt: r.time(attrCreatedAt), RevokedAt: r.optTime(attrRevokedAt),
 	}
 	return k, r.err

@@ -43,16 +43,17 @@ var _ DB = (*dynamodb.Client)(nil)
 
 // TableNames are the physical names of a stack's tables.
 type TableNames struct {
-	Config, Metrics, Deliveries string
+	Config, Metrics, Deliveries, Conversations string
 }
 
 // TableNamesFromEnv reads the names from the variables CDK sets on every
 // function (tables.Config.EnvVar and so on).
 func TableNamesFromEnv(getenv func(string) string) TableNames {
 	return TableNames{
-		Config:     getenv(tables.Config.EnvVar),
-		Metrics:    getenv(tables.Metrics.EnvVar),
-		Deliveries: getenv(tables.Deliveries.EnvVar),
+		Config:        getenv(tables.Config.EnvVar),
+		Metrics:       getenv(tables.Metrics.EnvVar),
+		Deliveries:    getenv(tables.Deliveries.EnvVar),
+		Conversations: getenv(tables.Conversations.EnvVar),
 	}
 }
 
@@ -60,9 +61,10 @@ func TableNamesFromEnv(getenv func(string) string) TableNames {
 // CDK stack names them (tables.PhysicalName).
 func TableNamesFor(prefix string) TableNames {
 	return TableNames{
-		Config:     tables.PhysicalName(prefix, tables.Config),
-		Metrics:    tables.PhysicalName(prefix, tables.Metrics),
-		Deliveries: tables.PhysicalName(prefix, tables.Deliveries),
+		Config:        tables.PhysicalName(prefix, tables.Config),
+		Metrics:       tables.PhysicalName(prefix, tables.Metrics),
+		Deliveries:    tables.PhysicalName(prefix, tables.Deliveries),
+		Conversations: tables.PhysicalName(prefix, tables.Conversations),
 	}
 }
 
@@ -76,6 +78,8 @@ func (n TableNames) Of(t tables.Table) string {
 		return n.Metrics
 	case tables.Deliveries.ID:
 		return n.Deliveries
+	case tables.Conversations.ID:
+		return n.Conversations
 	}
 	return ""
 }
@@ -87,23 +91,28 @@ type Store struct {
 	table string
 	// deliveriesTable holds alert events and deliveries (events.go).
 	deliveriesTable string
-	now             func() time.Time
+	// conversationsTable holds conversations and turns (conversations.go);
+	// hours remembers the hour index entries written there.
+	conversationsTable string
+	hours              *hourCache
+	now                func() time.Time
 }
 
 // New returns a store using db; it never builds a client itself.
 func New(db DB, names TableNames) *Store {
-	return &Store{db: db, table: names.Config, deliveriesTable: names.Deliveries, now: time.Now}
+	return &Store{db: db, table: names.Config, deliveriesTable: names.Deliveries, conversationsTable: names.Conversations, hours: newHourCache(), now: time.Now}
 }
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s}
 }
 
 var (
-	_ voiceops.AccountStore  = (*Store)(nil)
-	_ voiceops.RuleStore     = (*Store)(nil)
-	_ voiceops.EndpointStore = (*Store)(nil)
-	_ voiceops.EventStore    = (*Store)(nil)
-	_ voiceops.DeliveryStore = (*Store)(nil)
+	_ voiceops.AccountStore      = (*Store)(nil)
+	_ voiceops.RuleStore         = (*Store)(nil)
+	_ voiceops.EndpointStore     = (*Store)(nil)
+	_ voiceops.EventStore        = (*Store)(nil)
+	_ voiceops.DeliveryStore     = (*Store)(nil)
+	_ voiceops.ConversationStore = (*Store)(nil)
 )

@@ -37,7 +37,7 @@ func TestMetricsToVerifiedDelivery(t *testing.T) {
 
 	type hit struct {
 		id, eventType, body string
-		status             int
+		status              int
 	}
 	var mu sync.Mutex
 	var hits []hit

@@ -14,15 +14,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 // RegionEnv names the service region (us, uk, eu) the function serves.
@@ -57,7 +63,8 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 		return api.Deps{}, aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.New(db, names).Stores()
+	store := dynamo.New(db, names)
+	stores := store.Stores()
 	deps := api.Deps{
 		Stores: stores,
 		Auth:   auth.New(stores.Accounts, region.Region, time.Now),
@@ -70,7 +77,37 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 	if url := getenv(QueueEnv); url != "" {
 		deps.Outbox = delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), url), time.Now)
 	}
+	if names.Conversations != "" {
+		deps.Conversations = &conversation.Engine{
+			Store: stores.Conversations, Configs: store.AgentConfigs(),
+			// Deployed stacks call only public addresses and Lambda ARNs.
+			Functions: hooks.NewRunner(hooks.Options{Lambda: lambda.NewFromConfig(cfg)}),
+			Metrics:   deps.Metrics,
+			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})},
+			Now:       time.Now, Log: deps.Log,
+		}
+	}
 	return deps, cfg, nil
+}
+
+// ConversationDeps is APIDeps for the functions that run conversations
+// (chat, calls): the engine needs the conversations table; with
+// internalKey, the internal key's digest is read too (the voice intake).
+func ConversationDeps(ctx context.Context, getenv func(string) string, internalKey bool) (api.Deps, error) {
+	deps, cfg, err := apiDeps(ctx, getenv)
+	if err != nil {
+		return api.Deps{}, err
+	}
+	if deps.Conversations == nil {
+		return api.Deps{}, fmt.Errorf("CONVERSATIONS_TABLE is not set")
+	}
+	if internalKey {
+		deps.InternalKeyDigest, err = InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), getenv(InternalKeyEnv))
+		if err != nil {
+			return api.Deps{}, err
+		}
+	}
+	return deps, nil
 }
 
 // QueueEnv carries the delivery queue's URL.
@@ -89,8 +126,8 @@ type Backend struct {
 // DELIVERY_QUEUE_URL).
 func NewBackend(ctx context.Context, getenv func(string) string) (Backend, error) {
 	names := dynamo.TableNamesFromEnv(getenv)
-	if names.Config == "" || names.Metrics == "" || names.Deliveries == "" {
-		return Backend{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, METRICS_TABLE, DELIVERIES_TABLE)")
+	if names.Config == "" || names.Metrics == "" || names.Deliveries == "" || names.Conversations == "" {
+		return Backend{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, METRICS_TABLE, DELIVERIES_TABLE, CONVERSATIONS_TABLE)")
 	}
 	url := getenv(QueueEnv)
 	if url == "" {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -27,6 +28,11 @@ type Store struct {
 	// deliveries.go).
 	events     map[string]map[string]voiceops.AlertEvent
 	deliveries map[string]map[string]voiceops.Delivery
+	// conversations by account, then project, then ID (conversations.go).
+	conversations map[string]map[string]map[string]*storedConversation
+	// agentConfigs by account, then project (agentconfig.go); made on
+	// first use.
+	agentConfigs map[string]map[string]agent.Config
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }
@@ -40,23 +46,25 @@ func New() *Store {
 		rules:     map[string]map[string]voiceops.AlertRule{},
 		endpoints: map[string]map[string]voiceops.WebhookEndpoint{},
 
-		events:     map[string]map[string]voiceops.AlertEvent{},
-		deliveries: map[string]map[string]voiceops.Delivery{},
-		now:        time.Now,
+		events:        map[string]map[string]voiceops.AlertEvent{},
+		deliveries:    map[string]map[string]voiceops.Delivery{},
+		conversations: map[string]map[string]map[string]*storedConversation{},
+		now:           time.Now,
 	}
 }
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s}
 }
 
 var (
-	_ voiceops.AccountStore  = (*Store)(nil)
-	_ voiceops.RuleStore     = (*Store)(nil)
-	_ voiceops.EndpointStore = (*Store)(nil)
-	_ voiceops.EventStore    = (*Store)(nil)
-	_ voiceops.DeliveryStore = (*Store)(nil)
+	_ voiceops.AccountStore      = (*Store)(nil)
+	_ voiceops.RuleStore         = (*Store)(nil)
+	_ voiceops.EndpointStore     = (*Store)(nil)
+	_ voiceops.EventStore        = (*Store)(nil)
+	_ voiceops.DeliveryStore     = (*Store)(nil)
+	_ voiceops.ConversationStore = (*Store)(nil)
 )
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -28,7 +29,13 @@ const (
 	// InternalKey is the X-Internal-Key of the metric intake's sample
 	// events (events/intake-*.json); Seed does not need to store it: the
 	// intake holds only its digest (keys.Digest) in api.Deps.
-	InternalKey = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
+	// AgentToken is the X-TOKEN of the chat samples (a connector of
+	// ProjectID, live environment).
+	AgentToken = "vo_agent_us_JHT092m21LUJTGc5wfSjNihFXidgCz8EJXXKvNPv0EbpF6"
+	// ConversationID is the conversation in progress that the chat and
+	// voice samples continue; it started at 2026-11-22T10:00:00Z.
+	ConversationID = "conv_17953416000000SampleConversation01"
+	InternalKey    = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
 )
 
 // Seed writes the account, project, key, rule and endpoint the sample events
@@ -82,4 +89,27 @@ func HTTPEvents(prefix string) (map[string]events.APIGatewayV2HTTPRequest, error
 		out[filepath.Base(f)] = ev
 	}
 	return out, nil
+}
+
+// SeedConversations writes what the chat and voice samples need on top of
+// Seed: the demo agent of ProjectID, the agent token, and ConversationID in
+// progress (it expires long after now).
+func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.ConfigStore, now time.Time) error {
+	if err := configs.PutConfig(ctx, agent.DemoConfig(AccountID, ProjectID)); err != nil {
+		return err
+	}
+	k := voiceops.Key{ID: "key_sample2", Digest: keys.Digest(AgentToken), Prefix: keys.Prefix(AgentToken), Kind: voiceops.KeyAgent,
+		Region: voiceops.RegionUS, AccountID: AccountID, ProjectID: ProjectID, Environment: string(voiceops.EnvLive), CreatedAt: now}
+	if err := s.Accounts.CreateKey(ctx, k); err != nil {
+		return err
+	}
+	started := time.UnixMilli(1795341600000).UTC()
+	c := voiceops.Conversation{
+		ID: ConversationID, AccountID: AccountID, ProjectID: ProjectID, Environment: voiceops.EnvLive,
+		Channel: voiceops.ChannelVoice, VariantID: "main", VariantName: "Demo IVR", FromNumber: "+441632960001",
+		ToNumber: "+441632960002", State: map[string]any{}, StartedAt: started, InProgress: true, NumTurns: 1,
+		ExpiresAt: now.Add(24 * time.Hour), Version: 1,
+	}
+	greeting := voiceops.Turn{Index: 0, UserInputAt: started, AgentResponse: "Welcome to Acme.", AgentResponseAt: started}
+	return s.Conversations.CreateConversation(ctx, c, &greeting)
 }

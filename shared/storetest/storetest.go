@@ -83,6 +83,13 @@ func newKey(accountID, projectID string, created time.Time) voiceops.Key {
 	}
 }
 
+// newAgentKey returns an agent token bound to a project's environment.
+func newAgentKey(accountID, projectID string, created time.Time) voiceops.Key {
+	k := newKey(accountID, projectID, created)
+	k.Kind, k.Environment = voiceops.KeyAgent, "sandbox"
+	return k
+}
+
 // newRule returns a fresh enabled account-wide rule created at at(n).
 func newRule(accountID string, n int) voiceops.AlertRule {
 	return voiceops.AlertRule{
@@ -208,6 +215,7 @@ func checkKey(t *testing.T, what string, want, got voiceops.Key) {
 	d.str("Region", string(want.Region), string(got.Region))
 	d.str("AccountID", want.AccountID, got.AccountID)
 	d.str("ProjectID", want.ProjectID, got.ProjectID)
+	d.str("Environment", want.Environment, got.Environment)
 	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
 	checkTimePtr(&d, "RevokedAt", want.RevokedAt, got.RevokedAt)
 	d.report(t, what)
@@ -456,6 +464,7 @@ func testKeys(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 				k.Kind, k.Region = voiceops.KeyAgent, voiceops.RegionEU
 				return k
 			}()},
+			{"agent token bound to an environment", newAgentKey(a.ID, p.ID, at(12))},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				mustNil(t, "CreateKey", s.Accounts.CreateKey(ctx(t), tc.key))

@@ -51,8 +51,13 @@ var Deliveries = Table{
 	GSIs: []GSI{{Name: "gsi1", PartitionKey: "gsi1pk", SortKey: "gsi1sk"}},
 }
 
+// Conversations holds conversation records and their turns, partitioned by
+// project, start hour and shard (shared/dynamo/conversations.go). Items
+// expire with the project's retention (TTL, default 90 days).
+var Conversations = Table{ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+
 // All lists every table of a stack.
-var All = []Table{Config, Metrics, Deliveries}
+var All = []Table{Config, Metrics, Deliveries, Conversations}
 
 // PhysicalName is the table name for a stack prefix, e.g. "voiceops-us-config".
 func PhysicalName(prefix string, t Table) string { return prefix + "-" + t.ID }

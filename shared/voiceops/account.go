@@ -72,8 +72,11 @@ type Key struct {
 	Region    Region
 	AccountID string
 	ProjectID string // empty: account-scoped
-	CreatedAt time.Time
-	RevokedAt *time.Time
+	// Environment binds an agent token to one environment of its project
+	// (a connector's); empty for other kinds, and read as live.
+	Environment string
+	CreatedAt   time.Time
+	RevokedAt   *time.Time
 }
 
 // Principal is who a request authenticated as.
@@ -82,4 +85,6 @@ type Principal struct {
 	Kind      KeyKind
 	AccountID string
 	ProjectID string // empty: account-scoped
+	// Environment is the agent token's environment (agent keys only).
+	Environment string
 }

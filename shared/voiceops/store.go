@@ -2,7 +2,10 @@ package voiceops
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -79,6 +82,64 @@ func RuleShardOf(accountID string) int {
 	return int(h.Sum32() % RuleShards)
 }
 
+// PrefixConversation starts every conversation ID.
+const PrefixConversation = "conv_"
+
+// ConversationShards is how many storage partitions share the
+// conversations that one project starts in one hour, so that a busy
+// project does not write one partition only. A conversation's shard is
+// drawn at random when its ID is made, and the ID carries it.
+const ConversationShards = 4
+
+// A conversation ID carries the millisecond its conversation started and
+// its shard, so that a store finds a conversation from its ID alone (one
+// read) and IDs sort like start times:
+//
+//	conv_<13-digit unix milliseconds of StartedAt><shard digit 0-3><20 random base62>
+//	conv_17419444135892Xy3kQ9Zr1bT7LmPa0cWd   (started 2025-03-14T09:26:53.589Z, shard 2)
+//
+// It is URL-safe; the random part has about 119 bits. Start times from 1970
+// to 2286 fit the 13 digits.
+var conversationIDPattern = regexp.MustCompile(`^conv_[0-9]{13}[0-9][A-Za-z0-9]{20}$`)
+
+// NewConversationID returns a new ID for a conversation that starts at
+// startedAt (a store refuses a conversation whose StartedAt is not the
+// millisecond its ID carries).
+func NewConversationID(startedAt time.Time) string {
+	return fmt.Sprintf("%s%013d%d%s", PrefixConversation, startedAt.UnixMilli(), rand.IntN(ConversationShards), RandomBase62(20))
+}
+
+// ParseConversationID returns the start (to the millisecond) and the shard
+// a conversation ID carries; ok is false when id is not one.
+func ParseConversationID(id string) (started time.Time, shard int, ok bool) {
+	if !conversationIDPattern.MatchString(id) {
+		return time.Time{}, 0, false
+	}
+	p := len(PrefixConversation)
+	var ms int64
+	for _, c := range id[p : p+13] {
+		ms = ms*10 + int64(c-'0')
+	}
+	shard = int(id[p+13] - '0')
+	if shard >= ConversationShards {
+		return time.Time{}, 0, false
+	}
+	return time.UnixMilli(ms).UTC(), shard, true
+}
+
+// MaxTurnIndex bounds a turn's Index: stores keep it in 8 digits.
+const MaxTurnIndex = 99_999_999
+
+// ErrInvalidCursor is the error of a conversation listing whose `after` is
+// not a conversation ID.
+var ErrInvalidCursor = &Error{Kind: KindBadRequest, Message: "invalid cursor"}
+
+// ValidConversationID reports whether id has the shape of a conversation ID.
+func ValidConversationID(id string) bool {
+	_, _, ok := ParseConversationID(id)
+	return ok
+}
+
 // Stores is every store the API needs.
 type Stores struct {
 	Accounts  AccountStore
@@ -88,6 +149,9 @@ type Stores struct {
 	// Store as the rest).
 	Events     EventStore
 	Deliveries DeliveryStore
+	// Conversations live in the conversations table (memory: the same
+	// Store as the rest).
+	Conversations ConversationStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.

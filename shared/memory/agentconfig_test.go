@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestAgentConfigsContract(t *testing.T) {
+	storetest.RunAgentConfigs(t, func(*testing.T) (voiceops.Stores, agent.ConfigStore) {
+		s := memory.New()
+		return s.Stores(), s.AgentConfigs()
+	})
+}

@@ -1,0 +1,145 @@
+package voiceops
+
+import (
+	"context"
+	"time"
+)
+
+// Environment is a project's deployment environment (doc 2 `client_env`).
+type Environment string
+
+const (
+	EnvSandbox    Environment = "sandbox"
+	EnvPreRelease Environment = "pre-release"
+	EnvLive       Environment = "live"
+)
+
+// Environments lists every environment.
+var Environments = []Environment{EnvSandbox, EnvPreRelease, EnvLive}
+
+// Channel is how a conversation happens.
+type Channel string
+
+const (
+	ChannelVoice    Channel = "voice"
+	ChannelWebchat  Channel = "webchat"
+	ChannelWhatsApp Channel = "whatsapp"
+	ChannelSMS      Channel = "sms"
+	ChannelAPI      Channel = "api"
+)
+
+// ChatChannels are the channels a chat conversation may declare (doc 2).
+var ChatChannels = []Channel{ChannelWebchat, ChannelWhatsApp, ChannelSMS, ChannelAPI}
+
+// EndReason says how a conversation ended.
+type EndReason string
+
+const (
+	EndCompleted EndReason = "completed" // the caller hung up, or the agent ended it
+	EndClosed    EndReason = "closed"    // a chat closed by the client
+	EndHandoff   EndReason = "handoff"   // handed off to a human or another system
+	EndCrashed   EndReason = "crashed"   // the call crashed (counts as call_crashes)
+)
+
+// Conversation is one voice call or chat with a project's agent. Field names
+// follow doc 2's conversation record.
+type Conversation struct {
+	ID          string
+	AccountID   string
+	ProjectID   string
+	Environment Environment
+	Channel     Channel
+	VariantID   string
+	VariantName string
+	FromNumber  string
+	ToNumber    string
+	ASRLang     string // language code with region, e.g. en-GB
+	TTSLang     string
+	// IntegrationAttributes are set at creation (chat create, or a DNI
+	// reservation) and given to project functions.
+	IntegrationAttributes map[string]any
+	// State is the agent's and the functions' memory of the conversation.
+	State map[string]any
+
+	StartedAt  time.Time
+	EndedAt    *time.Time
+	EndReason  EndReason
+	InProgress bool
+
+	NumTurns    int
+	NumSilences int
+	NumOOD      int
+	// ServiceTime is the time the agent (and functions) spent answering,
+	// summed over turns: service_duration.
+	ServiceTime time.Duration
+
+	Handoff            bool
+	HandoffReason      string
+	HandoffDestination string
+	// SharedID is an identifier the conversation shares with the system it
+	// is handed to (handoff_state?shared_id=).
+	SharedID string
+
+	// ExpiresAt is when the record is deleted (the project's retention).
+	ExpiresAt time.Time
+	// Version increases on every write; writes are conditional on it.
+	Version int64
+}
+
+// TotalDuration is the conversation's length so far (or in all, once ended).
+func (c Conversation) TotalDuration(now time.Time) time.Duration {
+	end := now
+	if c.EndedAt != nil {
+		end = *c.EndedAt
+	}
+	if end.Before(c.StartedAt) {
+		return 0
+	}
+	return end.Sub(c.StartedAt)
+}
+
+// Turn is one exchange: what the user said (or pressed, or nothing) and what
+// the agent answered. Field names follow doc 2's turn table.
+type Turn struct {
+	Index                int // 0-based
+	UserInput            string
+	UserInputDTMF        string
+	UserInputAt          time.Time
+	AgentResponse        string
+	AgentResponseAt      time.Time
+	Latency              time.Duration // agent time for this turn
+	TranslatedUserInput  string
+	EnglishAgentResponse string
+	Intents              []string
+	Entities             []map[string]any
+	IsOOD                bool
+	IsSilence            bool
+	Metadata             map[string]any // per-turn metadata sent with the message
+	FunctionErrors       int            // project functions that failed during the turn
+}
+
+// ConversationStore holds conversations and their turns. Every method is
+// scoped by account and project.
+type ConversationStore interface {
+	// CreateConversation stores a new conversation (with its first turn, the
+	// greeting, when turn is not nil), atomically.
+	CreateConversation(ctx context.Context, c Conversation, first *Turn) error
+	GetConversation(ctx context.Context, accountID, projectID, conversationID string) (Conversation, error)
+	// AddTurn stores a turn and the conversation as it is after it, if the
+	// stored conversation's version is expectVersion (else
+	// ErrConflictingWrite): one atomic write.
+	AddTurn(ctx context.Context, c Conversation, t Turn, expectVersion int64) error
+	// UpdateConversation replaces the conversation (end, handoff, state) if
+	// its version is expectVersion.
+	UpdateConversation(ctx context.Context, c Conversation, expectVersion int64) error
+	// Turns returns a conversation's turns in order.
+	Turns(ctx context.Context, accountID, projectID, conversationID string) ([]Turn, error)
+	// ListConversations returns up to limit conversations of a project that
+	// started in [from, to), in ascending order of start (then ID), after
+	// the conversation ID `after` ("" from the start); without turns.
+	ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
+	// ListConversationIntervals is ListConversations reading only what a
+	// concurrency sweep needs (ID, times, variant, language, numbers,
+	// environment).
+	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
+}

@@ -1,0 +1,52 @@
+package webhook
+
+import (
+	"crypto/tls"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// NewClient returns an HTTP client for calls the service makes to customer
+// URLs that need the response body (an HTTP agent, a project function): the
+// same guard as a Sender's. It never uses a proxy, never follows redirects
+// (a 3xx is returned as the response), and refuses at dial time every
+// address that is not public (loopback too, with opts.AllowLoopback), so
+// the checked address is the one connected to.
+//
+// The client has no overall timeout: callers bound each request with its
+// context. opts.UserAgent and opts.Now are not used (the caller sets its own
+// headers). It is safe for concurrent use; build one and share it.
+func NewClient(opts Options) *http.Client {
+	tlsConf := &tls.Config{}
+	if opts.TLSConfig != nil {
+		tlsConf = opts.TLSConfig.Clone()
+	}
+	if tlsConf.MinVersion == 0 {
+		tlsConf.MinVersion = tls.VersionTLS12
+	}
+	dialer := &net.Dialer{
+		Timeout:   time.Duration(voiceops.MaxTimeoutMS) * time.Millisecond, // the request's context is usually shorter
+		KeepAlive: 30 * time.Second,
+		Control:   dialGuard(opts.AllowLoopback),
+	}
+	transport := &http.Transport{
+		Proxy:                  nil, // never from the environment
+		DialContext:            dialer.DialContext,
+		TLSClientConfig:        tlsConf,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    64,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &http.Client{
+		Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
