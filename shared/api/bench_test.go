@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -92,6 +93,47 @@ func BenchmarkBareHandler(b *testing.B) {
 		res, err := lh(ctx, ev)
 		if err != nil || res.StatusCode != 200 {
 			b.Fatalf("%d %v", res.StatusCode, err)
+		}
+	}
+}
+
+// BenchmarkChatTurn answers one chat turn through the full stack: adapter,
+// routing, both keys with a warm cache, body validation, the scripted demo
+// agent, the in-memory conversation store and metric recording.
+func BenchmarkChatTurn(b *testing.B) {
+	h := newHarness(b)
+	h.clock = &clock{t: time.Now()}
+	lh := LambdaHandler(h.h)
+	ctx := context.Background()
+	headers := map[string]string{"x-api-key": h.keyA, "x-token": h.agent, "content-type": "application/json"}
+	create := benchEvent("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, `{}`)
+	create.Headers = headers
+	// A conversation of 20 turns, then a new one (created outside the timing).
+	var ev events.APIGatewayV2HTTPRequest
+	newConversation := func() {
+		res, err := lh(ctx, create)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("create: %d %v %s", res.StatusCode, err, res.Body)
+		}
+		var created struct {
+			ConversationID string `json:"conversation_id"`
+		}
+		_ = json.Unmarshal([]byte(res.Body), &created)
+		ev = benchEvent("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, `{"conversation_id":"`+created.ConversationID+`","message":"what is my balance"}`)
+		ev.Headers = headers
+	}
+	newConversation()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%20 == 19 {
+			b.StopTimer()
+			newConversation()
+			b.StartTimer()
+		}
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%d %v %s", res.StatusCode, err, res.Body)
 		}
 	}
 }

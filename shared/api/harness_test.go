@@ -21,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -162,7 +163,8 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
-			Now: h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
+			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		},
 	})
 	return h

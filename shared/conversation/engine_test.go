@@ -27,7 +27,8 @@ const fnSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 type fixture struct {
 	t       *testing.T
 	e       *Engine
-	store   *memory.Store
+	stores  voiceops.Stores
+	configs agent.ConfigStore
 	metrics *memory.Metrics
 	now     time.Time
 
@@ -39,7 +40,23 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, functions map[agent.Hook]bool) *fixture {
-	f := &fixture{t: t, store: memory.New(), metrics: memory.NewMetrics(), now: time.Now().UTC().Truncate(time.Second)}
+	return newFixtureOn(t, functions, memoryBackend(t))
+}
+
+// backend is a set of stores the engine runs on.
+type backend struct {
+	name    string
+	stores  voiceops.Stores
+	configs agent.ConfigStore
+}
+
+func memoryBackend(*testing.T) backend {
+	m := memory.New()
+	return backend{"memory", m.Stores(), m.AgentConfigs()}
+}
+
+func newFixtureOn(t *testing.T, functions map[agent.Hook]bool, b backend) *fixture {
+	f := &fixture{t: t, stores: b.stores, configs: b.configs, metrics: memory.NewMetrics(), now: time.Now().UTC().Truncate(time.Second)}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var call struct{ Hook string }
 		_ = json.NewDecoder(r.Body).Decode(&call)
@@ -58,7 +75,7 @@ func newFixture(t *testing.T, functions map[agent.Hook]bool) *fixture {
 	f.fnURL = srv.URL + "/fn"
 	f.pool = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
 	ctx := context.Background()
-	stores := f.store.Stores()
+	stores := f.stores
 	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct", CreatedAt: f.now}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +87,11 @@ func newFixture(t *testing.T, functions map[agent.Hook]bool) *fixture {
 	for h := range functions {
 		cfg.Functions[h] = agent.FunctionSpec{URL: f.fnURL, SigningSecret: fnSecret, TimeoutMS: 300}
 	}
-	if err := f.store.AgentConfigs().PutConfig(ctx, cfg); err != nil {
+	if err := f.configs.PutConfig(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	f.e = &Engine{
-		Store: stores.Conversations, Configs: f.store.AgentConfigs(),
+		Store: stores.Conversations, Configs: f.configs,
 		Functions: hooks.NewRunner(hooks.Options{AllowLoopback: true, TLSConfig: f.pool}),
 		Metrics:   &metrics.Recorder{Store: f.metrics},
 		Now:       func() time.Time { return f.now },
@@ -115,7 +132,12 @@ func (f *fixture) counts() metrics.Summary {
 }
 
 func TestVoiceConversationEndToEnd(t *testing.T) {
-	f := newFixture(t, nil)
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testVoiceConversation(t, newFixtureOn(t, nil, b)) })
+	}
+}
+
+func testVoiceConversation(t *testing.T, f *fixture) {
 	ctx := context.Background()
 	start := f.start()
 	id := start.Conversation.ID
@@ -170,7 +192,12 @@ func TestVoiceConversationEndToEnd(t *testing.T) {
 }
 
 func TestHandoffByRule(t *testing.T) {
-	f := newFixture(t, nil)
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) { testHandoff(t, newFixtureOn(t, nil, b)) })
+	}
+}
+
+func testHandoff(t *testing.T, f *fixture) {
 	id := f.start().Conversation.ID
 	a := f.say(id, TurnInput{Message: "I want a human"})
 	if !a.End || a.Handoff == nil || a.Handoff.Destination != "support-queue" {

@@ -10,9 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -97,5 +103,77 @@ func TestDynamoCallsPerRequest(t *testing.T) {
 			t.Errorf("%s: DynamoDB calls %v, want %v (at most %d)", s.name, got, s.want, s.maxCalls)
 		}
 		t.Logf("%-16s %v", s.name, got)
+	}
+}
+
+// countingMetricsCalls counts the metric store's calls.
+type countingMetricsCalls struct {
+	dynamo.MetricsDB
+	c *countingDB
+}
+
+func (m countingMetricsCalls) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	m.c.count("BatchWriteItem")
+	return m.MetricsDB.BatchWriteItem(ctx, in, o...)
+}
+
+// TestDynamoCallsPerChatTurn counts the DynamoDB calls of a warm chat turn
+// through the HTTP stack: one read (the conversation), and two writes (the
+// turn with the conversation, in one transaction; the turn's metrics).
+func TestDynamoCallsPerChatTurn(t *testing.T) {
+	c := client(t)
+	db := &countingDB{DB: c}
+	names := newTables(t, c)
+	store := dynamo.New(db, names)
+	stores := store.Stores()
+	ctx := context.Background()
+	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
+	if _, err := prov.CreateAccount(ctx, "acct_chat", "chat"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prov.CreateProject(ctx, "acct_chat", "proj_chat", "chat"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_chat", "proj_chat")); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_chat", "proj_chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := prov.CreateKey(ctx, voiceops.KeyAgent, "acct_chat", "proj_chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rec := &metrics.Recorder{Store: dynamo.NewMetrics(countingMetricsCalls{MetricsDB: c, c: db}, names.Metrics)}
+	h := api.All(api.Deps{Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log,
+		Metrics: rec, Conversations: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
+			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log}})
+	do := func(method, path, body string) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("X-API-KEY", key)
+		req.Header.Set("X-TOKEN", tok)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	st, body := do("POST", "/v1/acct_chat/proj_chat/chat/create", `{}`)
+	if st != 200 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	id := body[strings.Index(body, `"conversation_id":"`)+19:]
+	id = id[:strings.IndexByte(id, '"')]
+	db.take() // keys, configuration and creation are behind us: the function is warm
+	for i := 0; i < 3; i++ {
+		if st, body := do("POST", "/v1/acct_chat/proj_chat/chat/respond", `{"conversation_id":"`+id+`","message":"balance"}`); st != 200 {
+			t.Fatalf("respond: %d %s", st, body)
+		}
+		got := db.take()
+		want := map[string]int{"GetItem": 1, "TransactWriteItems": 1, "BatchWriteItem": 1}
+		if !maps.Equal(got, want) {
+			t.Errorf("turn %d: DynamoDB calls %v, want %v (1 read, 2 writes)", i, got, want)
+		}
 	}
 }

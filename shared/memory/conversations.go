@@ -216,7 +216,9 @@ func (s *Store) AddTurn(_ context.Context, c voiceops.Conversation, t voiceops.T
 	if found {
 		return voiceops.ErrAlreadyExists
 	}
-	next.turns = slices.Insert(slices.Clone(cur.turns), i, st)
+	// Readers copy turns out under the lock, so the stored slice can grow
+	// in place: a turn costs the same however long the conversation.
+	next.turns = slices.Insert(cur.turns, i, st)
 	next.turnsExpireAt = cur.turnsExpireAt
 	s.conversations[c.AccountID][c.ProjectID][c.ID] = next
 	return nil
