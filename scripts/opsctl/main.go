@@ -40,7 +40,7 @@ Commands:
   project create -account ID -name NAME [-id ID]
                                              create a project of an account
   project list -account ID                   list an account's projects
-  key create -kind KIND -account ID [-project ID]
+  key create -kind KIND -account ID [-project ID] [-env ENV]
                                              create a key and print it ONCE;
                                              KIND is api (x-api-key), agent
                                              (X-TOKEN), service
@@ -50,6 +50,11 @@ Commands:
                                              account-scoped (needed by the
                                              alerts and webhooks endpoints);
                                              the other kinds need -project.
+                                             An agent token is bound to one
+                                             environment of its project (-env
+                                             sandbox, pre-release or live;
+                                             default live): chat conversations
+                                             it starts are in that environment.
   key list -account ID [-prefix PREFIX]      list keys: ID, kind, scope, shown
                                              prefix, created, revoked (a key is
                                              never shown in full again)
@@ -141,6 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	account := fs.String("account", "", "account ID")
 	project := fs.String("project", "", "project ID")
 	kind := fs.String("kind", "", "key kind: api, agent, service, events")
+	env := fs.String("env", "", "environment of an agent token: sandbox, pre-release or live (default live)")
 	keyPrefix := fs.String("prefix", "", "only keys whose shown prefix starts with this")
 	key := fs.String("key", "", "key ID or shown prefix")
 	file := fs.String("file", "", "agent configuration file (JSON)")
@@ -200,7 +206,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := errors.Join(need(kind, "kind"), need(account, "account")); err != nil {
 			return err
 		}
-		secret, k, err := p.CreateKey(ctx, voiceops.KeyKind(*kind), *account, *project)
+		secret, k, err := p.CreateKeyIn(ctx, voiceops.KeyKind(*kind), *account, *project, voiceops.Environment(*env))
 		if err != nil {
 			return describe(err, "account "+*account+" or project "+*project)
 		}

@@ -50,7 +50,10 @@ func TestOperatorWorkflow(t *testing.T) {
 	if err != nil || k.AccountID != "acct_acme" || k.ProjectID != "" {
 		t.Fatalf("stored key %+v %v", k, err)
 	}
-	agentOut := mustRun("key", "create", "-kind", "agent", "-account", "acct_acme", "-project", "proj_ivr")
+	agentOut := mustRun("key", "create", "-kind", "agent", "-account", "acct_acme", "-project", "proj_ivr", "-env", "sandbox")
+	if k, err := store.KeyByDigest(ctx, keys.Digest(strings.Fields(agentOut)[0])); err != nil || k.Environment != "sandbox" {
+		t.Errorf("agent token %+v %v, want environment sandbox", k, err)
+	}
 	list := mustRun("key", "list", "-account", "acct_acme")
 	if strings.Contains(list, secret) || strings.Contains(list, strings.Fields(agentOut)[0]) {
 		t.Errorf("key list shows a key in full:\n%s", list)

@@ -49,16 +49,33 @@ func (p Provisioner) CreateProject(ctx context.Context, accountID, id, name stri
 // the only time the key exists in full: hand it over, it cannot be shown
 // again. Agent, service and events keys are bound to a project.
 func (p Provisioner) CreateKey(ctx context.Context, kind voiceops.KeyKind, accountID, projectID string) (string, voiceops.Key, error) {
+	return p.CreateKeyIn(ctx, kind, accountID, projectID, "")
+}
+
+// CreateKeyIn is CreateKey for an agent token bound to one environment of
+// its project (a connector's): env is sandbox, pre-release or live, and
+// empty means live. Other kinds take no environment.
+func (p Provisioner) CreateKeyIn(ctx context.Context, kind voiceops.KeyKind, accountID, projectID string, env voiceops.Environment) (string, voiceops.Key, error) {
 	if _, ok := voiceops.ParseEnum(string(kind), voiceops.KeyKinds); !ok {
 		return "", voiceops.Key{}, fmt.Errorf("key kind %q: %s", kind, voiceops.OneOf(voiceops.KeyKinds))
 	}
 	if kind != voiceops.KeyAPI && projectID == "" {
 		return "", voiceops.Key{}, fmt.Errorf("a %s key belongs to a project: give the project", kind)
 	}
+	switch {
+	case kind == voiceops.KeyAgent && env == "":
+		env = voiceops.EnvLive
+	case kind == voiceops.KeyAgent:
+		if _, ok := voiceops.ParseEnum(string(env), voiceops.Environments); !ok {
+			return "", voiceops.Key{}, fmt.Errorf("environment %q: %s", env, voiceops.OneOf(voiceops.Environments))
+		}
+	case env != "":
+		return "", voiceops.Key{}, fmt.Errorf("only agent tokens are bound to an environment")
+	}
 	secret := keys.New(kind, p.Region)
 	k := voiceops.Key{
 		ID: voiceops.NewID(voiceops.PrefixKey), Digest: keys.Digest(secret), Prefix: keys.Prefix(secret),
-		Kind: kind, Region: p.Region, AccountID: accountID, ProjectID: projectID, CreatedAt: p.now(),
+		Kind: kind, Region: p.Region, AccountID: accountID, ProjectID: projectID, Environment: string(env), CreatedAt: p.now(),
 	}
 	if err := p.Accounts.CreateKey(ctx, k); err != nil {
 		return "", voiceops.Key{}, err
