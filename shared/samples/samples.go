@@ -7,15 +7,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -113,3 +124,73 @@ func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.Con
 	greeting := voiceops.Turn{Index: 0, UserInputAt: started, AgentResponse: "Welcome to Acme.", AgentResponseAt: started}
 	return s.Conversations.CreateConversation(ctx, c, &greeting)
 }
+
+// ReplayHTTP sends every events/<prefix>*.json through h (a function's real
+// Lambda handler, built fresh for each event by newHandler) and checks each
+// answers the status want gives for its file name, with a JSON body (unless
+// 204) and an X-Request-Id. A file missing from want fails the test, so a new
+// sample cannot go unreplayed.
+func ReplayHTTP(t *testing.T, prefix string, want map[string]int,
+	newHandler func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) {
+	t.Helper()
+	evs, err := HTTPEvents(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != len(want) {
+		t.Errorf("%d %s* events, want %d: add the new file to the test's table", len(evs), prefix, len(want))
+	}
+	for name, ev := range evs {
+		t.Run(name, func(t *testing.T) {
+			status, ok := want[name]
+			if !ok {
+				t.Fatalf("no expected status for %s", name)
+			}
+			res, err := newHandler(t)(context.Background(), ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, status, res.Body)
+			}
+			if res.StatusCode != 204 && !json.Valid([]byte(res.Body)) {
+				t.Errorf("body is not JSON: %s", res.Body)
+			}
+			if res.Headers["X-Request-Id"] == "" {
+				t.Errorf("no X-Request-Id in %v", res.Headers)
+			}
+		})
+	}
+}
+
+// Deps returns API dependencies on fresh in-memory stores seeded with
+// everything the samples refer to (Seed and SeedConversations): what the
+// functions' replay tests run their handlers on.
+func Deps(t *testing.T) api.Deps {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	store := memory.New()
+	stores := store.Stores()
+	if err := Seed(ctx, stores, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := SeedConversations(ctx, stores, store.AgentConfigs(), now); err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rec := &metrics.Recorder{Store: memory.NewMetrics()}
+	return api.Deps{
+		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log,
+		Metrics: rec, InternalKeyDigest: keys.Digest(InternalKey),
+		Outbox: delivery.NewOutbox(stores, discardQueue{}, time.Now),
+		Conversations: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
+			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log},
+	}
+}
+
+// discardQueue accepts messages and drops them: the replay tests check the
+// handlers' answers, not deliveries.
+type discardQueue struct{}
+
+func (discardQueue) Send(context.Context, queue.Message, time.Duration) error { return nil }
