@@ -144,6 +144,21 @@ var Functions = []Function{
 		},
 	},
 	{
+		// A project's conversations (doc 2): the conversations list (v3 and
+		// v1), the concurrency series and the handoff state, reads of the
+		// conversations table (the keys and projects are in the config
+		// table). A week's series decodes some 100,000 items, and a list
+		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
+		Name: "conversations", MemoryMB: 1024, Timeout: 29 * time.Second,
+		Reads: []tables.Table{tables.Config, tables.Conversations},
+		Routes: []Route{
+			{Host: BaseHost, Method: http.MethodGet, Path: "/v3/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
+			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/handoff_state"},
+		},
+	},
+	{
 		// The telephony system's voice intake (internal key).
 		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
 		Reads:                   []tables.Table{tables.Config, tables.Conversations},

@@ -86,9 +86,17 @@ func Chat(d Deps) http.Handler { return newHandler(d, chatRoutes) }
 // Calls serves the telephony system's voice intake (functions/calls).
 func Calls(d Deps) http.Handler { return newHandler(d, voiceRoutes) }
 
+// Conversations serves the conversations group (functions/conversations):
+// the conversations list (v3 and v1), the concurrency series and the
+// handoff state.
+func Conversations(d Deps) http.Handler {
+	return newHandler(d, conversationsRoutes, concurrencyRoutes, handoffRoutes)
+}
+
 // All serves every route of both hosts: the dev server uses it.
 func All(d Deps) http.Handler {
-	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes)
+	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes,
+		conversationsRoutes, concurrencyRoutes, handoffRoutes)
 }
 
 // fanout hands events to the outbox, best effort (see Deps.Outbox).

@@ -30,6 +30,10 @@ var wantOperations = []string{
 	"GET /v1/webhook-endpoints",
 	"GET /v1/webhook-endpoints/{endpoint_id}",
 	"GET /v1/webhook-endpoints/{endpoint_id}/deliveries",
+	"GET /v1/{account_id}/{project_id}/conversations",
+	"GET /v1/{account_id}/{project_id}/conversations/concurrency",
+	"GET /v1/{account_id}/{project_id}/handoff_state",
+	"GET /v3/{account_id}/{project_id}/conversations",
 	"PATCH /v1/alert-rules/{rule_id}",
 	"PATCH /v1/webhook-endpoints/{endpoint_id}",
 	"POST /internal/v1/metric-events",
@@ -652,18 +656,22 @@ func TestDoc2Operations(t *testing.T) {
 		}
 	}
 	schemes := doc.Components.SecuritySchemes
-	for name, header := range map[string]string{"chatApiKey": "X-API-KEY", "agentToken": "X-TOKEN", "internalKey": "X-Internal-Key"} {
+	for name, header := range map[string]string{"chatApiKey": "X-API-KEY", "agentToken": "X-TOKEN", "internalKey": "X-Internal-Key", "doc2ApiKey": "x-api-key"} {
 		if s := schemes[name]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != header {
 			t.Errorf("components.securitySchemes.%s is not an apiKey in the %s header", name, header)
 		}
 	}
 	ops := map[string][]string{
-		"/{version}/{account_id}/{project_id}/chat/create":  {"POST", "chat", "agentToken+chatApiKey"},
-		"/{version}/{account_id}/{project_id}/chat/respond": {"POST", "chat", "agentToken+chatApiKey"},
-		"/{version}/{account_id}/{project_id}/chat/close":   {"PUT", "chat", "agentToken+chatApiKey"},
-		"/internal/v1/voice/calls":                          {"POST", "internal", "internalKey"},
-		"/internal/v1/voice/calls/{conversation_id}/turns":  {"POST", "internal", "internalKey"},
-		"/internal/v1/voice/calls/{conversation_id}/end":    {"POST", "internal", "internalKey"},
+		"/{version}/{account_id}/{project_id}/chat/create":        {"POST", "chat", "agentToken+chatApiKey"},
+		"/{version}/{account_id}/{project_id}/chat/respond":       {"POST", "chat", "agentToken+chatApiKey"},
+		"/{version}/{account_id}/{project_id}/chat/close":         {"PUT", "chat", "agentToken+chatApiKey"},
+		"/internal/v1/voice/calls":                                {"POST", "internal", "internalKey"},
+		"/internal/v1/voice/calls/{conversation_id}/turns":        {"POST", "internal", "internalKey"},
+		"/internal/v1/voice/calls/{conversation_id}/end":          {"POST", "internal", "internalKey"},
+		"/v1/{account_id}/{project_id}/conversations/concurrency": {"GET", "conversations", "doc2ApiKey"},
+		"/v1/{account_id}/{project_id}/handoff_state":             {"GET", "conversations", "doc2ApiKey"},
+		"/v3/{account_id}/{project_id}/conversations":             {"GET", "conversations", "doc2ApiKey"},
+		"/v1/{account_id}/{project_id}/conversations":             {"GET", "conversations", "doc2ApiKey"},
 	}
 	for path, want := range ops {
 		item := doc.Paths.Find(path)
@@ -819,6 +827,207 @@ func TestDoc2RequestSchemas(t *testing.T) {
 	for _, c := range rejects {
 		if err := visit(c); err == nil {
 			t.Errorf("%s accepts %s", c.schema, c.body)
+		}
+	}
+}
+
+// The conversations list (shared/api/conversations.go, convjson.go).
+
+func convTurnV3() map[string]any {
+	return map[string]any{
+		"user_input": "balance please", "user_input_dtmf": "", "user_input_datetime": "2026-11-21T09:30:09.000Z",
+		"agent_response": "Your balance is 1,234.56 dollars.", "agent_response_datetime": "2026-11-21T09:30:09.800Z",
+		"latency": 0.8, "translated_user_input": "", "english_agent_response": "", "intents": []any{"balance"},
+		"entities": []any{map[string]any{"type": "account"}}, "is_ood": false, "is_silence": false,
+	}
+}
+
+func convTurnV1() map[string]any {
+	t := convTurnV3()
+	for _, k := range []string{"latency", "translated_user_input", "english_agent_response"} {
+		delete(t, k)
+	}
+	t["user_input_dtmf"] = nil
+	t["user_input_datetime"] = "2026-11-21T09:30:09Z"
+	t["agent_response_datetime"] = "2026-11-21T09:30:09.8Z"
+	return t
+}
+
+func convRecordV3() map[string]any {
+	return map[string]any{
+		"id": convID, "account_id": "acct_a", "project_id": "proj_a1", "environment": "live", "started_at": "2026-11-21T09:30:00.000Z",
+		"channel": "voice", "in_progress": false, "variant_id": "main", "variant_name": "Demo IVR", "from_number": "+441632960001",
+		"to_number": "", "num_turns": 1, "total_duration": 62, "service_duration": 2, "handoff": false, "handoff_reason": "",
+		"handoff_destination": "", "num_silences": 0, "num_ood": 0,
+		"metrics": map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09.000Z"}, "CALL_START": "2026-11-21T09:30:00.000Z",
+			"CALL_END": "2026-11-21T09:31:01.500Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": ""},
+		"state": map[string]any{"verified": true}, "turns": []any{convTurnV3()},
+	}
+}
+
+func convRecordV1() map[string]any {
+	c := convRecordV3()
+	c["started_at"] = "2026-11-21T09:30:00Z"
+	c["to_number"], c["handoff_reason"], c["handoff_destination"] = nil, nil, nil
+	c["metrics"] = map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09Z"}, "CALL_START": "2026-11-21T09:30:00Z",
+		"CALL_END": "2026-11-21T09:31:01.5Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": nil}
+	c["turns"] = []any{convTurnV1()}
+	return c
+}
+
+func convPage(next any, records ...map[string]any) map[string]any {
+	list := []any{}
+	for _, r := range records {
+		list = append(list, r)
+	}
+	p := map[string]any{"conversations": list}
+	if next != nil {
+		p["next_offset"] = next
+	}
+	return p
+}
+
+func convPageV1(next any, records ...map[string]any) map[string]any {
+	p := convPage(next, records...)
+	p["descriptions"] = map[string]any{"conversations": map[string]any{"id": "Conversation ID."}}
+	return p
+}
+
+func inProgressV3() map[string]any {
+	c := convRecordV3()
+	c["in_progress"] = true
+	m := c["metrics"].(map[string]any)
+	m["CALL_END"], m["END_REASON"] = "", ""
+	return c
+}
+
+func TestConversationListSchemas(t *testing.T) {
+	v := newValidator(t)
+	v3, v1 := local+"/v3/acct_a/proj_a1/conversations", local+"/v1/acct_a/proj_a1/conversations"
+	latency := map[string]any{"turns": 1, "avg_ms": 800, "p50_ms": 800, "p95_ms": 800, "max_ms": 800}
+	noTurns := map[string]any{"turns": 0, "avg_ms": nil, "p50_ms": nil, "p95_ms": nil, "max_ms": nil}
+	withMetadata := func() map[string]any {
+		c := convRecordV3()
+		c["turns"] = []any{with(convTurnV3(), "metadata", map[string]any{})}
+		return c
+	}
+	accepts := []checkCase{
+		{name: "v3 page", method: "GET", url: v3 + "?limit=2", status: 200, body: convPage(3, convRecordV3(), inProgressV3())},
+		{name: "v3 last page", method: "GET", url: v3, status: 200, body: convPage(nil, convRecordV3())},
+		{name: "v3 empty", method: "GET", url: v3 + "?offset=100", status: 200, body: convPage(nil)},
+		{name: "v3 include_latency", method: "GET", url: v3 + "?include_latency=true", status: 200, body: convPage(nil, with(convRecordV3(), "latency", latency), with(with(convRecordV3(), "turns", []any{}), "latency", noTurns))},
+		{name: "v3 include_turn_metadata", method: "GET", url: v3 + "?include_turn_metadata=true", status: 200, body: convPage(nil, withMetadata())},
+		{name: "v1 page", method: "GET", url: v1, status: 200, body: convPageV1(5, convRecordV1())},
+		{name: "v1 empty", method: "GET", url: v1, status: 200, body: convPageV1(nil)},
+		{name: "on the base host", method: "GET", url: "https://uk-1.api.example.com/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
+		{name: "400", method: "GET", url: v3 + "?limit=0", status: 400, body: doc2Err("invalid query parameter: limit must be an integer between 1 and 5000")},
+		{name: "401", method: "GET", url: v1, status: 401, body: doc2Err("missing or invalid API key")},
+		{name: "403", method: "GET", url: v3, status: 403, body: doc2Err("the API key is not valid for this project")},
+		{name: "404", method: "GET", url: v3, status: 404, body: doc2Err("account or project not found")},
+		{name: "500", method: "GET", url: v1, status: 500, body: doc2Err("internal error")},
+	}
+	for _, c := range accepts {
+		t.Run("accepts "+c.name, func(t *testing.T) {
+			if err := c.run(v); err != nil {
+				t.Fatalf("Check refused a valid response: %v", err)
+			}
+		})
+	}
+	rejects := []checkCase{
+		{name: "v3 null text", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "to_number", nil))},
+		{name: "v3 v1 times", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "started_at", "2026-11-21T09:30:00Z"))},
+		{name: "v3 without turns", method: "GET", url: v3, status: 200, body: convPage(nil, without(convRecordV3(), "turns"))},
+		{name: "v3 turn without latency", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "turns", []any{without(convTurnV3(), "latency")}))},
+		{name: "v3 fractional duration", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "total_duration", 61.5))},
+		{name: "v3 with descriptions", method: "GET", url: v3, status: 200, body: convPageV1(nil, convRecordV3())},
+		{name: "v3 next_offset 0", method: "GET", url: v3, status: 200, body: convPage(0, convRecordV3())},
+		{name: "v3 null CALL_END", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "metrics", with(convRecordV3()["metrics"].(map[string]any), "CALL_END", nil)))},
+		{name: "v3 unknown environment", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "environment", "prod"))},
+		{name: "v1 empty text", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "to_number", ""))},
+		{name: "v1 without descriptions", method: "GET", url: v1, status: 200, body: convPage(nil, convRecordV1())},
+		{name: "v1 turn with latency", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "latency", 0.8)}))},
+		{name: "v1 latency summary", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "latency", latency))},
+		{name: "v1 turn metadata", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "metadata", map[string]any{})}))},
+		{name: "error in doc-1 shape", method: "GET", url: v3, status: 400, body: with(errBody("invalid query parameter"), "errors", []any{})},
+		{name: "422", method: "GET", url: v3, status: 422, body: doc2Err("invalid")},
+		{name: "POST", method: "POST", url: v3, status: 200, body: convPage(nil)},
+		{name: "v2", method: "GET", url: local + "/v2/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
+	}
+	for _, c := range rejects {
+		t.Run("rejects "+c.name, func(t *testing.T) {
+			err := c.run(v)
+			if err == nil {
+				t.Fatal("Check accepted an undocumented response")
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// TestConcurrencyAndHandoffResponses checks the concurrency series and the
+// handoff state against responses shaped as shared/api/concurrency.go and
+// handoff.go write them, and that the document refuses others.
+func TestConcurrencyAndHandoffResponses(t *testing.T) {
+	v := newValidator(t)
+	concURL := local + "/v1/acct_a/proj_a1/conversations/concurrency?start_time=2026-11-22T14:00:00Z&end_time=2026-11-22T14:10:00Z"
+	handoffURL := local + "/v1/acct_a/proj_a1/handoff_state?shared_id=shr_1"
+	item := func(at string, n int) map[string]any {
+		return map[string]any{"time": at, "max_concurrent_conversations": n}
+	}
+	sliced := func(at string, n int, id, name string) map[string]any {
+		return with(with(item(at, n), "variant_id", id), "variant_name", name)
+	}
+	series := func(items ...map[string]any) map[string]any {
+		out := make([]any, len(items))
+		for i, it := range items {
+			out[i] = it
+		}
+		return map[string]any{"account_id": "acct_a", "project_id": "proj_a1", "intervals": out}
+	}
+	state := func() map[string]any {
+		return map[string]any{
+			"conversation_id": convID, "shared_id": "shr_1", "account_id": "acct_a", "project_id": "proj_a1",
+			"handoff": true, "destination": "support-queue", "reason": "caller asked for a human",
+			"state": map[string]any{"step": 3}, "integration_attributes": map[string]any{}, "environment": "live",
+			"channel": "voice", "variant_id": "main", "variant_name": "Main line", "from_number": "+441632960001",
+			"to_number": "+441632960002", "asr_lang_code": "en-GB", "tts_lang_code": "", "started_at": "2026-11-22T14:00:00.000Z",
+			"ended_at": "2026-11-22T14:03:00.000Z", "in_progress": false, "num_turns": 4,
+		}
+	}
+	accepts := []checkCase{
+		{name: "series", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00.000Z", 3), item("2026-11-22T14:05:00.000Z", 0))},
+		{name: "sliced series", method: "GET", url: concURL, status: 200, body: series(sliced("2026-11-22T14:00:00.000Z", 1, "var_a", "Alpha"), sliced("2026-11-22T14:00:00.000Z", 0, "", ""))},
+		{name: "no series", method: "GET", url: concURL, status: 200, body: series()},
+		{name: "concurrency 400", method: "GET", url: concURL, status: 400, body: doc2Err("invalid query parameter: end_time must be after start_time")},
+		{name: "concurrency 501", method: "GET", url: concURL, status: 501, body: doc2Err("slice_by=language is not implemented; slice_by=variant is")},
+		{name: "concurrency 404", method: "GET", url: concURL, status: 404, body: doc2Err("account or project not found")},
+		{name: "handoff state", method: "GET", url: handoffURL, status: 200, body: state()},
+		{name: "handoff state in progress", method: "GET", url: handoffURL, status: 200, body: with(with(state(), "ended_at", nil), "in_progress", true)},
+		{name: "no handoff", method: "GET", url: handoffURL, status: 404, body: doc2Err("no handoff")},
+		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id exactly one of id and shared_id must be given")},
+	}
+	for _, c := range accepts {
+		if err := c.run(v); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+	rejects := []checkCase{
+		{name: "series without intervals", method: "GET", url: concURL, status: 200, body: without(series(), "intervals")},
+		{name: "negative maximum", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00.000Z", -1))},
+		{name: "fractional maximum", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 0), "max_concurrent_conversations", 1.5))},
+		{name: "time without milliseconds", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00Z", 1))},
+		{name: "interval with extra field", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 1), "channel", "voice"))},
+		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: doc2Err("invalid")},
+		{name: "concurrency 501 in doc-1 shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
+		{name: "handoff false", method: "GET", url: handoffURL, status: 200, body: with(state(), "handoff", false)},
+		{name: "handoff state without state", method: "GET", url: handoffURL, status: 200, body: without(state(), "state")},
+		{name: "handoff state with null destination", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", nil)},
+		{name: "handoff state 501", method: "GET", url: handoffURL, status: 501, body: doc2Err("not implemented")},
+		{name: "POST handoff state", method: "POST", url: handoffURL, status: 200, body: state()},
+	}
+	for _, c := range rejects {
+		if err := c.run(v); err == nil {
+			t.Errorf("%s: accepted", c.name)
 		}
 	}
 }

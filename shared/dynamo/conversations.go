@@ -64,7 +64,8 @@ import (
 // first turn, the marker, and the hour index entry when this process has
 // not written it yet); AddTurn is one TransactWriteItems (the
 // conversation conditional on its version, and the new turn);
-// UpdateConversation one conditional PutItem.
+// UpdateConversation one conditional PutItem. A conversation with a shared
+// ID also writes its shared ID's item in the same call (sharedid.go).
 const (
 	pkConversation    = "C#"
 	pkConversationHrs = "H#"
@@ -418,6 +419,9 @@ func (s *Store) CreateConversation(ctx context.Context, c voiceops.Conversation,
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: t}})
 	}
+	if put, ok := s.sharedIDPut(c); ok {
+		items = append(items, put) // sharedid.go
+	}
 	hourPK, hourSK := hourIndexPK(c.AccountID, c.ProjectID, shard), c.StartedAt.UTC().Format(hourKeyLayout)
 	hourKey := hourPK + "/" + hourSK
 	indexed := s.hours.has(hourKey)
@@ -494,8 +498,9 @@ func (s *Store) GetConversation(ctx context.Context, accountID, projectID, conve
 }
 
 // AddTurn is one TransactWriteItems: the conversation, conditional on its
-// stored version being expectVersion (and on it being live), and the new
-// turn, conditional on its index being free.
+// stored version being expectVersion (and on it being live), the new
+// turn, conditional on its index being free, and the shared ID's item when
+// the conversation has a shared ID (the turn that hands off).
 func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -514,14 +519,18 @@ func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops
 	}
 	names, values := s.liveVersionValues(expectVersion)
 	table := &s.conversationsTable
-	o, err := s.transact(ctx, "AddTurn", []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName: table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 		{Put: &types.Put{TableName: table, Item: turn, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK}},
-	})
+	}
+	if put, ok := s.sharedIDPut(c); ok {
+		items = append(items, put) // sharedid.go
+	}
+	o, err := s.transact(ctx, "AddTurn", items)
 	switch {
 	case err != nil:
 		return err
@@ -534,7 +543,9 @@ func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops
 }
 
 // UpdateConversation is one PutItem, conditional on the stored version being
-// expectVersion (and on the conversation being live).
+// expectVersion (and on the conversation being live); for a conversation
+// with a shared ID, one TransactWriteItems of that Put and the shared ID's
+// item.
 func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -548,6 +559,20 @@ func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation,
 		return err
 	}
 	names, values := s.liveVersionValues(expectVersion)
+	if put, ok := s.sharedIDPut(c); ok { // sharedid.go
+		o, err := s.transact(ctx, "UpdateConversation", []types.TransactWriteItem{{Put: &types.Put{
+			TableName: &s.conversationsTable, Item: conv, ConditionExpression: aws.String(condLiveVersion),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}}, put})
+		switch {
+		case err != nil:
+			return err
+		case o.failed[0]:
+			return s.staleOrGone(o.old[0])
+		}
+		return nil
+	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.conversationsTable, Item: conv, ConditionExpression: aws.String(condLiveVersion),
 		ExpressionAttributeNames: names, ExpressionAttributeValues: values,

@@ -199,6 +199,12 @@ func (r *Runner) post(ctx context.Context, t Target, body []byte, timeout time.D
 		return nil, &Error{Kind: KindStatus, StatusCode: resp.StatusCode, Detail: detail}
 	}
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	if err == nil && tctx.Err() != nil {
+		// The deadline passed while the body was read: the server may have
+		// ended a cut answer cleanly (its side saw the cancellation first),
+		// so what was read is not an answer.
+		err = tctx.Err()
+	}
 	if err != nil {
 		return nil, transportError(ctx, tctx, err, timeout)
 	}

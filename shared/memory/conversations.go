@@ -325,3 +325,25 @@ func (s *Store) listConversations(accountID, projectID string, from, to time.Tim
 	}
 	return out, nil
 }
+
+// ConversationBySharedID returns the live conversation of the project whose
+// SharedID is sharedID, by a scan of the project's conversations (of
+// several, the one with the smallest ID).
+func (s *Store) ConversationBySharedID(_ context.Context, accountID, projectID, sharedID string) (voiceops.Conversation, error) {
+	if sharedID == "" {
+		return voiceops.Conversation{}, voiceops.ErrNotFound
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.now()
+	var found *storedConversation
+	for id, sc := range s.conversations[accountID][projectID] {
+		if sc.c.SharedID == sharedID && !conversationExpired(sc.c.ExpiresAt, now) && (found == nil || id < found.c.ID) {
+			found = sc
+		}
+	}
+	if found == nil {
+		return voiceops.Conversation{}, voiceops.ErrNotFound
+	}
+	return found.conversation(), nil
+}

@@ -37,6 +37,7 @@ func RunConversations(t *testing.T, newStores func(t *testing.T) voiceops.Stores
 	t.Run("Keys", func(t *testing.T) { testConversationKeys(t, newStores) })
 	t.Run("List", func(t *testing.T) { testListConversations(t, newStores) })
 	t.Run("ListPagination", func(t *testing.T) { testListPagination(t, newStores) })
+	t.Run("BySharedID", func(t *testing.T) { testConversationBySharedID(t, newStores) })
 }
 
 // retained is an expiry far enough ahead for every test.
@@ -646,4 +647,69 @@ func testListPagination(t *testing.T, newStores func(*testing.T) voiceops.Stores
 			t.Errorf("after the first page: %d conversations, want %d", len(rest), n-40+1)
 		}
 	})
+}
+
+// testConversationBySharedID checks the handoff state's lookup: a shared
+// ID set at creation, by the turn that hands off (AddTurn) or by an update
+// is found, in its own project only, while the conversation carries it and
+// lives.
+func testConversationBySharedID(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
+	s := newStores(t)
+	shared := func(what string) string { return "shr_" + what + "_" + voiceops.RandomBase62(12) }
+	lookup := func(acct, proj, id string) (voiceops.Conversation, error) {
+		return s.Conversations.ConversationBySharedID(ctx(t), acct, proj, id)
+	}
+	found := func(what string, want voiceops.Conversation) {
+		t.Helper()
+		got, err := lookup(want.AccountID, want.ProjectID, want.SharedID)
+		mustNil(t, "ConversationBySharedID "+what, err)
+		checkConversation(t, what, want, got)
+	}
+	notFound := func(what, acct, proj, id string) {
+		t.Helper()
+		_, err := lookup(acct, proj, id)
+		wantErr(t, "ConversationBySharedID "+what, err, voiceops.ErrNotFound)
+	}
+
+	atCreate := newConversation("acct_a", "proj_a", at(0))
+	atCreate.SharedID = shared("create")
+	first := newTurn(0, at(0))
+	mustConversation(t, s, atCreate, &first)
+	found("set at creation", atCreate)
+
+	plain := newConversation("acct_a", "proj_a", at(1))
+	plain.SharedID, plain.Handoff, plain.InProgress, plain.EndedAt = "", false, true, nil
+	mustConversation(t, s, plain, nil)
+	handedOff := next(plain, func(c *voiceops.Conversation) {
+		c.SharedID, c.Handoff, c.HandoffDestination, c.HandoffReason = shared("turn"), true, "support-queue", "asked for a human"
+		c.InProgress, c.EndedAt, c.EndReason, c.NumTurns = false, ptr(at(30)), voiceops.EndHandoff, 2
+	})
+	mustNil(t, "AddTurn handing off", s.Conversations.AddTurn(ctx(t), handedOff, newTurn(1, at(20)), plain.Version))
+	found("set by the turn that hands off", handedOff)
+
+	updated := next(handedOff, func(c *voiceops.Conversation) { c.State = map[string]any{"bridged": true} })
+	mustNil(t, "UpdateConversation", s.Conversations.UpdateConversation(ctx(t), updated, handedOff.Version))
+	found("after an update", updated)
+
+	renamed := next(updated, func(c *voiceops.Conversation) { c.SharedID = shared("renamed") })
+	mustNil(t, "UpdateConversation changing the shared ID", s.Conversations.UpdateConversation(ctx(t), renamed, updated.Version))
+	found("after a change of shared ID", renamed)
+	notFound("of the shared ID before the change", "acct_a", "proj_a", updated.SharedID)
+
+	stale := next(updated, func(c *voiceops.Conversation) { c.SharedID = shared("stale") })
+	wantErr(t, "UpdateConversation at a stale version", s.Conversations.UpdateConversation(ctx(t), stale, updated.Version), voiceops.ErrConflictingWrite)
+	notFound("written by a refused update", "acct_a", "proj_a", stale.SharedID)
+	found("after a refused update", renamed)
+
+	notFound("never given", "acct_a", "proj_a", shared("never"))
+	notFound("empty", "acct_a", "proj_a", "")
+	notFound("too long for a key", "acct_a", "proj_a", strings.Repeat("s", 4096))
+	for _, other := range []struct{ acct, proj string }{{"acct_b", "proj_a"}, {"acct_a", "proj_b"}} {
+		notFound("from "+other.acct+"/"+other.proj, other.acct, other.proj, atCreate.SharedID)
+	}
+
+	gone := newConversation("acct_a", "proj_a", at(2))
+	gone.SharedID, gone.ExpiresAt = shared("expired"), time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	mustConversation(t, s, gone, nil)
+	notFound("of an expired conversation", "acct_a", "proj_a", gone.SharedID)
 }

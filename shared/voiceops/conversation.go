@@ -142,4 +142,10 @@ type ConversationStore interface {
 	// concurrency sweep needs (ID, times, variant, language, numbers,
 	// environment).
 	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
+	// ConversationBySharedID returns the conversation of a project whose
+	// SharedID is sharedID (ErrNotFound if none): the handoff state's
+	// lookup. Shared IDs are unique in a project (the engine draws them at
+	// random); which conversation is returned for one given to two is
+	// unspecified.
+	ConversationBySharedID(ctx context.Context, accountID, projectID, sharedID string) (Conversation, error)
 }
