@@ -89,6 +89,8 @@ func (s *server) chatCreate(w http.ResponseWriter, r *http.Request, t target) er
 type handoffJSON struct {
 	Destination string `json:"destination"`
 	Reason      string `json:"reason"`
+	// SharedID reads the handoff context back (handoff_state?shared_id=).
+	SharedID string `json:"shared_id"`
 }
 
 type chatRespondJSON struct {
@@ -98,11 +100,11 @@ type chatRespondJSON struct {
 	Handoff         *handoffJSON `json:"handoff,omitempty"`
 }
 
-func toHandoffJSON(h *agent.Handoff) *handoffJSON {
+func toHandoffJSON(h *agent.Handoff, sharedID string) *handoffJSON {
 	if h == nil {
 		return nil
 	}
-	out := &handoffJSON{Destination: h.Destination, Reason: h.Reason}
+	out := &handoffJSON{Destination: h.Destination, Reason: h.Reason, SharedID: sharedID}
 	if out.Destination == "" && h.SIP != nil {
 		out.Destination = h.SIP.OutboundEndpoint
 	}
@@ -146,7 +148,7 @@ func (s *server) chatRespond(w http.ResponseWriter, r *http.Request, t target) e
 		return err
 	}
 	writeJSON(w, http.StatusOK, chatRespondJSON{
-		ConversationID: id, Response: ans.Response, EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff),
+		ConversationID: id, Response: ans.Response, EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID),
 	})
 	return nil
 }

@@ -87,6 +87,14 @@ func TestChatHandoffAndInitialMessage(t *testing.T) {
 	if got["end_conversation"] != true || ho["destination"] != "support-queue" || ho["reason"] != "caller asked for a human" {
 		t.Errorf("handoff answer %v", got)
 	}
+	// The shared ID reads the handoff context back.
+	req := httptest.NewRequest("GET", "/v1/acct_a/proj_a2/handoff_state?shared_id="+ho["shared_id"].(string), nil)
+	req.Header.Set("x-api-key", h.keyA)
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"destination":"support-queue"`) || !strings.Contains(rec.Body.String(), id) {
+		t.Errorf("handoff_state: %d %s", rec.Code, rec.Body)
+	}
 }
 
 func TestChatAuthAndValidation(t *testing.T) {

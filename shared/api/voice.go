@@ -73,7 +73,7 @@ func (s *server) voiceStart(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, chatRespondJSON{ConversationID: ans.Conversation.ID, Response: ans.Response,
-		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff)})
+		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID)})
 	return nil
 }
 
@@ -100,7 +100,7 @@ func (s *server) voiceTurn(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, chatRespondJSON{ConversationID: id, Response: ans.Response,
-		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff)})
+		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID)})
 	return nil
 }
 

@@ -241,7 +241,7 @@ func handedOff() map[string]any {
 	a := answer()
 	a["response"] = "Let me put you through to a person."
 	a["end_conversation"] = true
-	a["handoff"] = map[string]any{"destination": "support-queue", "reason": "caller asked for a human"}
+	a["handoff"] = map[string]any{"destination": "support-queue", "reason": "caller asked for a human", "shared_id": "shr_abc"}
 	return a
 }
 
@@ -471,7 +471,8 @@ func TestCheckRejects(t *testing.T) {
 		{name: "chat create answered 201", method: "POST", url: chatURL + "/create", status: 201, body: chatCreated()},
 		{name: "chat respond without end_conversation", method: "POST", url: chatURL + "/respond", status: 200, body: without(answer(), "end_conversation")},
 		{name: "chat respond with null handoff", method: "POST", url: chatURL + "/respond", status: 200, body: with(answer(), "handoff", nil)},
-		{name: "handoff without reason", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "handoff", map[string]any{"destination": "support-queue"})},
+		{name: "handoff without reason", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "handoff", map[string]any{"destination": "support-queue", "shared_id": "shr_abc"})},
+		{name: "handoff without shared_id", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "handoff", map[string]any{"destination": "support-queue", "reason": "r"})},
 		{name: "handoff that does not end", method: "POST", url: chatURL + "/respond", status: 200, body: with(handedOff(), "end_conversation", false)},
 		{name: "chat close with success false", method: "PUT", url: chatURL + "/close", status: 200, body: map[string]any{"success": false}},
 		{name: "chat close with POST", method: "POST", url: chatURL + "/close", status: 200, body: success()},
