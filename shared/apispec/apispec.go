@@ -1,6 +1,8 @@
-// Package apispec holds the OpenAPI 3.1 document of the doc-1 API (alert
-// rules, active alerts, webhook endpoints) and a validator that handler tests
-// use to check that every response they receive matches it.
+// Package apispec holds the OpenAPI 3.1 document of the service (both hosts:
+// alert rules, webhook endpoints and deliveries, the metric intake; chat,
+// voice intake, conversation lists, concurrency, handoff state) and a
+// validator that handler tests use to check that every response they
+// receive matches it.
 package apispec
 
 import (
