@@ -170,6 +170,19 @@ var Functions = []Function{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/end"},
 		},
 	},
+	{
+		// Notifications pushed into conversations (doc 2, events key): the
+		// external events webhook and the bridge-ended notification run the
+		// project's functions and write the conversation's state.
+		Name: "events", MemoryMB: 512, Timeout: 29 * time.Second,
+		Reads:                   []tables.Table{tables.Config, tables.Conversations},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		InvokesProjectFunctions: true,
+		Routes: []Route{
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/external-events/webhook"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/agentic-dial/bridge-ended"},
+		},
+	},
 }
 
 // ProjectFunctionPrefix starts the name of every Lambda function a project

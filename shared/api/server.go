@@ -93,10 +93,14 @@ func Conversations(d Deps) http.Handler {
 	return newHandler(d, conversationsRoutes, concurrencyRoutes, handoffRoutes)
 }
 
+// Events serves the events group (functions/events): the external events
+// webhook and the bridge-ended notification.
+func Events(d Deps) http.Handler { return newHandler(d, eventsRoutes) }
+
 // All serves every route of both hosts: the dev server uses it.
 func All(d Deps) http.Handler {
 	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes,
-		conversationsRoutes, concurrencyRoutes, handoffRoutes)
+		conversationsRoutes, concurrencyRoutes, handoffRoutes, eventsRoutes)
 }
 
 // fanout hands events to the outbox, best effort (see Deps.Outbox).

@@ -36,11 +36,13 @@ var wantOperations = []string{
 	"GET /v3/{account_id}/{project_id}/conversations",
 	"PATCH /v1/alert-rules/{rule_id}",
 	"PATCH /v1/webhook-endpoints/{endpoint_id}",
+	"POST /internal/v1/agentic-dial/bridge-ended",
 	"POST /internal/v1/metric-events",
 	"POST /internal/v1/voice/calls",
 	"POST /internal/v1/voice/calls/{conversation_id}/end",
 	"POST /internal/v1/voice/calls/{conversation_id}/turns",
 	"POST /v1/alert-rules",
+	"POST /v1/external-events/webhook",
 	"POST /v1/webhook-endpoints",
 	"POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry",
 	"POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret",
@@ -290,16 +292,20 @@ func newValidator(t *testing.T) *Validator {
 }
 
 const (
-	local    = "http://127.0.0.1:43127"
-	regional = "https://eu.studio.example.com"
-	ruleURL  = local + "/v1/alert-rules/ar_3kTb9QxZ1mW7cY0pL2vN8d"
-	epURL    = local + "/v1/webhook-endpoints/whe_7Hs2LmQ9xV0cK4tB1nR6pZ"
-	retryURL = epURL + "/deliveries/dlv_9aLk2PzX4cVb7NmQ1wEr5t/retry"
-	intake   = local + "/internal/v1/metric-events"
-	chatURL  = local + "/v1/acct_a/proj_a1/chat"
-	callsURL = local + "/internal/v1/voice/calls"
-	callURL  = callsURL + "/" + convID
+	local     = "http://127.0.0.1:43127"
+	regional  = "https://eu.studio.example.com"
+	ruleURL   = local + "/v1/alert-rules/ar_3kTb9QxZ1mW7cY0pL2vN8d"
+	epURL     = local + "/v1/webhook-endpoints/whe_7Hs2LmQ9xV0cK4tB1nR6pZ"
+	retryURL  = epURL + "/deliveries/dlv_9aLk2PzX4cVb7NmQ1wEr5t/retry"
+	intake    = local + "/internal/v1/metric-events"
+	chatURL   = local + "/v1/acct_a/proj_a1/chat"
+	callsURL  = local + "/internal/v1/voice/calls"
+	callURL   = callsURL + "/" + convID
+	eventURL  = local + "/v1/external-events/webhook?event_id_location=payload&event_id_path=ref&account_id=acct_a&project_id=proj_a1"
+	bridgeURL = local + "/internal/v1/agentic-dial/bridge-ended"
 )
+
+func queued() map[string]any { return map[string]any{"status": "queued", "event_id": convID} }
 
 func TestCheckAccepts(t *testing.T) {
 	v := newValidator(t)
@@ -382,6 +388,16 @@ func TestCheckAccepts(t *testing.T) {
 		{name: "call turn 409", method: "POST", url: callURL + "/turns", status: 409, body: doc2Err("the resource was changed by another request; retry")},
 		{name: "call end 410", method: "POST", url: callURL + "/end", status: 410, body: doc2Err("the conversation has ended")},
 		{name: "call 500", method: "POST", url: callsURL, status: 500, body: doc2Err("internal error")},
+		{name: "external event", method: "POST", url: eventURL, status: 201, body: queued()},
+		{name: "external event 400", method: "POST", url: eventURL, status: 400, body: doc2Err("event ID not found or not bound to an active conversation")},
+		{name: "external event 401", method: "POST", url: eventURL, status: 401, body: doc2Err("missing or invalid X-Api-Key (an events key is required)")},
+		{name: "external event 403", method: "POST", url: eventURL, status: 403, body: doc2Err("the API key is not valid for this project")},
+		{name: "external event 413", method: "POST", url: eventURL, status: 413, body: doc2Err("request body is larger than 262144 bytes")},
+		{name: "external event 500", method: "POST", url: eventURL, status: 500, body: doc2Err("internal error")},
+		{name: "bridge ended", method: "POST", url: bridgeURL, status: 200, body: success()},
+		{name: "bridge ended 400", method: "POST", url: bridgeURL, status: 400, body: doc2Err("validation failed: call_duration_seconds is required")},
+		{name: "bridge ended 401", method: "POST", url: bridgeURL, status: 401, body: doc2Err("missing or invalid X-Api-Key (an events key is required)")},
+		{name: "bridge ended 404", method: "POST", url: bridgeURL, status: 404, body: doc2Err("conversation not found")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -467,6 +483,10 @@ func TestCheckRejects(t *testing.T) {
 		{name: "GET on the intake", method: "GET", url: intake, status: 200, body: map[string]any{"accepted": 0}},
 		{name: "chat create with end_conversation", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "end_conversation", false)},
 		{name: "chat create without response", method: "POST", url: chatURL + "/create", status: 200, body: without(chatCreated(), "response")},
+		{name: "external event queued with another status", method: "POST", url: eventURL, status: 201, body: with(queued(), "status", "done")},
+		{name: "external event without event_id", method: "POST", url: eventURL, status: 201, body: without(queued(), "event_id")},
+		{name: "external event 404", method: "POST", url: eventURL, status: 404, body: doc2Err("conversation not found")},
+		{name: "bridge ended with success false", method: "POST", url: bridgeURL, status: 200, body: map[string]any{"success": false}},
 		{name: "chat create with malformed conversation_id", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "conversation_id", "c_1")},
 		{name: "chat create answered 201", method: "POST", url: chatURL + "/create", status: 201, body: chatCreated()},
 		{name: "chat respond without end_conversation", method: "POST", url: chatURL + "/respond", status: 200, body: without(answer(), "end_conversation")},

@@ -47,6 +47,9 @@ const (
 	// voice samples continue; it started at 2026-11-22T10:00:00Z.
 	ConversationID = "conv_17953416000000SampleConversation01"
 	InternalKey    = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
+	// EventsKey is the X-Api-Key (events key of ProjectID) of the external
+	// events and bridge-ended samples (events/events-*.json).
+	EventsKey = "vo_events_us_CqhXoFwEhhS5W3D96jHdYUcSKsHJHlLi5JIKgAlK1kIQSQ"
 )
 
 // Seed writes the account, project, key, rule and endpoint the sample events
@@ -103,8 +106,8 @@ func HTTPEvents(prefix string) (map[string]events.APIGatewayV2HTTPRequest, error
 }
 
 // SeedConversations writes what the chat and voice samples need on top of
-// Seed: the demo agent of ProjectID, the agent token, and ConversationID in
-// progress (it expires long after now).
+// Seed: the demo agent of ProjectID, the agent token, the events key, and
+// ConversationID in progress (it expires long after now).
 func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.ConfigStore, now time.Time) error {
 	if err := configs.PutConfig(ctx, agent.DemoConfig(AccountID, ProjectID)); err != nil {
 		return err
@@ -112,6 +115,11 @@ func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.Con
 	k := voiceops.Key{ID: "key_sample2", Digest: keys.Digest(AgentToken), Prefix: keys.Prefix(AgentToken), Kind: voiceops.KeyAgent,
 		Region: voiceops.RegionUS, AccountID: AccountID, ProjectID: ProjectID, Environment: string(voiceops.EnvLive), CreatedAt: now}
 	if err := s.Accounts.CreateKey(ctx, k); err != nil {
+		return err
+	}
+	ek := voiceops.Key{ID: "key_sample3", Digest: keys.Digest(EventsKey), Prefix: keys.Prefix(EventsKey), Kind: voiceops.KeyEvents,
+		Region: voiceops.RegionUS, AccountID: AccountID, ProjectID: ProjectID, CreatedAt: now}
+	if err := s.Accounts.CreateKey(ctx, ek); err != nil {
 		return err
 	}
 	started := time.UnixMilli(1795341600000).UTC()

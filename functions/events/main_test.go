@@ -1,0 +1,22 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/voiceops/opsapi/shared/samples"
+)
+
+// TestReplayEvents sends every events-*.json of events/ through the real
+// Lambda handler, so the samples that SAM users invoke never rot.
+func TestReplayEvents(t *testing.T) {
+	want := map[string]int{
+		"events-external.json":     201,
+		"events-bridge-ended.json": 200,
+	}
+	samples.ReplayHTTP(t, "events-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		return handler(samples.Deps(t))
+	})
+}
