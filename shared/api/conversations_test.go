@@ -23,15 +23,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/awstest"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -876,29 +873,9 @@ func TestConversationsPaginationMemory(t *testing.T) {
 // TestConversationsPaginationDynamo walks conversations on DynamoDB (moto
 // at TEST_AWS_ENDPOINT; small enough to run in seconds).
 func TestConversationsPaginationDynamo(t *testing.T) {
-	endpoint := os.Getenv("TEST_AWS_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("TEST_AWS_ENDPOINT not set; CI must run the DynamoDB tests (scripts/test.sh starts moto_server)")
-		}
-		t.Skip("TEST_AWS_ENDPOINT not set; scripts/test.sh starts moto_server")
-	}
 	ctx := context.Background()
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
-	names := dynamo.TableNamesFor("list-" + strings.ToLower(voiceops.RandomBase62(10)))
-	if err := dynamo.CreateTables(ctx, db, names); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, tb := range tables.All {
-			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tb))})
-		}
-	})
+	db := awstest.DynamoDB(t)
+	names := awstest.Tables(t, db)
 	cdb := &countingDB{DB: db}
 	stores := dynamo.New(cdb, names).Stores()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

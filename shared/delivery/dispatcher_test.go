@@ -100,7 +100,8 @@ func TestTimeoutIsRetried(t *testing.T) {
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 1 {
 			<-r.Context().Done() // until the sender gives up
-			return
+			// Abort rather than return: returning would send a default 200.
+			panic(http.ErrAbortHandler)
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})

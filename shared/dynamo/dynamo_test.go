@@ -4,68 +4,29 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/voiceops/opsapi/shared/awstest"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// client returns a client of the DynamoDB at TEST_AWS_ENDPOINT (moto,
-// started by scripts/test.sh). Without it the test is skipped, except in CI,
-// where no test may skip.
-func client(t *testing.T) *dynamodb.Client {
-	t.Helper()
-	endpoint := os.Getenv("TEST_AWS_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("TEST_AWS_ENDPOINT not set; CI must run the DynamoDB tests (scripts/test.sh starts moto_server)")
-		}
-		t.Skip("TEST_AWS_ENDPOINT not set; scripts/test.sh starts moto_server")
-	}
-	cfg, err := config.LoadDefaultConfig(t.Context(),
-		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
-	)
-	if err != nil {
-		t.Fatalf("LoadDefaultConfig: %v", err)
-	}
-	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
-}
+// client returns a client of the emulator's DynamoDB (awstest).
+func client(t *testing.T) *dynamodb.Client { return awstest.DynamoDB(t) }
 
-// newTables creates a fresh set of tables under a random prefix and deletes
-// them when the test ends, so that tests never share data and moto stays
-// small (it slows as data grows).
-func newTables(t *testing.T, c *dynamodb.Client) dynamo.TableNames {
-	t.Helper()
-	names := dynamo.TableNamesFor("test-" + strings.ToLower(voiceops.RandomBase62(12)))
-	if err := dynamo.CreateTables(t.Context(), c, names); err != nil {
-		t.Fatalf("CreateTables: %v", err)
-	}
-	t.Cleanup(func() {
-		for _, tb := range tables.All {
-			n := names.Of(tb)
-			if _, err := c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(n)}); err != nil {
-				t.Logf("DeleteTable %s: %v", n, err)
-			}
-		}
-	})
-	return names
-}
+// newTables creates a fresh set of tables, deleted when the test ends.
+func newTables(t *testing.T, c *dynamodb.Client) dynamo.TableNames { return awstest.Tables(t, c) }
 
 func TestContract(t *testing.T) {
 	c := client(t)

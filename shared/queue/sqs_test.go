@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,36 +9,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/voiceops/opsapi/shared/awstest"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// sqsClient returns a client of the SQS at TEST_AWS_ENDPOINT (moto, started
-// by scripts/test.sh). Without it the test is skipped, except in CI, where
-// no test may skip.
-func sqsClient(t *testing.T) *sqs.Client {
-	t.Helper()
-	endpoint := os.Getenv("TEST_AWS_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("TEST_AWS_ENDPOINT not set; CI must run the SQS tests (scripts/test.sh starts moto_server)")
-		}
-		t.Skip("TEST_AWS_ENDPOINT not set; scripts/test.sh starts moto_server")
-	}
-	cfg, err := config.LoadDefaultConfig(t.Context(),
-		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
-	)
-	if err != nil {
-		t.Fatalf("LoadDefaultConfig: %v", err)
-	}
-	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
-}
+// sqsClient returns a client of the emulator's SQS (awstest).
+func sqsClient(t *testing.T) *sqs.Client { return awstest.SQS(t) }
 
 // testQueues are a queue and its dead-letter queue, as the stack has them
 // but with a short visibility timeout.

@@ -220,6 +220,13 @@ func (s *Sender) Send(ctx context.Context, a Attempt) Result {
 	}
 
 	resp, err := s.client.Do(req)
+	if err == nil && ctx.Err() != nil {
+		// The answer raced the deadline: the attempt took longer than the
+		// endpoint's timeout, so it counts as timed out (and is retried with
+		// the same webhook-id, which receivers deduplicate on).
+		_ = resp.Body.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
 		return done(Retry, describe(err, timeout))
 	}
