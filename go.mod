@@ -18,6 +18,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/getkin/kin-openapi v0.152.0
+	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	google.golang.org/protobuf v1.36.11
 )

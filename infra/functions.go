@@ -159,15 +159,23 @@ var Functions = []Function{
 		},
 	},
 	{
-		// The telephony system's voice intake (internal key).
+		// The telephony system's voice intake (internal key) and outbound
+		// calling: trigger and status (service key), and the internal route
+		// the telephony system moves a call's status with.
 		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Calls},
+		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Calls},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/end"},
+			// DNI reservations (project-scoped x-api-key); a call on a reserved
+			// number consumes its reservation (config table).
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/conversations/dni-reservation"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/outbound-calling/trigger"},
+			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/outbound-calling/{callSid}/status"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/outbound-calling/{callSid}/status"},
 		},
 	},
 	{

@@ -1,5 +1,6 @@
 // Command calls is the Lambda function of the calls endpoint group: the
-// telephony system's voice intake (internal routes).
+// telephony system's voice intake (internal routes) and outbound calling
+// (trigger and status, and the internal status route).
 package main
 
 import (

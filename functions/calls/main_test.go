@@ -13,9 +13,14 @@ import (
 // Lambda handler, so the samples that SAM users invoke never rot.
 func TestReplayEvents(t *testing.T) {
 	want := map[string]int{
-		"calls-start.json": 200,
-		"calls-turn.json":  200,
-		"calls-end.json":   200,
+		"calls-start.json":           200,
+		"calls-turn.json":            200,
+		"calls-end.json":             200,
+		"calls-dni-reservation.json": 200,
+
+		"calls-outbound-trigger.json": 200,
+		"calls-outbound-status.json":  200,
+		"calls-outbound-move.json":    200,
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		return handler(samples.Deps(t))

@@ -131,8 +131,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:           recorder,
 		InternalKeyDigest: keys.Digest(internalKey),
 		Outbox:            b.dispatcher,
+		DNI:               b.dni,
+		Calls:             b.calls,
 		Conversations: &conversation.Engine{
-			Store: b.stores.Conversations, Configs: b.configs,
+			Store: b.stores.Conversations, Configs: b.configs, DNI: b.dni,
 			Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
 			Metrics:   recorder,
 			AgentDeps: agent.Deps{
@@ -168,6 +170,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = srv.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
 	}
+	if err := seedDNI(ctx, b.dni, creds); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("seeding DNI pools: %w", err)
+	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
 		_ = srv.Close()
 		return err
@@ -195,6 +201,8 @@ type backend struct {
 	name       string
 	stores     voiceops.Stores
 	configs    agent.ConfigStore
+	dni        voiceops.DNIStore
+	calls      voiceops.CallStore
 	metrics    metrics.Store
 	dispatcher *delivery.Dispatcher
 	close      func()
@@ -221,7 +229,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			},
 		})
 		d = delivery.NewDispatcher(config(stores, q))
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
 	}
 	cfg, err := lambdamain.AWSConfig(ctx)
 	if err != nil {
@@ -250,7 +258,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		}})
 	}()
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
+		calls: dynamo.NewCalls(db, names.Calls),
 		close: func() { stop(); <-done },
 	}, nil
 }

@@ -69,6 +69,15 @@ Commands:
                                              its variants and functions. A bad
                                              file is refused with the JSON path
                                              of every problem; nothing is stored.
+  dni add -account ID -project ID -numbers +E164,+E164 [-hold 10m]
+                                             add numbers to the project's DNI
+                                             pool (POST /v1/conversations/
+                                             dni-reservation reserves them), or
+                                             change the hold of numbers already
+                                             in it; -hold is how long a
+                                             reservation lasts (default 10m, at
+                                             most 24h). Reservations in
+                                             progress are kept.
   agent show -account ID -project ID [-reveal-secrets]
                                              print the project's agent
                                              configuration as JSON; signing
@@ -98,6 +107,7 @@ func main() {
 type stores struct {
 	accounts voiceops.AccountStore
 	agents   agent.ConfigStore
+	dni      voiceops.DNIStore
 }
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
@@ -131,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		d := dynamo.New(dynamodb.NewFromConfig(cfg), names)
-		st = &stores{accounts: d.Stores().Accounts, agents: d.AgentConfigs()}
+		st = &stores{accounts: d.Stores().Accounts, agents: d.AgentConfigs(), dni: d.DNI()}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -151,6 +161,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	key := fs.String("key", "", "key ID or shown prefix")
 	file := fs.String("file", "", "agent configuration file (JSON)")
 	reveal := fs.Bool("reveal-secrets", false, "show signing secrets and header values in full")
+	numbers := fs.String("numbers", "", "comma-separated E.164 numbers of a DNI pool")
+	hold := fs.Duration("hold", voiceops.DefaultDNIHold, "how long a DNI reservation lasts")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -255,6 +267,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		fmt.Fprintf(stdout, "stored the agent configuration of %s/%s (retention %d days)\n\n", c.AccountID, c.ProjectID, c.RetentionDays)
 		printAgentConfig(tw, c)
+	case "dni add":
+		if err := errors.Join(need(account, "account"), need(project, "project"), need(numbers, "numbers")); err != nil {
+			return err
+		}
+		if st.dni == nil {
+			return fmt.Errorf("dni add: no DNI store")
+		}
+		if *hold <= 0 {
+			return fmt.Errorf("dni add: -hold must be positive")
+		}
+		var nums []string
+		for _, n := range strings.Split(*numbers, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				nums = append(nums, n)
+			}
+		}
+		if err := st.dni.AddNumbers(ctx, *account, *project, nums, *hold); err != nil {
+			var ve *voiceops.Error
+			if errors.As(err, &ve) && ve.Kind == voiceops.KindInvalid && len(ve.Fields) > 0 {
+				return fmt.Errorf("dni add: %s %s; nothing was stored", ve.Fields[0].Field, ve.Fields[0].Message)
+			}
+			return describe(err, "project "+*project+" in account "+*account)
+		}
+		fmt.Fprintf(stdout, "the DNI pool of %s/%s has %d more or updated numbers; a reservation lasts %s\n", *account, *project, len(nums), *hold)
 	case "agent show":
 		if err := errors.Join(need(account, "account"), need(project, "project")); err != nil {
 			return err

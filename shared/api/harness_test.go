@@ -76,6 +76,11 @@ type harness struct {
 	fanMu    sync.Mutex
 	fanned   []voiceops.AlertEvent // events handed to the outbox's Fanout
 	queue    *recordingQueue
+
+	// service and service2 are the service keys (X-Service-Auth-Token) of
+	// acct_a/proj_a1 and acct_a/proj_a2; calls is the outbound call store.
+	service, service2 string
+	calls             *memory.Calls
 }
 
 // recordingOutbox is the real outbox, noting the events fanned out.
@@ -149,6 +154,11 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	must(err)
 	h.projKey2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a2")
 	must(err)
+	h.service, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a1")
+	must(err)
+	h.service2, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a2")
+	must(err)
+	h.calls = memory.NewCalls()
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		must(h.store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_a", p)))
 	}
@@ -161,8 +171,11 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
 		InternalKeyDigest: keys.Digest(testInternalKey),
+		DNI:               h.store.DNI(),
+		Calls:             h.calls,
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
+			DNI:     h.store.DNI(),
 			Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
 			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		},

@@ -37,6 +37,11 @@ type Deps struct {
 	Outbox Outbox
 	// Conversations runs chat and voice conversations (doc 2).
 	Conversations *conversation.Engine
+	// DNI holds the projects' DNI pools (POST /v1/conversations/dni-reservation).
+	DNI voiceops.DNIStore
+	// Calls holds outbound calls (doc 2, functions/calls). Nil: the
+	// outbound calling routes answer 500.
+	Calls voiceops.CallStore
 }
 
 // server holds the dependencies of every route group.
@@ -83,8 +88,9 @@ func Intake(d Deps) http.Handler { return newHandler(d, intakeRoutes) }
 // Chat serves the chat group (functions/chat).
 func Chat(d Deps) http.Handler { return newHandler(d, chatRoutes) }
 
-// Calls serves the telephony system's voice intake (functions/calls).
-func Calls(d Deps) http.Handler { return newHandler(d, voiceRoutes) }
+// Calls serves the telephony system's voice intake and outbound calling
+// (functions/calls).
+func Calls(d Deps) http.Handler { return newHandler(d, voiceRoutes, dniRoutes, outboundRoutes) }
 
 // Conversations serves the conversations group (functions/conversations):
 // the conversations list (v3 and v1), the concurrency series and the
@@ -99,7 +105,7 @@ func Events(d Deps) http.Handler { return newHandler(d, eventsRoutes) }
 
 // All serves every route of both hosts: the dev server uses it.
 func All(d Deps) http.Handler {
-	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes,
+	return newHandler(d, alertsRoutes, webhooksRoutes, deliveriesRoutes, intakeRoutes, chatRoutes, voiceRoutes, dniRoutes, outboundRoutes,
 		conversationsRoutes, concurrencyRoutes, handoffRoutes, eventsRoutes)
 }
 

@@ -33,6 +33,9 @@ type Engine struct {
 	AgentDeps agent.Deps
 	Now       func() time.Time
 	Log       *slog.Logger
+	// DNI holds the projects' DNI pools: a voice call to a reserved number
+	// consumes the reservation (nil: no DNI).
+	DNI voiceops.DNIStore
 
 	mu    sync.Mutex
 	cache map[[2]string]cachedProject
@@ -137,6 +140,9 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (Answer, error) {
 		return Answer{}, err
 	}
 	now := e.now()
+	if err := e.consumeDNI(ctx, &in, now); err != nil {
+		return Answer{}, err
+	}
 	env := in.Environment
 	if env == "" {
 		env = voiceops.EnvLive

@@ -43,7 +43,7 @@ var _ DB = (*dynamodb.Client)(nil)
 
 // TableNames are the physical names of a stack's tables.
 type TableNames struct {
-	Config, Metrics, Deliveries, Conversations string
+	Config, Metrics, Deliveries, Conversations, Calls string
 }
 
 // TableNamesFromEnv reads the names from the variables CDK sets on every
@@ -54,6 +54,7 @@ func TableNamesFromEnv(getenv func(string) string) TableNames {
 		Metrics:       getenv(tables.Metrics.EnvVar),
 		Deliveries:    getenv(tables.Deliveries.EnvVar),
 		Conversations: getenv(tables.Conversations.EnvVar),
+		Calls:         getenv(tables.Calls.EnvVar),
 	}
 }
 
@@ -65,6 +66,7 @@ func TableNamesFor(prefix string) TableNames {
 		Metrics:       tables.PhysicalName(prefix, tables.Metrics),
 		Deliveries:    tables.PhysicalName(prefix, tables.Deliveries),
 		Conversations: tables.PhysicalName(prefix, tables.Conversations),
+		Calls:         tables.PhysicalName(prefix, tables.Calls),
 	}
 }
 
@@ -80,6 +82,8 @@ func (n TableNames) Of(t tables.Table) string {
 		return n.Deliveries
 	case tables.Conversations.ID:
 		return n.Conversations
+	case tables.Calls.ID:
+		return n.Calls
 	}
 	return ""
 }

@@ -77,6 +77,9 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 	if url := getenv(QueueEnv); url != "" {
 		deps.Outbox = delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), url), time.Now)
 	}
+	if names.Calls != "" {
+		deps.Calls = dynamo.NewCalls(db, names.Calls)
+	}
 	if names.Conversations != "" {
 		deps.Conversations = &conversation.Engine{
 			Store: stores.Conversations, Configs: store.AgentConfigs(),
@@ -85,8 +88,10 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 			Metrics:   deps.Metrics,
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})},
 			Now:       time.Now, Log: deps.Log,
+			DNI: store.DNI(),
 		}
 	}
+	deps.DNI = store.DNI()
 	return deps, cfg, nil
 }
 

@@ -33,6 +33,9 @@ type Store struct {
 	// agentConfigs by account, then project (agentconfig.go); made on
 	// first use.
 	agentConfigs map[string]map[string]agent.Config
+	// dni holds the DNI pools by account and project, then number (dni.go);
+	// made on first use.
+	dni map[[2]string]map[string]*dniNumber
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }

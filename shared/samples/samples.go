@@ -50,6 +50,12 @@ const (
 	// EventsKey is the X-Api-Key (events key of ProjectID) of the external
 	// events and bridge-ended samples (events/events-*.json).
 	EventsKey = "vo_events_us_CqhXoFwEhhS5W3D96jHdYUcSKsHJHlLi5JIKgAlK1kIQSQ"
+	// ServiceKey is the X-Service-Auth-Token (service key of ProjectID) of
+	// the outbound calling samples (events/calls-outbound-*.json).
+	ServiceKey = "vo_service_us_pOBlliV0kVt2W3XLQAmiuoOFeLbUKOm9oPptMqKk0dBiMA"
+	// CallSID is the queued outbound call of ProjectID that the status
+	// samples read and move.
+	CallSID = "CA91d5f595f5e7b98eaf0556553f5c46cb"
 )
 
 // Seed writes the account, project, key, rule and endpoint the sample events
@@ -133,6 +139,18 @@ func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.Con
 	return s.Conversations.CreateConversation(ctx, c, &greeting)
 }
 
+// SeedCalls writes what the outbound calling samples need: the service key
+// of ProjectID and the queued call CallSID.
+func SeedCalls(ctx context.Context, s voiceops.Stores, calls voiceops.CallStore, now time.Time) error {
+	k := voiceops.Key{ID: "key_sample4", Digest: keys.Digest(ServiceKey), Prefix: keys.Prefix(ServiceKey), Kind: voiceops.KeyService,
+		Region: voiceops.RegionUS, AccountID: AccountID, ProjectID: ProjectID, CreatedAt: now}
+	if err := s.Accounts.CreateKey(ctx, k); err != nil {
+		return err
+	}
+	return calls.CreateCall(ctx, voiceops.Call{SID: CallSID, AccountID: AccountID, ProjectID: ProjectID, ToNumber: "+447911123456",
+		Metadata: map[string]any{"first_name": "Ada"}, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now})
+}
+
 // ReplayHTTP sends every events/<prefix>*.json through h (a function's real
 // Lambda handler, built fresh for each event by newHandler) and checks each
 // answers the status want gives for its file name, with a JSON body (unless
@@ -172,7 +190,7 @@ func ReplayHTTP(t *testing.T, prefix string, want map[string]int,
 }
 
 // Deps returns API dependencies on fresh in-memory stores seeded with
-// everything the samples refer to (Seed and SeedConversations): what the
+// everything the samples refer to (Seed, SeedConversations and SeedCalls): what the
 // functions' replay tests run their handlers on.
 func Deps(t *testing.T) api.Deps {
 	t.Helper()
@@ -186,14 +204,22 @@ func Deps(t *testing.T) api.Deps {
 	if err := SeedConversations(ctx, stores, store.AgentConfigs(), now); err != nil {
 		t.Fatal(err)
 	}
+	if err := SeedDNI(ctx, stores, store.DNI(), now); err != nil {
+		t.Fatal(err)
+	}
+	calls := memory.NewCalls()
+	if err := SeedCalls(ctx, stores, calls, now); err != nil {
+		t.Fatal(err)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rec := &metrics.Recorder{Store: memory.NewMetrics()}
 	return api.Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log,
 		Metrics: rec, InternalKeyDigest: keys.Digest(InternalKey),
-		Outbox: delivery.NewOutbox(stores, discardQueue{}, time.Now),
+		Outbox: delivery.NewOutbox(stores, discardQueue{}, time.Now), Calls: calls,
 		Conversations: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
-			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log},
+			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log, DNI: store.DNI()},
+		DNI: store.DNI(),
 	}
 }
 

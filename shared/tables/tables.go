@@ -56,8 +56,13 @@ var Deliveries = Table{
 // expire with the project's retention (TTL, default 90 days).
 var Conversations = Table{ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
 
+// Calls holds outbound calls, one item per call SID (shared/dynamo/calls.go).
+// A call expires 2 hours after its terminal status (TTL); reads ignore it
+// from then on.
+var Calls = Table{ID: "calls", EnvVar: "CALLS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+
 // All lists every table of a stack.
-var All = []Table{Config, Metrics, Deliveries, Conversations}
+var All = []Table{Config, Metrics, Deliveries, Conversations, Calls}
 
 // PhysicalName is the table name for a stack prefix, e.g. "voiceops-us-config".
 func PhysicalName(prefix string, t Table) string { return prefix + "-" + t.ID }

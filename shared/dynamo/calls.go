@@ -1,0 +1,174 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// An outbound call is one item of the calls table (tables.Calls), found by
+// its SID alone:
+//
+//	call  pk=CALL#<sid>  sk=C  account_id project_id to_number metadata(JSON) status
+//	                           created_at updated_at; with a terminal status also
+//	                           expires (exact) and expires_at (TTL, unix seconds)
+//
+// A status change is one conditional UpdateItem on the current status (the
+// transition's only predecessor) and on the call not being expired.
+const (
+	pkCall = "CALL#"
+	skCall = "C"
+)
+
+// Calls is the DynamoDB store of outbound calls.
+type Calls struct {
+	db    DB
+	table string
+}
+
+// NewCalls returns the call store on the calls table named table.
+func NewCalls(db DB, table string) *Calls { return &Calls{db: db, table: table} }
+
+var _ voiceops.CallStore = (*Calls)(nil)
+
+func callKey(sid string) item { return key(pkCall+sid, skCall) }
+
+// CreateCall puts the call if its SID is new.
+func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
+	it := callKey(c.SID)
+	it[attrAccountID] = avS(c.AccountID)
+	it[attrProjectID] = avS(c.ProjectID)
+	it[attrToNumber] = avS(c.ToNumber)
+	it[attrStatus] = avS(string(c.Status))
+	it[attrCreatedAt] = avT(c.CreatedAt)
+	it[attrUpdatedAt] = avT(c.UpdatedAt)
+	if c.Metadata != nil {
+		b, err := json.Marshal(c.Metadata)
+		if err != nil {
+			return wrap("CreateCall", err)
+		}
+		it[attrMetadata] = avS(string(b))
+	}
+	if c.ExpiresAt != nil {
+		it[attrExpires] = avT(*c.ExpiresAt)
+		it[attrTTL] = avN(ttlSeconds(*c.ExpiresAt))
+	}
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
+	})
+	if _, ok := conditionFailed(err); ok {
+		return voiceops.ErrAlreadyExists
+	}
+	if err != nil {
+		return wrap("CreateCall", err)
+	}
+	return nil
+}
+
+// ttlSeconds rounds up, so DynamoDB never deletes a call before it expires.
+func ttlSeconds(t time.Time) int64 {
+	sec := t.Unix()
+	if t.After(time.Unix(sec, 0)) {
+		sec++
+	}
+	return sec
+}
+
+// GetCall reads the call: one consistent GetItem.
+func (s *Calls) GetCall(ctx context.Context, sid string, now time.Time) (voiceops.Call, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: callKey(sid), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return voiceops.Call{}, wrap("GetCall", err)
+	}
+	if len(out.Item) == 0 {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	c, err := readCall(sid, out.Item)
+	if err != nil {
+		return voiceops.Call{}, wrap("GetCall", err)
+	}
+	if c.Expired(now) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	return c, nil
+}
+
+// MoveCall is one conditional UpdateItem: the call exists, has the
+// transition's predecessor status and is not expired (a call with a
+// predecessor status has no expiry, so the status condition covers it).
+func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, at time.Time) (voiceops.Call, error) {
+	from, ok := voiceops.CallPredecessor(to)
+	if !ok {
+		// No transition leads to `to`: refuse, after telling a missing call apart.
+		if _, err := s.GetCall(ctx, sid, at); err != nil {
+			return voiceops.Call{}, err
+		}
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	names := map[string]string{"#pk": attrPK, "#status": attrStatus, "#updated": attrUpdatedAt}
+	values := item{":from": avS(string(from)), ":to": avS(string(to)), ":at": avT(at)}
+	update := "SET #status = :to, #updated = :at"
+	if to.Terminal() {
+		exp := at.Add(voiceops.CallRetention)
+		names["#expires"], names["#ttl"] = attrExpires, attrTTL
+		values[":expires"], values[":ttl"] = avT(exp), avN(ttlSeconds(exp))
+		update += ", #expires = :expires, #ttl = :ttl"
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: callKey(sid),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #status = :from"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if old, ok := conditionFailed(err); ok {
+		if len(old) == 0 {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	if err != nil {
+		return voiceops.Call{}, wrap("MoveCall", err)
+	}
+	c, err := readCall(sid, out.Attributes)
+	if err != nil {
+		return voiceops.Call{}, wrap("MoveCall", err)
+	}
+	return c, nil
+}
+
+func readCall(sid string, it item) (voiceops.Call, error) {
+	r := reader{it: it}
+	c := voiceops.Call{
+		SID:       sid,
+		AccountID: r.str(attrAccountID),
+		ProjectID: r.str(attrProjectID),
+		ToNumber:  r.str(attrToNumber),
+		Status:    voiceops.CallStatus(r.str(attrStatus)),
+		CreatedAt: r.time(attrCreatedAt),
+		UpdatedAt: r.time(attrUpdatedAt),
+		ExpiresAt: r.optTime(attrExpires),
+	}
+	if m := r.optStr(attrMetadata); m != nil && r.err == nil {
+		if err := json.Unmarshal([]byte(*m), &c.Metadata); err != nil {
+			return voiceops.Call{}, fmt.Errorf("attribute %s of call %s: %w", attrMetadata, sid, err)
+		}
+	}
+	if r.err != nil {
+		return voiceops.Call{}, r.err
+	}
+	return c, nil
+}

@@ -1,0 +1,17 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestCallsContract(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	storetest.RunCalls(t, func(t *testing.T) voiceops.CallStore {
+		return dynamo.NewCalls(db, newTables(t, c).Calls)
+	})
+}

@@ -1,0 +1,76 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Calls is the in-memory store of outbound calls.
+type Calls struct {
+	mu    sync.Mutex
+	calls map[string]voiceops.Call // by SID
+}
+
+// NewCalls returns an empty call store.
+func NewCalls() *Calls { return &Calls{calls: map[string]voiceops.Call{}} }
+
+var _ voiceops.CallStore = (*Calls)(nil)
+
+// cloneCall copies the call's metadata and expiry, so callers never share them.
+func cloneCall(c voiceops.Call) voiceops.Call {
+	if c.Metadata != nil {
+		b, _ := json.Marshal(c.Metadata)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		c.Metadata = m
+	}
+	if c.ExpiresAt != nil {
+		t := *c.ExpiresAt
+		c.ExpiresAt = &t
+	}
+	return c
+}
+
+func (s *Calls) CreateCall(_ context.Context, c voiceops.Call) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.calls[c.SID]; ok {
+		return voiceops.ErrAlreadyExists
+	}
+	s.calls[c.SID] = cloneCall(c)
+	return nil
+}
+
+func (s *Calls) GetCall(_ context.Context, sid string, now time.Time) (voiceops.Call, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(now) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	return cloneCall(c), nil
+}
+
+func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, at time.Time) (voiceops.Call, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(at) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	from, ok := voiceops.CallPredecessor(to)
+	if !ok || c.Status != from {
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	c.Status, c.UpdatedAt = to, at
+	if to.Terminal() {
+		exp := at.Add(voiceops.CallRetention)
+		c.ExpiresAt = &exp
+	}
+	s.calls[sid] = c
+	return cloneCall(c), nil
+}

@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestCallsContract(t *testing.T) {
+	storetest.RunCalls(t, func(*testing.T) voiceops.CallStore { return memory.NewCalls() })
+}
