@@ -1,16 +1,28 @@
-// Command alerts is the Lambda function of the alerts endpoint group (doc 1).
+// Command alerts is the Lambda function of the alerts endpoint group (doc 1):
+// alert rules and the firing alerts.
 package main
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func main() {
@@ -21,15 +33,41 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	deps, err := lambdamain.APIDeps(ctx, getenv)
+	region, err := lambdamain.Region(getenv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(deps), lambda.WithContext(ctx))
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]}).Stores()
+	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
+	lambda.StartWithOptions(handler(deps{
+		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Fanout: outbox.Fanout,
+		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+	}), lambda.WithContext(ctx))
 	return nil
 }
 
+// deps is what the alerts group runs on.
+type deps struct {
+	Keys       httpapi.Authenticator
+	Rules      voiceops.RuleStore
+	Fanout     alerting.Fanout
+	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Now        func() time.Time
+	Log        *slog.Logger
+}
+
 // handler is the function's Lambda handler; the tests replay events/ through it.
-func handler(deps api.Deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return api.LambdaHandler(api.Alerts(deps))
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log}
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
+		(&studioapi.Alerts{Rules: d.Rules, Service: svc}).Routes()))
 }

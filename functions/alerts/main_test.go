@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
 // TestReplayEvents sends every alerts-*.json of events/ through the real
@@ -21,6 +22,7 @@ func TestReplayEvents(t *testing.T) {
 		"alerts-list-active.json": 200,
 	}
 	samples.ReplayHTTP(t, "alerts-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return handler(samples.Deps(t))
+		m := samples.NewMemory(t)
+		return handler(deps{Keys: m.Auth, Rules: m.Stores.Rules, Fanout: m.Outbox.Fanout, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

@@ -1,18 +1,34 @@
 // Command calls is the Lambda function of the calls endpoint group: the
-// telephony system's voice intake (internal routes) and outbound calling
-// (trigger and status, and the internal status route).
+// telephony system's voice intake (internal routes), DNI reservations, and
+// outbound calling (trigger and status, and the internal status route).
+// It is the one function that parses phone numbers (shared/phone).
 package main
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 func main() {
@@ -23,15 +39,56 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	deps, err := lambdamain.ConversationDeps(ctx, getenv, true)
+	region, err := lambdamain.Region(getenv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(deps), lambda.WithContext(ctx))
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar,
+		tables.Calls.EnvVar, lambdamain.InternalKeyEnv)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	digest, err := lambdamain.InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), env[4])
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	store := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]})
+	stores := store.Stores()
+	log := lambdamain.Logger()
+	rec := &metrics.Recorder{Store: dynamo.NewMetrics(db, env[2])}
+	lambda.StartWithOptions(handler(deps{
+		Keys: auth.New(stores.Accounts, region.Region, time.Now), InternalKeyDigest: digest,
+		Engine: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(), DNI: store.DNI(), Metrics: rec,
+			// Deployed stacks call only public addresses and Lambda ARNs.
+			Functions: hooks.NewRunner(hooks.Options{Lambda: awslambda.NewFromConfig(cfg)}),
+			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
+		Pools: store.DNI(), Calls: dynamo.NewCalls(db, env[3]),
+		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
+	}), lambda.WithContext(ctx))
 	return nil
 }
 
+// deps is what the function's groups run on.
+type deps struct {
+	Keys              httpapi.Authenticator
+	InternalKeyDigest string
+	Engine            baseapi.Engine
+	Pools             voiceops.DNIStore
+	Calls             voiceops.CallStore
+	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Now               func() time.Time
+	Log               *slog.Logger
+}
+
 // handler is the function's Lambda handler; the tests replay events/ through it.
-func handler(deps api.Deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return api.LambdaHandler(api.Calls(deps))
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
+		(&baseapi.Voice{Engine: d.Engine}).Routes(),
+		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
+		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
 }

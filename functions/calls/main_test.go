@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
 // TestReplayEvents sends every calls-*.json of events/ through the real
@@ -23,6 +24,8 @@ func TestReplayEvents(t *testing.T) {
 		"calls-outbound-move.json":    200,
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return handler(samples.Deps(t))
+		m := samples.NewMemory(t)
+		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
+			CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
 // TestReplayEvents sends every chat-*.json of events/ through the real
@@ -18,6 +19,7 @@ func TestReplayEvents(t *testing.T) {
 		"chat-close.json":   200,
 	}
 	samples.ReplayHTTP(t, "chat-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return handler(samples.Deps(t))
+		m := samples.NewMemory(t)
+		return handler(deps{Keys: m.Auth, Projects: m.Stores.Accounts, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

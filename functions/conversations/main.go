@@ -1,18 +1,25 @@
-// Command conversations is the Lambda function of the conversations
-// endpoint group (doc 2): the conversations list, the concurrency series
-// and the handoff state.
+// Command conversations is the Lambda function of a project's conversations
+// (doc 2): the conversations list (v3 and v1), the concurrency series and
+// the handoff state.
 package main
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func main() {
@@ -23,15 +30,41 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	deps, err := lambdamain.ConversationDeps(ctx, getenv, false)
+	region, err := lambdamain.Region(getenv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(deps), lambda.WithContext(ctx))
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]}).Stores()
+	lambda.StartWithOptions(handler(deps{
+		Keys: auth.New(stores.Accounts, region.Region, time.Now), Projects: stores.Accounts, Conversations: stores.Conversations,
+		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+	}), lambda.WithContext(ctx))
 	return nil
 }
 
+// deps is what the function's groups run on.
+type deps struct {
+	Keys          httpapi.Authenticator
+	Projects      httpapi.ProjectReader
+	Conversations voiceops.ConversationStore
+	CountError    func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Now           func() time.Time
+	Log           *slog.Logger
+}
+
 // handler is the function's Lambda handler; the tests replay events/ through it.
-func handler(deps api.Deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return api.LambdaHandler(api.Conversations(deps))
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Now: d.Now, Log: d.Log},
+		(&baseapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
+		(&baseapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
+		(&baseapi.Handoff{Store: d.Conversations}).Routes()))
 }

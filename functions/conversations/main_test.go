@@ -8,14 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/metrics"
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -96,12 +91,8 @@ func TestReplayEvents(t *testing.T) {
 			if name == "conversations-handoff-state.json" {
 				handOff(t, stores)
 			}
-			log := slog.New(slog.NewTextHandler(io.Discard, nil))
-			rec := &metrics.Recorder{Store: memory.NewMetrics()}
-			h := handler(api.Deps{Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now),
-				Now: clock, Log: log, Metrics: rec,
-				Conversations: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
-					Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, AgentDeps: agent.Deps{}, Now: clock, Log: log}})
+			h := handler(deps{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts,
+				Conversations: stores.Conversations, Now: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			res, err := h(ctx, ev)
 			if err != nil {
 				t.Fatal(err)

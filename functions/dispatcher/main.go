@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 
@@ -18,11 +17,9 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
-
-// QueueURLEnv names the delivery queue (set by the stack).
-const QueueURLEnv = "DELIVERY_QUEUE_URL"
 
 func main() {
 	if err := run(context.Background(), os.Getenv); err != nil {
@@ -32,22 +29,18 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	names := dynamo.TableNamesFromEnv(getenv)
-	if names.Config == "" || names.Deliveries == "" {
-		return errors.New("the table names are not set in the environment (CONFIG_TABLE, DELIVERIES_TABLE)")
-	}
-	url := getenv(QueueURLEnv)
-	if url == "" {
-		return errors.New(QueueURLEnv + " is not set")
-	}
-	cfg, err := lambdamain.AWSConfig(ctx)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := lambdamain.Logger()
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.New(dynamodb.NewFromConfig(cfg), names).Stores(),
-		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), url),
+		Stores: dynamo.New(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}).Stores(),
+		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
 		// Deployed stacks never deliver to loopback or private addresses.
 		Sender: webhook.NewSender(webhook.Options{}),
 		Logger: log,

@@ -20,7 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )

@@ -11,10 +11,17 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func main() {
@@ -25,15 +32,32 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	b, err := lambdamain.NewBackend(ctx, getenv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(newEvaluator(b, time.Now)), lambda.WithContext(ctx))
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]}).Stores()
+	e := newEvaluator(backend{Stores: stores, Metrics: dynamo.NewMetrics(db, env[1]), Queue: queue.NewSQS(sqs.NewFromConfig(cfg), env[3]),
+		Log: lambdamain.Logger()}, time.Now)
+	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
 	return nil
 }
 
-func newEvaluator(b lambdamain.Backend, now func() time.Time) *evaluator.Evaluator {
+// backend is what the evaluator works on: the stores, the metric store and
+// the delivery queue.
+type backend struct {
+	Stores  voiceops.Stores
+	Metrics metrics.Store
+	Queue   queue.Queue
+	Log     *slog.Logger
+}
+
+func newEvaluator(b backend, now func() time.Time) *evaluator.Evaluator {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
 	return &evaluator.Evaluator{
 		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics,

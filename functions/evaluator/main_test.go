@@ -12,11 +12,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -53,7 +52,7 @@ func TestReplayScheduledEvent(t *testing.T) {
 		}
 	}
 	q := &recordingQueue{}
-	h := handler(newEvaluator(lambdamain.Backend{Stores: stores, Metrics: m, Queue: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, func() time.Time { return now }))
+	h := handler(newEvaluator(backend{Stores: stores, Metrics: m, Queue: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, func() time.Time { return now }))
 	st, err := h(ctx, ev)
 	if err != nil {
 		t.Fatal(err)

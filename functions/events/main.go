@@ -6,12 +6,24 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 func main() {
@@ -22,15 +34,45 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	deps, err := lambdamain.ConversationDeps(ctx, getenv, false)
+	region, err := lambdamain.Region(getenv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(deps), lambda.WithContext(ctx))
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	store := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]})
+	stores := store.Stores()
+	log := lambdamain.Logger()
+	rec := &metrics.Recorder{Store: dynamo.NewMetrics(db, env[2])}
+	lambda.StartWithOptions(handler(deps{
+		Keys: auth.New(stores.Accounts, region.Region, time.Now),
+		Engine: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(), DNI: store.DNI(), Metrics: rec,
+			// Deployed stacks call only public addresses and Lambda ARNs.
+			Functions: hooks.NewRunner(hooks.Options{Lambda: awslambda.NewFromConfig(cfg)}),
+			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
+		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
+	}), lambda.WithContext(ctx))
 	return nil
 }
 
+// deps is what the events group runs on.
+type deps struct {
+	Keys       httpapi.Authenticator
+	Engine     baseapi.EventEngine
+	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Now        func() time.Time
+	Log        *slog.Logger
+}
+
 // handler is the function's Lambda handler; the tests replay events/ through it.
-func handler(deps api.Deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return api.LambdaHandler(api.Events(deps))
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
+		(&baseapi.Events{Engine: d.Engine}).Routes()))
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
 // TestReplayEvents sends every events-*.json of events/ through the real
@@ -17,6 +18,7 @@ func TestReplayEvents(t *testing.T) {
 		"events-bridge-ended.json": 200,
 	}
 	samples.ReplayHTTP(t, "events-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return handler(samples.Deps(t))
+		m := samples.NewMemory(t)
+		return handler(deps{Keys: m.Auth, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

@@ -1,18 +1,25 @@
-// Command intake is the Lambda function of the internal metric intake:
-// POST /internal/v1/metric-events on the studio host, where the telephony
-// and the agent runtime report metric events with the internal key.
+// Command intake is the Lambda function of the internal metric intake
+// (POST /internal/v1/metric-events): outside producers report metric
+// events with the region's internal key.
 package main
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/tables"
 )
 
 func main() {
@@ -25,15 +32,36 @@ func main() {
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.
 func run(ctx context.Context, getenv func(string) string) error {
-	deps, err := lambdamain.IntakeDeps(ctx, getenv)
+	env, err := lambdamain.Require(getenv, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv)
 	if err != nil {
 		return err
 	}
-	lambda.StartWithOptions(handler(deps), lambda.WithContext(ctx))
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	digest, err := lambdamain.InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), env[1])
+	if err != nil {
+		return err
+	}
+	lambda.StartWithOptions(handler(deps{
+		InternalKeyDigest: digest,
+		Metrics:           &metrics.Recorder{Store: dynamo.NewMetrics(dynamodb.NewFromConfig(cfg), env[0])},
+		Now:               time.Now, Log: lambdamain.Logger(),
+	}), lambda.WithContext(ctx))
 	return nil
 }
 
+// deps is what the intake runs on.
+type deps struct {
+	InternalKeyDigest string
+	Metrics           studioapi.Recorder
+	Now               func() time.Time
+	Log               *slog.Logger
+}
+
 // handler is the function's Lambda handler; the tests replay events/ through it.
-func handler(deps api.Deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return api.LambdaHandler(api.Intake(deps))
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log},
+		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))
 }

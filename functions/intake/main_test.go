@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -36,7 +35,7 @@ func TestReplayEvents(t *testing.T) {
 			ctx := context.Background()
 			store := memory.NewMetrics()
 			store.Now = func() time.Time { return now }
-			h := handler(api.Deps{
+			h := handler(deps{
 				Metrics: &metrics.Recorder{Store: store}, InternalKeyDigest: keys.Digest(samples.InternalKey),
 				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
@@ -81,7 +80,7 @@ func TestReplayWithoutTheKey(t *testing.T) {
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
-	h := handler(api.Deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
+	h := handler(deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()}, Now: time.Now,
 		InternalKeyDigest: keys.Digest(keys.New(keys.KindInternal, voiceops.RegionUS)),
 		Log:               slog.New(slog.NewTextHandler(io.Discard, nil))})
 	for _, ev := range evs {

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
 // TestReplayEvents sends every webhooks-*.json of events/ through the real
@@ -21,6 +22,8 @@ func TestReplayEvents(t *testing.T) {
 		"webhooks-delete-endpoint.json": 204,
 	}
 	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		return handler(samples.Deps(t))
+		m := samples.NewMemory(t)
+		return handler(deps{Keys: m.Auth, Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox,
+			CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

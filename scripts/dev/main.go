@@ -21,24 +21,28 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
-	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -125,25 +129,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	region := voiceops.Region(o.region)
 	internalKey := keys.New(keys.KindInternal, region)
 	recorder := &metrics.Recorder{Store: b.metrics}
-	deps := api.Deps{
-		Stores: b.stores, Auth: auth.New(b.stores.Accounts, region, time.Now), Now: time.Now, Log: log,
-		URLPolicy:         voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
-		Metrics:           recorder,
-		InternalKeyDigest: keys.Digest(internalKey),
-		Outbox:            b.dispatcher,
-		DNI:               b.dni,
-		Calls:             b.calls,
-		Conversations: &conversation.Engine{
-			Store: b.stores.Conversations, Configs: b.configs, DNI: b.dni,
-			Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
-			Metrics:   recorder,
-			AgentDeps: agent.Deps{
-				HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}),
-				Policy:     voiceops.URLPolicy{AllowLoopback: o.allowLoopback},
-			},
-			Now: time.Now, Log: log,
-		},
+	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
+	engine := &conversation.Engine{
+		Store: b.stores.Conversations, Configs: b.configs, DNI: b.dni,
+		Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
+		Metrics:   recorder,
+		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}), Policy: policy},
+		Now:       time.Now, Log: log,
 	}
+	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log}
+	// Every group of both hosts, as the functions serve them (functions/*/main.go).
+	api := httpapi.New(httpapi.Config{
+		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
+		InternalKeyDigest: keys.Digest(internalKey), Now: time.Now, Log: log,
+		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
+			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
+		},
+	},
+		(&studioapi.Alerts{Rules: b.stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
+		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
+		(&baseapi.Chat{Engine: engine}).Routes(),
+		(&baseapi.Voice{Engine: engine}).Routes(),
+		(&baseapi.Events{Engine: engine}).Routes(),
+		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
+		(&baseapi.Outbound{Calls: b.calls, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
+		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
+	)
 	ev := &evaluator.Evaluator{
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
@@ -159,7 +173,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(apispec.Document())
 	})
-	mux.Handle("/", api.All(deps))
+	mux.Handle("/", api)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -216,7 +230,7 @@ type backend struct {
 func openBackend(ctx context.Context, getenv func(string) string, o options, log *slog.Logger) (backend, error) {
 	sender := webhook.NewSender(webhook.Options{AllowLoopback: o.allowLoopback})
 	var d *delivery.Dispatcher
-	config := func(s voiceops.Stores, q queue.Queue) delivery.Config {
+	dispatcherConfig := func(s voiceops.Stores, q queue.Queue) delivery.Config {
 		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log}
 	}
 	endpoint := getenv("AWS_ENDPOINT_URL")
@@ -228,10 +242,10 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 				log.Error("delivery message dead-lettered", "delivery_id", m.DeliveryID, "error", err)
 			},
 		})
-		d = delivery.NewDispatcher(config(stores, q))
+		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
 		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
 	}
-	cfg, err := lambdamain.AWSConfig(ctx)
+	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return backend{}, err
 	}
@@ -248,7 +262,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	store := dynamo.New(db, names)
 	stores := store.Stores()
 	q := queue.NewSQS(sqsClient, url)
-	d = delivery.NewDispatcher(config(stores, q))
+	d = delivery.NewDispatcher(dispatcherConfig(stores, q))
 	consumeCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -20,11 +20,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if *configTable != "" {
 			names.Config = *configTable
 		}
-		cfg, err := lambdamain.AWSConfig(ctx)
+		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,7 @@ package conversation
 import (
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/awstest"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/dynamo"
 )
 

@@ -13,13 +13,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/api"
+	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -42,8 +45,11 @@ func TestDynamoCallsPerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := api.Studio(api.Deps{Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := &alerting.Service{Rules: stores.Rules, Endpoints: stores.Endpoints, Now: time.Now, Log: log}
+	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
+		(&studioapi.Alerts{Rules: stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Webhooks{Endpoints: stores.Endpoints, Deliveries: stores.Deliveries, Service: svc}).Routes())
 	do := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("x-api-key", key)
@@ -147,9 +153,10 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	rec := &metrics.Recorder{Store: dynamo.NewMetrics(countingMetricsCalls{MetricsDB: c, c: db}, names.Metrics)}
-	h := api.All(api.Deps{Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log,
-		Metrics: rec, Conversations: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
-			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log}})
+	engine := &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
+		Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log}
+	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts, Now: time.Now, Log: log},
+		(&baseapi.Chat{Engine: engine}).Routes())
 	do := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("X-API-KEY", key)

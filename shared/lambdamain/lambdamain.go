@@ -1,152 +1,86 @@
-// Package lambdamain builds, once per cold start, what every API function
-// needs from its environment: the AWS clients, the DynamoDB stores and the
-// authenticator. The functions' main packages only call it and start the
-// runtime.
+// Package lambdamain is what every function's main shares: the names of
+// the environment variables CDK sets (each defined once; the table names
+// are in shared/tables), the AWS configuration built straight from the
+// Lambda environment, the logger, and the region. Each functions/<name>
+// composes its own graph from these, so it links only what it uses.
 package lambdamain
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/api"
-	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/hooks"
-	"github.com/voiceops/opsapi/shared/metrics"
-	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
-	"github.com/voiceops/opsapi/shared/webhook"
 )
 
-// RegionEnv names the service region (us, uk, eu) the function serves.
-const RegionEnv = "SERVICE_REGION"
+// The environment variables infra/ sets on the functions.
+const (
+	// RegionEnv names the service region (us, uk, eu) the function serves.
+	RegionEnv = "SERVICE_REGION"
+	// QueueEnv carries the delivery queue's URL.
+	QueueEnv = "DELIVERY_QUEUE_URL"
+	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
+	// holds the internal key (infra/secrets.go sets it on the functions
+	// that serve internal routes).
+	InternalKeyEnv = "INTERNAL_KEY_PARAMETER"
+)
 
-// AWSConfig loads the SDK configuration (AWS_ENDPOINT_URL is honoured, so
-// the same code runs against LocalStack or moto).
-func AWSConfig(ctx context.Context) (aws.Config, error) {
-	return config.LoadDefaultConfig(ctx)
+// AWSConfig builds the SDK configuration from the Lambda environment:
+// AWS_REGION and the execution role's credentials in AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; AWS_ENDPOINT_URL, when set,
+// points every client at an emulator (LocalStack, moto). It does not use
+// config.LoadDefaultConfig: that links the shared-config, SSO and STS
+// machinery (about 2.4 MB and milliseconds of init) that a function never
+// needs.
+func AWSConfig(getenv func(string) string) (aws.Config, error) {
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
+	}
+	if region == "" {
+		return aws.Config{}, fmt.Errorf("AWS_REGION is not set")
+	}
+	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	if id == "" || secret == "" {
+		return aws.Config{}, fmt.Errorf("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
+	}
+	cfg := aws.Config{
+		Region:      region,
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN"))),
+	}
+	if url := getenv("AWS_ENDPOINT_URL"); url != "" {
+		cfg.BaseEndpoint = aws.String(url)
+	}
+	return cfg, nil
 }
 
-// APIDeps builds the dependencies of the API handlers from the environment.
-// With METRICS_TABLE set, Deps.Metrics records on that table, so the
-// functions count their own api_errors.
-func APIDeps(ctx context.Context, getenv func(string) string) (api.Deps, error) {
-	deps, _, err := apiDeps(ctx, getenv)
-	return deps, err
-}
-
-// apiDeps is APIDeps, also returning the AWS configuration it loaded.
-func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Config, error) {
+// Region reads the service region the function serves.
+func Region(getenv func(string) string) (voiceops.RegionInfo, error) {
 	region, ok := voiceops.LookupRegion(getenv(RegionEnv))
 	if !ok {
-		return api.Deps{}, aws.Config{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
+		return voiceops.RegionInfo{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
 	}
-	names := dynamo.TableNamesFromEnv(getenv)
-	if names.Config == "" {
-		return api.Deps{}, aws.Config{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, ...)")
-	}
-	cfg, err := AWSConfig(ctx)
-	if err != nil {
-		return api.Deps{}, aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	db := dynamodb.NewFromConfig(cfg)
-	store := dynamo.New(db, names)
-	stores := store.Stores()
-	deps := api.Deps{
-		Stores: stores,
-		Auth:   auth.New(stores.Accounts, region.Region, time.Now),
-		Now:    time.Now,
-		Log:    slog.New(slog.NewJSONHandler(os.Stderr, nil)),
-	}
-	if names.Metrics != "" {
-		deps.Metrics = &metrics.Recorder{Store: dynamo.NewMetrics(db, names.Metrics)}
-	}
-	if url := getenv(QueueEnv); url != "" {
-		deps.Outbox = delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), url), time.Now)
-	}
-	if names.Calls != "" {
-		deps.Calls = dynamo.NewCalls(db, names.Calls)
-	}
-	if names.Conversations != "" {
-		deps.Conversations = &conversation.Engine{
-			Store: stores.Conversations, Configs: store.AgentConfigs(),
-			// Deployed stacks call only public addresses and Lambda ARNs.
-			Functions: hooks.NewRunner(hooks.Options{Lambda: lambda.NewFromConfig(cfg)}),
-			Metrics:   deps.Metrics,
-			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})},
-			Now:       time.Now, Log: deps.Log,
-			DNI: store.DNI(),
+	return region, nil
+}
+
+// Require returns the value of each named variable, or an error naming the
+// ones that are not set.
+func Require(getenv func(string) string, names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	var missing []string
+	for i, n := range names {
+		if out[i] = getenv(n); out[i] == "" {
+			missing = append(missing, n)
 		}
 	}
-	deps.DNI = store.DNI()
-	return deps, cfg, nil
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("not set in the environment: %v", missing)
+	}
+	return out, nil
 }
 
-// ConversationDeps is APIDeps for the functions that run conversations
-// (chat, calls): the engine needs the conversations table; with
-// internalKey, the internal key's digest is read too (the voice intake).
-func ConversationDeps(ctx context.Context, getenv func(string) string, internalKey bool) (api.Deps, error) {
-	deps, cfg, err := apiDeps(ctx, getenv)
-	if err != nil {
-		return api.Deps{}, err
-	}
-	if deps.Conversations == nil {
-		return api.Deps{}, fmt.Errorf("CONVERSATIONS_TABLE is not set")
-	}
-	if internalKey {
-		deps.InternalKeyDigest, err = InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), getenv(InternalKeyEnv))
-		if err != nil {
-			return api.Deps{}, err
-		}
-	}
-	return deps, nil
-}
-
-// QueueEnv carries the delivery queue's URL.
-const QueueEnv = "DELIVERY_QUEUE_URL"
-
-// Backend is what the background functions (evaluator, dispatcher) work
-// on: the DynamoDB stores, the metric store and the delivery queue.
-type Backend struct {
-	Stores  voiceops.Stores
-	Metrics metrics.Store
-	Queue   queue.Queue
-	Log     *slog.Logger
-}
-
-// NewBackend builds the Backend from the environment (table names and
-// DELIVERY_QUEUE_URL).
-func NewBackend(ctx context.Context, getenv func(string) string) (Backend, error) {
-	names := dynamo.TableNamesFromEnv(getenv)
-	if names.Config == "" || names.Metrics == "" || names.Deliveries == "" || names.Conversations == "" {
-		return Backend{}, fmt.Errorf("the table names are not set in the environment (CONFIG_TABLE, METRICS_TABLE, DELIVERIES_TABLE, CONVERSATIONS_TABLE)")
-	}
-	url := getenv(QueueEnv)
-	if url == "" {
-		return Backend{}, fmt.Errorf("%s is not set", QueueEnv)
-	}
-	cfg, err := AWSConfig(ctx)
-	if err != nil {
-		return Backend{}, fmt.Errorf("loading AWS configuration: %w", err)
-	}
-	db := dynamodb.NewFromConfig(cfg)
-	return Backend{
-		Stores:  dynamo.New(db, names).Stores(),
-		Metrics: dynamo.NewMetrics(db, names.Metrics),
-		Queue:   queue.NewSQS(sqs.NewFromConfig(cfg), url),
-		Log:     slog.New(slog.NewJSONHandler(os.Stderr, nil)),
-	}, nil
-}
+// Logger is the functions' structured logger (JSON lines for CloudWatch).
+func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stderr, nil)) }

@@ -9,13 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/api"
 	"github.com/voiceops/opsapi/shared/keys"
 )
-
-// InternalKeyEnv names the Secrets Manager secret (ARN or name) that holds
-// the internal key of the metric intake (infra/secrets.go sets it).
-const InternalKeyEnv = "INTERNAL_KEY_PARAMETER"
 
 // SecretsClient is the part of the Secrets Manager client used here.
 type SecretsClient interface {
@@ -40,22 +35,4 @@ func InternalKeyDigest(ctx context.Context, c SecretsClient, secretID string) (s
 		return "", errors.New("the internal key secret " + secretID + " has no string value")
 	}
 	return keys.Digest(key), nil
-}
-
-// IntakeDeps is APIDeps plus the digest of the internal key, read once
-// from Secrets Manager: the dependencies of functions/intake. The intake
-// needs the metrics table (METRICS_TABLE).
-func IntakeDeps(ctx context.Context, getenv func(string) string) (api.Deps, error) {
-	deps, cfg, err := apiDeps(ctx, getenv)
-	if err != nil {
-		return api.Deps{}, err
-	}
-	if deps.Metrics == nil {
-		return api.Deps{}, errors.New("METRICS_TABLE is not set: the intake records on the metrics table")
-	}
-	deps.InternalKeyDigest, err = InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), getenv(InternalKeyEnv))
-	if err != nil {
-		return api.Deps{}, err
-	}
-	return deps, nil
 }

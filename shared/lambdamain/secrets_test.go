@@ -53,15 +53,45 @@ func TestInternalKeyDigest(t *testing.T) {
 	}
 }
 
-func TestIntakeDepsNeedsItsEnvironment(t *testing.T) {
-	for name, env := range map[string]map[string]string{
-		"no region":        {},
-		"no tables":        {RegionEnv: "us"},
-		"no metrics table": {RegionEnv: "us", "CONFIG_TABLE": "c"},
-		"no secret":        {RegionEnv: "us", "CONFIG_TABLE": "c", "METRICS_TABLE": "m"},
-	} {
-		if _, err := IntakeDeps(context.Background(), func(k string) string { return env[k] }); err == nil {
-			t.Errorf("%s: no error", name)
+func TestAWSConfigFromTheLambdaEnvironment(t *testing.T) {
+	env := map[string]string{"AWS_REGION": "eu-west-2", "AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s", "AWS_SESSION_TOKEN": "tok"}
+	cfg, err := AWSConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := cfg.Credentials.Retrieve(t.Context())
+	if err != nil || cfg.Region != "eu-west-2" || creds.AccessKeyID != "AKIA" || creds.SessionToken != "tok" || cfg.BaseEndpoint != nil {
+		t.Fatalf("config %+v, credentials %+v, %v", cfg, creds, err)
+	}
+	env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:5000"
+	if cfg, _ := AWSConfig(func(k string) string { return env[k] }); cfg.BaseEndpoint == nil || *cfg.BaseEndpoint != env["AWS_ENDPOINT_URL"] {
+		t.Errorf("endpoint %v", cfg.BaseEndpoint)
+	}
+	for _, missing := range []string{"AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+		e := map[string]string{}
+		for k, v := range env {
+			if k != missing {
+				e[k] = v
+			}
 		}
+		if _, err := AWSConfig(func(k string) string { return e[k] }); err == nil {
+			t.Errorf("without %s: no error", missing)
+		}
+	}
+}
+
+func TestRegionAndRequire(t *testing.T) {
+	if _, err := Region(func(string) string { return "mars" }); err == nil {
+		t.Error("region mars accepted")
+	}
+	if r, err := Region(func(string) string { return "uk" }); err != nil || r.AWSRegion != "eu-west-2" {
+		t.Errorf("uk: %+v %v", r, err)
+	}
+	env := map[string]string{"A": "1"}
+	if _, err := Require(func(k string) string { return env[k] }, "A", "B"); err == nil || !strings.Contains(err.Error(), "B") {
+		t.Errorf("missing B: %v", err)
+	}
+	if v, err := Require(func(k string) string { return env[k] }, "A"); err != nil || v[0] != "1" {
+		t.Errorf("A: %v %v", v, err)
 	}
 }

@@ -1,0 +1,158 @@
+package apitest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/voiceops/opsapi/shared/httpapi"
+)
+
+// These benchmarks measure the full in-process stack the issue names: the
+// Lambda adapter, routing, authentication with a warm key cache, body
+// validation and the in-memory store. BenchmarkBareHandler writes the same
+// JSON from a bare net/http handler through the same adapter, for the ratio.
+//
+//	go test -run '^$' -bench . -benchmem ./shared/api/
+
+func benchEvent(method, path, key, body string) events.APIGatewayV2HTTPRequest {
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RawPath: path,
+		Headers: map[string]string{"x-api-key": key, "content-type": "application/json"},
+		Body:    body,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path},
+		},
+	}
+}
+
+const benchRuleBody = `{"name":"p95 too slow","metric":"turn_latency_p95","operator":">","threshold_value":1500,"window_duration":"5m","project_id":"proj_a1"}`
+
+func BenchmarkCreateRule(b *testing.B) {
+	h := newHarness(b)
+	lh := httpapi.LambdaHandler(h.h)
+	ctx := context.Background()
+	ev := benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != 201 {
+			b.Fatalf("%d %v %s", res.StatusCode, err, res.Body)
+		}
+		// Keep the account under its 10-rule limit, outside the timing.
+		b.StopTimer()
+		var created struct{ ID string }
+		_ = json.Unmarshal([]byte(res.Body), &created)
+		if _, err := h.stores.Rules.DeleteRule(ctx, "acct_a", created.ID, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+func BenchmarkGetRule(b *testing.B) {
+	h := newHarness(b)
+	lh := httpapi.LambdaHandler(h.h)
+	ctx := context.Background()
+	res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
+	if err != nil || res.StatusCode != 201 {
+		b.Fatal(res.StatusCode, err)
+	}
+	var created struct{ ID string }
+	_ = json.Unmarshal([]byte(res.Body), &created)
+	ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%d %v", res.StatusCode, err)
+		}
+	}
+}
+
+// BenchmarkBareHandler is the floor: the adapter and a handler that writes a
+// rule's JSON, with no routing, auth, validation or store.
+func BenchmarkBareHandler(b *testing.B) {
+	h := newHarness(b)
+	created := h.do("POST", "/v1/alert-rules", h.keyA, benchRuleBody).expect(b, 201)
+	// The rule's record, decoded into a struct of its shape, so the bare
+	// handler encodes what the real one does.
+	var rule struct {
+		ID              string  `json:"id"`
+		Name            string  `json:"name"`
+		ProjectID       *string `json:"project_id"`
+		Metric          string  `json:"metric"`
+		Operator        string  `json:"operator"`
+		ThresholdValue  int64   `json:"threshold_value"`
+		WindowDuration  string  `json:"window_duration"`
+		Enabled         bool    `json:"enabled"`
+		CurrentState    string  `json:"current_state"`
+		CreatedAt       string  `json:"created_at"`
+		UpdatedAt       string  `json:"updated_at"`
+		Since           *string `json:"since"`
+		LastEvaluatedAt *string `json:"last_evaluated_at"`
+		CurrentValue    *int64  `json:"current_value"`
+	}
+	if err := json.Unmarshal(created.body, &rule); err != nil {
+		b.Fatal(err)
+	}
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.WriteJSON(w, 200, rule) })
+	lh := httpapi.LambdaHandler(bare)
+	ctx := context.Background()
+	ev := benchEvent("GET", "/v1/alert-rules/x", h.keyA, "")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%d %v", res.StatusCode, err)
+		}
+	}
+}
+
+// BenchmarkChatTurn answers one chat turn through the full stack: adapter,
+// routing, both keys with a warm cache, body validation, the scripted demo
+// agent, the in-memory conversation store and metric recording.
+func BenchmarkChatTurn(b *testing.B) {
+	h := newHarness(b)
+	h.clock = &clock{t: time.Now()}
+	lh := httpapi.LambdaHandler(h.h)
+	ctx := context.Background()
+	headers := map[string]string{"x-api-key": h.keyA, "x-token": h.agent, "content-type": "application/json"}
+	create := benchEvent("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, `{}`)
+	create.Headers = headers
+	// A conversation of 20 turns, then a new one (created outside the timing).
+	var ev events.APIGatewayV2HTTPRequest
+	newConversation := func() {
+		res, err := lh(ctx, create)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("create: %d %v %s", res.StatusCode, err, res.Body)
+		}
+		var created struct {
+			ConversationID string `json:"conversation_id"`
+		}
+		_ = json.Unmarshal([]byte(res.Body), &created)
+		ev = benchEvent("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, `{"conversation_id":"`+created.ConversationID+`","message":"what is my balance"}`)
+		ev.Headers = headers
+	}
+	newConversation()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%20 == 19 {
+			b.StopTimer()
+			newConversation()
+			b.StartTimer()
+		}
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("%d %v %s", res.StatusCode, err, res.Body)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package apitest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Deps is what the tests hand to the groups: the union of their
+// dependencies, composed the way scripts/dev composes them.
+type Deps struct {
+	Stores            voiceops.Stores
+	Auth              *auth.Authenticator
+	Now               func() time.Time
+	Log               *slog.Logger
+	URLPolicy         voiceops.URLPolicy
+	Metrics           *metrics.Recorder
+	InternalKeyDigest string
+	Outbox            Outbox
+	Conversations     *conversation.Engine
+	DNI               voiceops.DNIStore
+	Calls             voiceops.CallStore
+}
+
+// Outbox is the delivery machinery the studio groups use.
+type Outbox interface {
+	Fanout(ctx context.Context, e voiceops.AlertEvent) error
+	studioapi.Outbox
+}
+
+func (d Deps) config() httpapi.Config {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log}
+	if d.Metrics != nil {
+		cfg.CountError = func(ctx context.Context, accountID, projectID string, at time.Time) error {
+			return d.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
+		}
+	}
+	return cfg
+}
+
+func (d Deps) now() func() time.Time {
+	if d.Now == nil {
+		return time.Now
+	}
+	return d.Now
+}
+
+func (d Deps) studio() [][]httpapi.Route {
+	svc := &alerting.Service{Rules: d.Stores.Rules, Endpoints: d.Stores.Endpoints, Now: d.now(), Log: d.Log}
+	if d.Outbox != nil {
+		svc.Fanout = d.Outbox.Fanout
+	}
+	var recorder studioapi.Recorder
+	if d.Metrics != nil {
+		recorder = d.Metrics
+	}
+	return [][]httpapi.Route{
+		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes(),
+		(&studioapi.Intake{Metrics: recorder, Now: d.now()}).Routes(),
+	}
+}
+
+func (d Deps) conversations() [][]httpapi.Route {
+	return [][]httpapi.Route{
+		(&baseapi.Conversations{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&baseapi.Concurrency{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&baseapi.Handoff{Store: d.Stores.Conversations}).Routes(),
+	}
+}
+
+func (d Deps) base() [][]httpapi.Route {
+	out := d.conversations()
+	if d.Conversations != nil {
+		out = append(out,
+			(&baseapi.Chat{Engine: d.Conversations}).Routes(),
+			(&baseapi.Voice{Engine: d.Conversations}).Routes(),
+			(&baseapi.Events{Engine: d.Conversations}).Routes())
+	}
+	return append(out,
+		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
+		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.now()}).Routes())
+}
+
+// All serves every route of both hosts, as the dev server does.
+func All(d Deps) http.Handler { return httpapi.New(d.config(), append(d.studio(), d.base()...)...) }
+
+// Studio serves the studio host's groups.
+func Studio(d Deps) http.Handler { return httpapi.New(d.config(), d.studio()...) }
+
+// Intake serves the metric intake alone (functions/intake).
+func Intake(d Deps) http.Handler { return httpapi.New(d.config(), d.studio()[2]) }
+
+// Conversations serves the conversations function's groups.
+func Conversations(d Deps) http.Handler { return httpapi.New(d.config(), d.conversations()...) }

@@ -1,0 +1,300 @@
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/apispec"
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+var (
+	validatorOnce sync.Once
+	validator     *apispec.Validator
+	validatorErr  error
+)
+
+// specValidator returns the OpenAPI validator every response is checked with.
+func specValidator(tb testing.TB) *apispec.Validator {
+	tb.Helper()
+	validatorOnce.Do(func() { validator, validatorErr = apispec.NewValidator() })
+	if validatorErr != nil {
+		tb.Fatalf("loading the OpenAPI document: %v", validatorErr)
+	}
+	return validator
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// harness is the studio handler over a memory store with two accounts:
+// acct_a (projects proj_a1, proj_a2) and acct_b (proj_b1).
+type harness struct {
+	t       testing.TB
+	h       http.Handler
+	store   *memory.Store
+	stores  voiceops.Stores
+	clock   *clock
+	keyA    string // account-scoped api key of acct_a
+	keyB    string // account-scoped api key of acct_b
+	projKey string // project-scoped api key of acct_a/proj_a1
+	agent   string // agent token of acct_a/proj_a1
+	agent2  string // agent token of acct_a/proj_a2
+	// projKey2 is a project-scoped api key of acct_a/proj_a2.
+	projKey2 string
+	prov     provision.Provisioner
+	check    bool // validate responses against the OpenAPI document
+	fanMu    sync.Mutex
+	fanned   []voiceops.AlertEvent // events handed to the outbox's Fanout
+	queue    *recordingQueue
+
+	// service and service2 are the service keys (X-Service-Auth-Token) of
+	// acct_a/proj_a1 and acct_a/proj_a2; calls is the outbound call store.
+	service, service2 string
+	calls             *memory.Calls
+}
+
+// recordingOutbox is the real outbox, noting the events fanned out.
+type recordingOutbox struct {
+	*delivery.Outbox
+	h *harness
+}
+
+func (o recordingOutbox) Fanout(ctx context.Context, e voiceops.AlertEvent) error {
+	o.h.fanMu.Lock()
+	o.h.fanned = append(o.h.fanned, e)
+	o.h.fanMu.Unlock()
+	return o.Outbox.Fanout(ctx, e)
+}
+
+// recordingQueue keeps the messages sent, for tests to look at.
+type recordingQueue struct {
+	mu   sync.Mutex
+	msgs []queue.Message
+	fail error
+}
+
+func (q *recordingQueue) Send(_ context.Context, m queue.Message, _ time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fail != nil {
+		return q.fail
+	}
+	q.msgs = append(q.msgs, m)
+	return nil
+}
+
+func newHarness(t testing.TB) *harness {
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith lets a test wrap the stores (to inject failures or count calls).
+func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *harness {
+	t.Helper()
+	ctx := context.Background()
+	h := &harness{t: t, store: memory.New(), clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}, check: true, queue: &recordingQueue{}}
+	h.stores = h.store.Stores()
+	h.prov = provision.Provisioner{Accounts: h.stores.Accounts, Region: voiceops.RegionUS, Now: h.clock.Now}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []struct {
+		id       string
+		projects []string
+	}{{"acct_a", []string{"proj_a1", "proj_a2"}}, {"acct_b", []string{"proj_b1"}}} {
+		_, err := h.prov.CreateAccount(ctx, a.id, a.id)
+		must(err)
+		for _, p := range a.projects {
+			_, err := h.prov.CreateProject(ctx, a.id, p, p)
+			must(err)
+		}
+	}
+	var err error
+	h.keyA, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
+	must(err)
+	h.keyB, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_b", "")
+	must(err)
+	h.projKey, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a1")
+	must(err)
+	h.agent, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a1")
+	must(err)
+	h.agent2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a2")
+	must(err)
+	h.projKey2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a2")
+	must(err)
+	h.service, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a1")
+	must(err)
+	h.service2, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a2")
+	must(err)
+	h.calls = memory.NewCalls()
+	for _, p := range []string{"proj_a1", "proj_a2"} {
+		must(h.store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_a", p)))
+	}
+	stores := h.stores
+	if wrap != nil {
+		stores = wrap(stores)
+	}
+	h.h = All(Deps{
+		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
+		Log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
+		InternalKeyDigest: keys.Digest(testInternalKey),
+		DNI:               h.store.DNI(),
+		Calls:             h.calls,
+		Conversations: &conversation.Engine{
+			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
+			DNI:     h.store.DNI(),
+			Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
+			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		},
+	})
+	return h
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r response) JSON(tb testing.TB) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		tb.Fatalf("response body %q is not a JSON object: %v", r.body, err)
+	}
+	return m
+}
+
+// do sends a request: body is a string sent verbatim (as JSON), or any other
+// value marshalled to JSON, or nil for none.
+func (h *harness) do(method, path, key string, body any) response {
+	h.t.Helper()
+	return h.doWith(method, path, key, body, "application/json")
+}
+
+func (h *harness) doWith(method, path, key string, body any, contentType string) response {
+	h.t.Helper()
+	var rd io.Reader
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if raw != nil {
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if raw != nil && contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if key != "" {
+		req.Header.Set("x-api-key", key)
+	}
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	if res.header.Get("X-Request-Id") == "" {
+		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
+	}
+	if h.check && res.status != http.StatusMethodNotAllowed && !strings.HasPrefix(path, "/nope") {
+		if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
+		}
+	}
+	return res
+}
+
+// expect fails the test unless the response has the wanted status.
+func (r response) expect(tb testing.TB, status int) response {
+	tb.Helper()
+	if r.status != status {
+		tb.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
+	}
+	return r
+}
+
+// fieldErrors returns the field names of a doc-1 error body.
+func (r response) fieldErrors(tb testing.TB) []string {
+	tb.Helper()
+	var body struct {
+		Message string                `json:"message"`
+		Errors  []voiceops.FieldError `json:"errors"`
+	}
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, e := range body.Errors {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+func validRule() map[string]any {
+	return map[string]any{"name": "p95 too slow", "metric": "turn_latency_p95", "operator": ">", "threshold_value": 1500, "window_duration": "5m"}
+}
+
+func with(m map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == deleteField {
+			delete(out, kv[i].(string))
+			continue
+		}
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+type deleteMarker struct{}
+
+var deleteField = deleteMarker{}
+
+func validEndpoint() map[string]any {
+	return map[string]any{"name": "pager", "url": "https://hooks.example.com/alerts", "event_types": []string{"alerts.triggered", "alerts.resolved"}}
+}

@@ -1,0 +1,186 @@
+package baseapi
+
+import (
+	"net/http"
+	"regexp"
+	"sync"
+
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Chat is the chat group (functions/chat). {version} is "v1" only: other
+// values are 404 (DECISIONS.md).
+type Chat struct {
+	Engine Engine
+}
+
+// Routes lists every route of the chat group (doc 2).
+func (g *Chat) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		doc2("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate),
+		doc2("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
+		doc2("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
+	}
+}
+
+var errNoVersion = voiceops.Errorf(voiceops.KindNotFound, "unknown API version: chat is served under /v1/")
+
+// langPattern accepts language codes with a region (en-GB, es-419, zh-Hant-TW).
+var langPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$`)
+}) // compiled on first use: package init stays cheap
+
+// readLangs reads the optional language codes of a chat body.
+func readLangs(o *httpapi.Object) (asr, tts string) {
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"asr_lang_code", &asr}, {"tts_lang_code", &tts}} {
+		if v, ok := o.Str(f.name, false); ok {
+			if !langPattern().MatchString(v) {
+				o.Fail(f.name, "must be a language code with a region, such as en-GB")
+			}
+			*f.dst = v
+		}
+	}
+	return asr, tts
+}
+
+type chatCreateJSON struct {
+	ConversationID string `json:"conversation_id"`
+	Response       string `json:"response"`
+}
+
+func (g *Chat) chatCreate(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
+	if r.PathValue("version") != "v1" {
+		return errNoVersion
+	}
+	o, err := httpapi.ReadObject(w, r, true)
+	if err != nil {
+		return err
+	}
+	in := conversation.StartInput{AccountID: t.AccountID, ProjectID: t.ProjectID, Channel: voiceops.ChannelAPI,
+		Environment: voiceops.Environment(t.Agent.Environment)}
+	in.IntegrationAttributes, _ = o.JSONObject("integration_attributes", true)
+	if v, ok := o.Str("variant_id", false); ok {
+		in.VariantID = v
+	}
+	if v, ok := o.Str("channel", false); ok {
+		ch, ok := voiceops.ParseEnum(v, voiceops.ChatChannels)
+		if !ok {
+			o.Fail("channel", voiceops.OneOf(voiceops.ChatChannels))
+		}
+		in.Channel = ch
+	}
+	in.ASRLang, in.TTSLang = readLangs(o)
+	initial, hasInitial := o.Str("initial_message", false)
+	if err := o.Done(); err != nil {
+		return err
+	}
+	ans, err := g.Engine.Start(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	// An initial message is the user's first turn: the answer to it is
+	// the response (the greeting stays in the conversation's turns).
+	if hasInitial && !ans.End {
+		ans, err = g.Engine.Respond(r.Context(), t.AccountID, t.ProjectID, ans.Conversation.ID, conversation.TurnInput{Message: initial})
+		if err != nil {
+			return err
+		}
+	}
+	httpapi.WriteJSON(w, http.StatusOK, chatCreateJSON{ConversationID: ans.Conversation.ID, Response: ans.Response})
+	return nil
+}
+
+type handoffJSON struct {
+	Destination string `json:"destination"`
+	Reason      string `json:"reason"`
+	// SharedID reads the handoff context back (handoff_state?shared_id=).
+	SharedID string `json:"shared_id"`
+}
+
+type chatRespondJSON struct {
+	ConversationID  string       `json:"conversation_id"`
+	Response        string       `json:"response"`
+	EndConversation bool         `json:"end_conversation"`
+	Handoff         *handoffJSON `json:"handoff,omitempty"`
+}
+
+func toHandoffJSON(h *agent.Handoff, sharedID string) *handoffJSON {
+	if h == nil {
+		return nil
+	}
+	out := &handoffJSON{Destination: h.Destination, Reason: h.Reason, SharedID: sharedID}
+	if out.Destination == "" && h.SIP != nil {
+		out.Destination = h.SIP.OutboundEndpoint
+	}
+	return out
+}
+
+// readConversationID reads the required conversation_id of a body.
+func readConversationID(o *httpapi.Object) string {
+	id, ok := o.Str("conversation_id", true)
+	if ok && (id == "" || len(id) > 128) {
+		o.Fail("conversation_id", "must be a conversation ID")
+	}
+	return id
+}
+
+func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
+	if r.PathValue("version") != "v1" {
+		return errNoVersion
+	}
+	o, err := httpapi.ReadObject(w, r, false)
+	if err != nil {
+		return err
+	}
+	id := readConversationID(o)
+	var in conversation.TurnInput
+	if v, ok := o.Str("message", false); ok {
+		in.Message = v
+	}
+	in.IntegrationAttributes, _ = o.JSONObject("integration_attributes", true)
+	in.Metadata, _ = o.JSONObject("metadata", true)
+	in.ASRLang, in.TTSLang = readLangs(o)
+	if o.Has("variant_id") {
+		o.Fail("variant_id", "is accepted on create only; a conversation's variant cannot change")
+	}
+	if err := o.Done(); err != nil {
+		return err
+	}
+	ans, err := g.Engine.Respond(r.Context(), t.AccountID, t.ProjectID, id, in)
+	if err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, chatRespondJSON{
+		ConversationID: id, Response: ans.Response, EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID),
+	})
+	return nil
+}
+
+type successJSON struct {
+	Success bool `json:"success"`
+}
+
+func (g *Chat) chatClose(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
+	if r.PathValue("version") != "v1" {
+		return errNoVersion
+	}
+	o, err := httpapi.ReadObject(w, r, false)
+	if err != nil {
+		return err
+	}
+	id := readConversationID(o)
+	if err := o.Done(); err != nil {
+		return err
+	}
+	if _, err := g.Engine.Close(r.Context(), t.AccountID, t.ProjectID, id, voiceops.EndClosed); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusOK, successJSON{Success: true})
+	return nil
+}

@@ -1,0 +1,487 @@
+package baseapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Conversations is the conversations list, v3 and v1 (functions/conversations).
+type Conversations struct {
+	Store voiceops.ConversationStore
+	Now   func() time.Time
+}
+
+// Routes lists the conversations list routes (doc 2).
+func (g *Conversations) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		doc2("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
+		doc2("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
+	}
+}
+
+func (g *Conversations) listConversationsV3(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
+	return g.listConversations(w, r, t, true)
+}
+
+func (g *Conversations) listConversationsV1(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
+	return g.listConversations(w, r, t, false)
+}
+
+// Limits of the conversations list.
+const (
+	defaultConvLimit = 5
+	maxConvLimit     = 5000
+	// maxConvOffset is the largest integer a JSON client reads exactly.
+	maxConvOffset = 1<<53 - 1
+	// convPageBudget bounds a page (DECISIONS.md: 5 MiB of JSON), measured
+	// as carried in the Lambda response (wireCost), so that no response
+	// reaches Lambda's 6 MB limit whatever the text it holds.
+	convPageBudget = 5 << 20
+
+	// Store reads: conversations per ListConversations call while filling
+	// a page, interval records per ListConversationIntervals call while
+	// skipping or looking ahead, conversations whose turns are read
+	// together, and Turns reads in flight at once.
+	convReadBatch     = 500
+	convSkipBatch     = 5000
+	convTurnsWindow   = 64
+	convTurnsInFlight = 16
+)
+
+// convQuery is a conversations list request, validated.
+type convQuery struct {
+	v3       bool
+	env      voiceops.Environment
+	from, to time.Time // [from, to)
+	limit    int
+	offset   int64
+	// variantID and variantName filter when set (at most one is).
+	variantID, variantName *string
+	inProgress             *bool
+	// v3 only.
+	includeLatency, includeMetadata bool
+}
+
+// match applies the filters; every field it reads is in the interval
+// projection (ListConversationIntervals), so skipped and looked-ahead
+// conversations are filtered without being read whole.
+func (q convQuery) match(c voiceops.Conversation) bool {
+	return c.Environment == q.env &&
+		(q.variantID == nil || c.VariantID == *q.variantID) &&
+		(q.variantName == nil || c.VariantName == *q.variantName) &&
+		(q.inProgress == nil || c.InProgress == *q.inProgress)
+}
+
+// parseConvQuery reads the query parameters of doc 2's list: every bad
+// parameter is reported, by name, in one 400. Unknown parameters are
+// ignored; a known one given twice is an error.
+func parseConvQuery(vals url.Values, v3 bool, now time.Time) (convQuery, error) {
+	q := convQuery{v3: v3, env: voiceops.EnvLive, limit: defaultConvLimit, to: now, from: time.UnixMilli(0).UTC()}
+	var errs []voiceops.FieldError
+	fail := func(field, msg string) { errs = append(errs, voiceops.FieldError{Field: field, Message: msg}) }
+	// get returns a parameter's single value.
+	get := func(name string) (string, bool) {
+		vs, ok := vals[name]
+		if !ok {
+			return "", false
+		}
+		if len(vs) != 1 {
+			fail(name, "must be given once")
+			return "", false
+		}
+		return vs[0], true
+	}
+	if v, ok := get("client_env"); ok {
+		env, ok := voiceops.ParseEnum(v, voiceops.Environments)
+		if !ok {
+			fail("client_env", voiceops.OneOf(voiceops.Environments))
+		}
+		q.env = env
+	}
+	times := map[string]*time.Time{"start_time": &q.from, "end_time": &q.to}
+	timesOK := true
+	for _, name := range []string{"start_time", "end_time"} {
+		if v, ok := get(name); ok {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				fail(name, "must be an RFC 3339 date-time with a time zone, such as 2026-11-22T10:00:00Z (send + as %2B)")
+				timesOK = false
+				continue
+			}
+			*times[name] = t
+		}
+	}
+	if timesOK && !q.from.Before(q.to) {
+		if _, sent := vals["end_time"]; sent {
+			fail("start_time", "must be before end_time")
+		} else {
+			fail("start_time", "must be before end_time, which defaults to now")
+		}
+	}
+	if v, ok := get("limit"); ok {
+		n, ok := parseDigits(v, maxConvLimit)
+		if !ok || n < 1 {
+			fail("limit", "must be an integer between 1 and 5000")
+		}
+		q.limit = int(n)
+	}
+	if v, ok := get("offset"); ok {
+		n, ok := parseDigits(v, maxConvOffset)
+		if !ok {
+			fail("offset", "must be an integer between 0 and 9007199254740991")
+		}
+		q.offset = n
+	}
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"variant_id", &q.variantID}, {"variant_name", &q.variantName}} {
+		if v, ok := get(f.name); ok {
+			if v == "" {
+				fail(f.name, "must not be empty")
+			}
+			*f.dst = &v
+		}
+	}
+	if q.variantID != nil && q.variantName != nil {
+		fail("variant_name", "cannot be given with variant_id: only one of them may be given")
+	}
+	if v, ok := get("in_progress"); ok {
+		b, ok := httpapi.ParseBool(v)
+		if !ok {
+			fail("in_progress", "must be true or false")
+		}
+		q.inProgress = &b
+	}
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"include_latency", &q.includeLatency}, {"include_turn_metadata", &q.includeMetadata}} {
+		v, ok := get(f.name)
+		switch {
+		case !ok:
+		case !v3:
+			fail(f.name, "is supported on /v3/ only")
+		default:
+			b, ok := httpapi.ParseBool(v)
+			if !ok {
+				fail(f.name, "must be true or false")
+			}
+			*f.dst = b
+		}
+	}
+	if len(errs) > 0 {
+		return q, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "invalid query parameter", Fields: errs}
+	}
+	return q, nil
+}
+
+// parseDigits reads a non-negative decimal integer of at most maxVal:
+// digits only (no sign, space or exponent).
+func parseDigits(s string, maxVal int64) (int64, bool) {
+	if s == "" || len(s) > 16 {
+		return 0, false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n <= maxVal
+}
+
+// listConversations answers doc 2's conversations list.
+//
+// The listing is the store's order, ascending by start time (then ID),
+// over [start_time, end_time), keeping the conversations that pass the
+// filters. `offset` counts matching conversations: they are skipped by
+// reading interval records only (a narrow projection, no state, no
+// turns), then the page is read whole from there, with the turns of each
+// conversation (Turns, several at once). The page ends at `limit`
+// conversations or when the next one would take the JSON past the byte
+// budget; `next_offset` (offset + the conversations returned) is present
+// when at least one more matching conversation exists.
+//
+// Consistency: an offset is a position among the conversations matching
+// at the time of each call. A walk over a fixed range (or one ending at
+// the default end_time, now) misses and repeats nothing as long as the
+// conversations before its position stay as they are: conversations that
+// start later (after the cursor) are picked up by the following pages.
+// What shifts positions: a conversation before the position leaving the
+// filter (in_progress=true and it ends, or the reverse) or being deleted
+// by the project's retention, and, on DynamoDB, a conversation created in
+// the very last moment before a call and read only by the next one
+// (listing reads are eventually consistent).
+func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request, t httpapi.Caller, v3 bool) error {
+	now := g.Now()
+	q, err := parseConvQuery(r.URL.Query(), v3, now)
+	if err != nil {
+		return err
+	}
+	l := lister{store: g.Store, t: t, q: q}
+	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
+	more, err := l.fill(r.Context(), page)
+	if err != nil {
+		return err
+	}
+	body := page.finish(more, q.offset)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// lister reads one page of a conversations list from the store.
+type lister struct {
+	store voiceops.ConversationStore
+	t     httpapi.Caller
+	q     convQuery
+}
+
+// fill adds the page's conversations to page and reports whether more
+// matching conversations follow.
+func (l lister) fill(ctx context.Context, page *convPage) (more bool, err error) {
+	cursor, found, err := l.skip(ctx)
+	if err != nil || !found {
+		return false, err
+	}
+	var pending []voiceops.Conversation // matched, turns not read yet
+	// flush reads the turns of the pending conversations and adds them to
+	// the page; false when the page is full by its byte budget.
+	flush := func() (bool, error) {
+		if len(pending) == 0 {
+			return true, nil
+		}
+		turns, err := l.turns(ctx, pending)
+		if err != nil {
+			return false, err
+		}
+		for i, c := range pending {
+			if !page.add(c, turns[i]) {
+				return false, nil
+			}
+		}
+		pending = pending[:0]
+		return true, nil
+	}
+	for {
+		want := l.q.limit - page.n - len(pending) + 1 // one more tells whether more exist
+		size := min(want+want/4+1, convReadBatch)
+		batch, err := l.store.ListConversations(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range batch {
+			if !l.q.match(c) {
+				continue
+			}
+			if page.n+len(pending) == l.q.limit {
+				// A matching conversation is left, whether or not the
+				// pending ones all fit.
+				_, err := flush()
+				return err == nil, err
+			}
+			pending = append(pending, c)
+			if len(pending) == convTurnsWindow {
+				if ok, err := flush(); !ok || err != nil {
+					return err == nil, err // cut by the budget: more follow
+				}
+			}
+		}
+		if ok, err := flush(); !ok || err != nil {
+			return err == nil, err
+		}
+		if len(batch) < size {
+			return false, nil // the range is exhausted
+		}
+		cursor = batch[len(batch)-1].ID
+		if page.n == l.q.limit {
+			return l.anyMatch(ctx, cursor)
+		}
+	}
+}
+
+// skip walks past the first `offset` matching conversations over interval
+// records and returns the ID of the last one skipped ("" for offset 0);
+// found is false when fewer match.
+func (l lister) skip(ctx context.Context) (cursor string, found bool, err error) {
+	left := l.q.offset
+	for left > 0 {
+		size := int(min(max(left+left/4, 100), convSkipBatch))
+		batch, err := l.store.ListConversationIntervals(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
+		if err != nil {
+			return "", false, err
+		}
+		for _, c := range batch {
+			if l.q.match(c) {
+				if left--; left == 0 {
+					return c.ID, true, nil
+				}
+			}
+		}
+		if len(batch) < size {
+			return "", false, nil
+		}
+		cursor = batch[len(batch)-1].ID
+	}
+	return cursor, true, nil
+}
+
+// anyMatch reports whether a matching conversation follows cursor, over
+// interval records read in growing batches.
+func (l lister) anyMatch(ctx context.Context, cursor string) (bool, error) {
+	for size := 16; ; size = min(4*size, convSkipBatch) {
+		batch, err := l.store.ListConversationIntervals(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range batch {
+			if l.q.match(c) {
+				return true, nil
+			}
+		}
+		if len(batch) < size {
+			return false, nil
+		}
+		cursor = batch[len(batch)-1].ID
+	}
+}
+
+// turns reads the turns of each conversation, convTurnsInFlight at a
+// time. A conversation gone since it was listed (its retention ended) has
+// no turns.
+func (l lister) turns(ctx context.Context, convs []voiceops.Conversation) ([][]voiceops.Turn, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := make([][]voiceops.Turn, len(convs))
+	errs := make([]error, len(convs))
+	sem := make(chan struct{}, convTurnsInFlight)
+	var wg sync.WaitGroup
+	for i, c := range convs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ts, err := l.store.Turns(ctx, l.t.AccountID, l.t.ProjectID, c.ID)
+			if errors.Is(err, voiceops.ErrNotFound) {
+				ts, err = nil, nil
+			}
+			if err != nil {
+				cancel()
+			}
+			out[i], errs[i] = ts, err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// convPage is the body of a list response being written: records are
+// added while they fit in the byte budget.
+type convPage struct {
+	enc  convEncoder
+	buf  []byte
+	cost int // wireCost of buf
+	n    int // records in buf
+	// full is set once a record had to be cut: nothing follows it.
+	full bool
+	// budget is what records may take: convPageBudget less the opening
+	// and the longest possible tail.
+	budget int
+}
+
+const (
+	convPageHead = `{"conversations":[`
+	// convRecordGuess sizes a page's buffer: about a record of ten turns.
+	convRecordGuess = 4 << 10
+)
+
+// newConvPage starts a page of at most limit records, its buffer sized
+// for them (a record is a few KB) up to the budget.
+func newConvPage(enc convEncoder, limit int) *convPage {
+	size := min(limit*convRecordGuess, convPageBudget+convPageBudget/8)
+	p := &convPage{enc: enc, buf: append(make([]byte, 0, size), convPageHead...)}
+	p.cost = wireCost(p.buf)
+	tail := p.appendTail(nil, true, maxConvOffset+maxConvLimit)
+	p.budget = convPageBudget - wireCost(tail)
+	return p
+}
+
+// add writes a record if it fits. The first record of a page always fits:
+// when it alone is over the budget, its turns are cut to the longest
+// prefix that fits (num_turns keeps the full count), and it stays alone. DynamoDB's 400 KB
+// item limit keeps a record without its turns far below the budget.
+func (p *convPage) add(c voiceops.Conversation, turns []voiceops.Turn) bool {
+	if p.full {
+		return false
+	}
+	mark, markCost := len(p.buf), p.cost
+	if p.n > 0 {
+		p.buf = append(p.buf, ',')
+	}
+	p.buf = p.enc.appendHead(p.buf, c, turns)
+	cost := markCost + wireCost(p.buf[mark:]) + len(recordTail)
+	for i, t := range turns {
+		at := len(p.buf)
+		if i > 0 {
+			p.buf = append(p.buf, ',')
+		}
+		p.buf = p.enc.appendTurn(p.buf, t)
+		cost += wireCost(p.buf[at:])
+		if cost > p.budget {
+			if p.n > 0 {
+				p.buf, p.cost = p.buf[:mark], markCost
+				return false
+			}
+			p.buf = p.buf[:at] // the first record: keep the turns that fit
+			cost = markCost + wireCost(p.buf[mark:]) + len(recordTail)
+			p.full = true
+			break
+		}
+	}
+	if cost > p.budget && p.n > 0 {
+		p.buf, p.cost = p.buf[:mark], markCost
+		return false
+	}
+	p.buf = append(p.buf, recordTail...)
+	p.cost = cost
+	p.n++
+	return true
+}
+
+// appendTail closes the list: next_offset when more follow, and v1's
+// descriptions.
+func (p *convPage) appendTail(b []byte, more bool, next int64) []byte {
+	b = append(b, ']')
+	if more {
+		b = append(b, `,"next_offset":`...)
+		b = strconv.AppendInt(b, next, 10)
+	}
+	if !p.enc.v3 {
+		b = append(b, ',')
+		b = append(b, descriptionsJSON...)
+	}
+	return append(b, "}\n"...)
+}
+
+// finish closes the page and returns the body.
+func (p *convPage) finish(more bool, offset int64) []byte {
+	p.buf = p.appendTail(p.buf, more, offset+int64(p.n))
+	return p.buf
+}

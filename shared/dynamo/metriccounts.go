@@ -1,0 +1,48 @@
+package dynamo
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// MetricCounts writes count-only items on the metrics table: what a
+// function that only counts (the API functions' own api_errors) records,
+// without linking the latency sketches (sketches-go and protobuf, some 3 MB
+// of binary). The items are the ones the metric store writes for buckets
+// without turns (the layout in metrics.go), so readers see no difference.
+type MetricCounts struct {
+	db    DB
+	table string
+}
+
+// NewMetricCounts returns a writer of count items on table.
+func NewMetricCounts(db DB, table string) *MetricCounts { return &MetricCounts{db: db, table: table} }
+
+// APIError records one api_errors event of the account (and project) at
+// at: like every metric event, it also marks activity, on the account's
+// scope and, with a project, on the project's.
+func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string, at time.Time) error {
+	minute := at.UTC().Truncate(time.Minute)
+	partitions := []string{metricPKPrefix + accountID}
+	if projectID != "" {
+		partitions = append(partitions, metricPKPrefix+accountID+"#"+projectID)
+	}
+	for _, pk := range partitions {
+		_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: item{
+			attrMetricPK:        avS(pk),
+			attrMetricSK:        avS(metricMinuteKey(minute) + "#" + voiceops.RandomBase62(16)),
+			attrMetricTTL:       avN(metricExpiry(minute).Unix()),
+			attrMetricActivity:  avN(1),
+			attrMetricAPIErrors: avN(1),
+		}})
+		if err != nil {
+			return wrap("APIError", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package dynamo_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// TestMetricCountsReadBackAsAPIErrors: an api_error written by the lean
+// writer reads back through the metric store like a recorded event.
+func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
+	db := client(t)
+	names := newTables(t, db)
+	now := time.Now().UTC()
+	c := dynamo.NewMetricCounts(db, names.Metrics)
+	if err := c.APIError(context.Background(), "acct_m", "proj_m", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.APIError(context.Background(), "acct_m", "", now); err != nil {
+		t.Fatal(err)
+	}
+	m := dynamo.NewMetrics(db, names.Metrics)
+	for scope, want := range map[metrics.Scope]int64{{AccountID: "acct_m"}: 2, {AccountID: "acct_m", ProjectID: "proj_m"}: 1} {
+		bs, err := m.ReadBuckets(context.Background(), scope, now.Add(-time.Hour), now.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := metrics.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute))
+		if v, _ := sum.Value(voiceops.MetricAPIErrors); v != want || sum.Counts.Activity != want {
+			t.Errorf("%v: api_errors %d activity %d, want %d", scope, v, sum.Counts.Activity, want)
+		}
+	}
+}

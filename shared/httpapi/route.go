@@ -1,0 +1,100 @@
+// Package httpapi is the HTTP floor every route group stands on: routes
+// with their authentication scheme and error family, the middleware every
+// request goes through (request ID, panics, JSON 404/405, authentication),
+// JSON bodies, the one table from error kind to status, and the Lambda
+// adapter. It knows no route group: studioapi and baseapi list theirs.
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Family is the error body shape of a route: doc 1's {message, errors} or
+// doc 2's {error_message}.
+type Family int
+
+const (
+	Doc1 Family = iota
+	Doc2
+)
+
+// Scheme is how a route authenticates its caller. The middleware checks it
+// before the handler runs, so a handler only sees a Caller it may serve.
+type Scheme int
+
+const (
+	// AccountKey: an account-scoped API key in x-api-key (doc 1).
+	AccountKey Scheme = iota
+	// ProjectKey: an API key in x-api-key valid for the path's
+	// {account_id}/{project_id} (account-scoped for any project of its
+	// account, project-scoped for its own).
+	ProjectKey
+	// ChatKeys: ProjectKey plus an agent token (X-TOKEN) of that project.
+	ChatKeys
+	// ProjectScopedKey: a project-scoped API key in x-api-key; the path
+	// names no project, the key does.
+	ProjectScopedKey
+	// ServiceKey: a project's service key in X-Service-Auth-Token.
+	ServiceKey
+	// EventsKey: a project's events key in X-Api-Key.
+	EventsKey
+	// InternalKey: the region's internal key in X-Internal-Key.
+	InternalKey
+	// Public: no key (documents such as the OpenAPI description).
+	Public
+)
+
+// Caller is who a request comes from and the tenant it acts on.
+type Caller struct {
+	AccountID string
+	ProjectID string             // "" for an account-wide request
+	Key       voiceops.Principal // the key's principal (zero for internal and public routes)
+	Agent     voiceops.Principal // the X-TOKEN's principal (ChatKeys only)
+}
+
+// Handler serves one route once its caller is authenticated; the error it
+// returns is answered in the route's family.
+type Handler func(w http.ResponseWriter, r *http.Request, c Caller) error
+
+// Route is one route of a group: a Go 1.22 ServeMux pattern split into
+// method and path, with how it authenticates and answers errors.
+type Route struct {
+	Method string
+	Path   string
+	Family Family
+	Auth   Scheme
+	Handle Handler
+}
+
+// Pattern is the route's ServeMux pattern, "METHOD /path".
+func (r Route) Pattern() string { return r.Method + " " + r.Path }
+
+// Patterns lists the patterns of the given groups: infra's tests compare
+// them with the API Gateway routes of each function.
+func Patterns(groups ...[]Route) []string {
+	var out []string
+	for _, g := range groups {
+		for _, r := range g {
+			out = append(out, r.Pattern())
+		}
+	}
+	return out
+}
+
+// familyOf tells which document a path that matched no route belongs to:
+// doc 1 lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*.
+func familyOf(r *http.Request) Family {
+	p := r.URL.Path
+	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi"} {
+		if strings.HasPrefix(p, prefix) {
+			return Doc1
+		}
+	}
+	if p == "/" {
+		return Doc1
+	}
+	return Doc2
+}

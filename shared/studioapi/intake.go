@@ -1,0 +1,186 @@
+package studioapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// The intake lists the route of the internal metric intake
+// (DECISIONS.md, "Metric events (internal intake)"), on the studio host.
+// Outside producers (the telephony and the agent runtime) report what the
+// product's own functions cannot see:
+//
+//	POST /internal/v1/metric-events
+//	X-Internal-Key: <the region's internal key>
+//	{"events": [{"account_id": "...", "project_id": "..." | null,
+//	             "metric": "...", "value": n, "at": "RFC 3339"}]}
+//
+// The rules, beyond DECISIONS.md:
+//   - A missing or wrong X-Internal-Key is 401; so is every request when no
+//     key is configured. Only the key's SHA-256 digest is held.
+//   - "events" holds 0 to 1000 events (an empty batch is 202 with
+//     {"accepted": 0}); more is 422 on "events". The body is at most 1 MiB
+//     (413).
+//   - account_id and project_id must have the shape of IDs (1 to 64 letters,
+//     digits, "_" or "-") but are not looked up: the producers are trusted,
+//     and an event for an unknown scope is recorded and never read.
+//   - metric: turn_latency, api_errors, function_errors, call_crashes,
+//     call_volume or activity. value: for turn_latency a required JSON
+//     number of milliseconds, 0 to 86400000 (one day); for the counts an
+//     optional JSON integer literal, 0 to 2147483647, default 1; for
+//     activity it is ignored, whatever it is.
+//   - at: optional RFC 3339 time, default the time of receipt; at most 2
+//     hours old and at most 1 minute ahead of the receiver's clock.
+//   - Unknown fields, top level or in an event, are 422; null is accepted
+//     only for project_id.
+//   - Any invalid event rejects the whole batch: 422 in doc 1's error shape,
+//     one entry per problem, fields named like "events[3].metric", and
+//     nothing is recorded. 202 {"accepted": N} means all N events are
+//     stored (recording is synchronous); a store failure is 500 and
+//     nothing is acknowledged.
+//
+// Intake is that group (functions/intake).
+type Intake struct {
+	Metrics Recorder
+	Now     func() time.Time
+}
+
+// Recorder stores metric events (shared/metrics.Recorder).
+type Recorder interface {
+	Record(ctx context.Context, events ...metrics.Event) error
+}
+
+// Routes lists the intake's one route.
+func (in *Intake) Routes() []httpapi.Route {
+	return []httpapi.Route{{Method: "POST", Path: "/internal/v1/metric-events", Family: httpapi.Doc1, Auth: httpapi.InternalKey, Handle: in.postMetricEvents}}
+}
+
+type acceptedJSON struct {
+	Accepted int `json:"accepted"`
+}
+
+func (in *Intake) postMetricEvents(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
+	if in.Metrics == nil {
+		return voiceops.Internal(errors.New("metric intake: no metric store"))
+	}
+	o, err := httpapi.ReadObject(w, r, false)
+	if err != nil {
+		return err
+	}
+	now := in.Now()
+	var events []metrics.Event
+	if raw, ok := o.Take("events", true, false); ok {
+		events = readMetricEvents(o, raw, now)
+	}
+	if err := o.Done(); err != nil {
+		return err
+	}
+	if err := in.Metrics.Record(r.Context(), events...); err != nil {
+		return err
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, acceptedJSON{Accepted: len(events)})
+	return nil
+}
+
+// readMetricEvents reads the "events" array, reporting every problem on o
+// with the event's index in the field name.
+func readMetricEvents(o *httpapi.Object, raw json.RawMessage, now time.Time) []metrics.Event {
+	var elems []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		o.Fail("events", "must be an array of event objects")
+		return nil
+	}
+	if len(elems) > metrics.MaxBatch {
+		o.Fail("events", fmt.Sprintf("must hold at most %d events; send more in further requests", metrics.MaxBatch))
+		return nil
+	}
+	events := make([]metrics.Event, 0, len(elems))
+	for i, el := range elems {
+		e, errs := readMetricEvent(el, now)
+		for _, f := range errs {
+			field := fmt.Sprintf("events[%d]", i)
+			if f.Field != "" {
+				field += "." + f.Field
+			}
+			o.Fail(field, f.Message)
+		}
+		events = append(events, e)
+	}
+	return events
+}
+
+// readMetricEvent reads one event; the field errors name its own fields
+// ("" for the event itself).
+func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voiceops.FieldError) {
+	o, err := httpapi.ParseObject(raw)
+	if err != nil {
+		return metrics.Event{}, []voiceops.FieldError{{Message: "must be an event object"}}
+	}
+	e := metrics.Event{At: now}
+	if id, ok := o.Str("account_id", true); ok {
+		if !voiceops.ValidTenantID(id) {
+			o.Fail("account_id", "must be an account ID: 1 to 64 letters, digits, _ or -")
+		}
+		e.AccountID = id
+	}
+	if pid, ok := o.NullableStr("project_id"); ok && *pid != nil {
+		if !voiceops.ValidTenantID(**pid) {
+			o.Fail("project_id", "must be null or a project ID: 1 to 64 letters, digits, _ or -")
+		}
+		e.ProjectID = **pid
+	}
+	if v, ok := o.Str("metric", true); ok {
+		if k, ok := voiceops.ParseEnum(v, metrics.Kinds); ok {
+			e.Kind = k
+		} else {
+			o.Fail("metric", voiceops.OneOf(metrics.Kinds))
+		}
+	}
+	switch {
+	case e.Kind == metrics.TurnLatency:
+		const msg = "must be a number of milliseconds from 0 to 86400000"
+		if raw, ok := o.Take("value", true, false); ok {
+			var v float64
+			if raw[0] == '"' || json.Unmarshal(raw, &v) != nil || v < 0 || v > metrics.MaxLatencyMS {
+				o.Fail("value", msg)
+			}
+			e.Value = v
+		}
+	case e.Kind.IsCount():
+		msg := fmt.Sprintf("must be an integer count from 0 to %d", metrics.MaxCount)
+		e.Value = 1
+		if v, ok := o.Integer("value", false, msg); ok {
+			if v < 0 || v > metrics.MaxCount {
+				o.Fail("value", msg)
+			}
+			e.Value = float64(v)
+		}
+	default: // activity ignores its value; an unknown metric is reported above
+		o.Has("value")
+	}
+	if v, ok := o.Str("at", false); ok {
+		at, err := time.Parse(time.RFC3339Nano, v)
+		switch {
+		case err != nil:
+			o.Fail("at", "must be an RFC 3339 date-time, such as 2026-11-22T14:00:00.000Z")
+		case at.Before(now.Add(-metrics.Retention)):
+			o.Fail("at", "must be within the last 2 hours")
+		case at.After(now.Add(metrics.MaxFuture)):
+			o.Fail("at", "must not be more than 1 minute in the future")
+		}
+		e.At = at
+	}
+	var ve *voiceops.Error
+	if errors.As(o.Done(), &ve) {
+		return e, ve.Fields
+	}
+	return e, nil
+}
