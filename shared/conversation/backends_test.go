@@ -3,8 +3,8 @@ package conversation
 import (
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 )
 
 // backends returns the stores to run the end-to-end tests on: memory, and

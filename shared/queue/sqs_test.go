@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
