@@ -23,6 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
@@ -52,7 +53,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := lambdamain.InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), env[4])
+	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[4])
 	if err != nil {
 		return err
 	}

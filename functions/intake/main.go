@@ -16,6 +16,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/studioapi"
@@ -40,7 +41,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := lambdamain.InternalKeyDigest(ctx, secretsmanager.NewFromConfig(cfg), env[1])
+	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[1])
 	if err != nil {
 		return err
 	}

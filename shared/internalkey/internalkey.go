@@ -1,4 +1,8 @@
-package lambdamain
+// Package internalkey reads the region's internal key (the X-Internal-Key
+// of the internal routes) from Secrets Manager, once per cold start, and
+// keeps only its digest. Only the functions that serve internal routes
+// import it (and the Secrets Manager client with it).
+package internalkey
 
 import (
 	"context"
@@ -22,9 +26,9 @@ var _ SecretsClient = (*secretsmanager.Client)(nil)
 // InternalKeyDigest reads the internal key from the secret secretID and
 // returns its hex SHA-256 digest; the key itself is not kept. Surrounding
 // whitespace of the secret value is not part of the key.
-func InternalKeyDigest(ctx context.Context, c SecretsClient, secretID string) (string, error) {
+func Digest(ctx context.Context, c SecretsClient, secretID string) (string, error) {
 	if secretID == "" {
-		return "", fmt.Errorf("%s is not set: it names the secret holding the internal key", InternalKeyEnv)
+		return "", errors.New("the secret holding the internal key is not named")
 	}
 	out, err := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretID)})
 	if err != nil {
