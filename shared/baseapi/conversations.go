@@ -1,14 +1,12 @@
 package baseapi
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -45,15 +43,6 @@ const (
 	// as carried in the Lambda response (wireCost), so that no response
 	// reaches Lambda's 6 MB limit whatever the text it holds.
 	convPageBudget = 5 << 20
-
-	// Store reads: conversations per ListConversations call while filling
-	// a page, interval records per ListConversationIntervals call while
-	// skipping or looking ahead, conversations whose turns are read
-	// together, and Turns reads in flight at once.
-	convReadBatch     = 500
-	convSkipBatch     = 5000
-	convTurnsWindow   = 64
-	convTurnsInFlight = 16
 )
 
 // convQuery is a conversations list request, validated.
@@ -227,9 +216,9 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	l := lister{store: g.Store, t: t, q: q}
 	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
-	more, err := l.fill(r.Context(), page)
+	more, err := conversation.Lister{Store: g.Store}.Page(r.Context(), t.AccountID, t.ProjectID,
+		conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, Limit: q.limit, Match: q.match}, page.add)
 	if err != nil {
 		return err
 	}
@@ -238,158 +227,6 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	return nil
-}
-
-// lister reads one page of a conversations list from the store.
-type lister struct {
-	store voiceops.ConversationStore
-	t     httpapi.Caller
-	q     convQuery
-}
-
-// fill adds the page's conversations to page and reports whether more
-// matching conversations follow.
-func (l lister) fill(ctx context.Context, page *convPage) (more bool, err error) {
-	cursor, found, err := l.skip(ctx)
-	if err != nil || !found {
-		return false, err
-	}
-	var pending []voiceops.Conversation // matched, turns not read yet
-	// flush reads the turns of the pending conversations and adds them to
-	// the page; false when the page is full by its byte budget.
-	flush := func() (bool, error) {
-		if len(pending) == 0 {
-			return true, nil
-		}
-		turns, err := l.turns(ctx, pending)
-		if err != nil {
-			return false, err
-		}
-		for i, c := range pending {
-			if !page.add(c, turns[i]) {
-				return false, nil
-			}
-		}
-		pending = pending[:0]
-		return true, nil
-	}
-	for {
-		want := l.q.limit - page.n - len(pending) + 1 // one more tells whether more exist
-		size := min(want+want/4+1, convReadBatch)
-		batch, err := l.store.ListConversations(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
-		if err != nil {
-			return false, err
-		}
-		for _, c := range batch {
-			if !l.q.match(c) {
-				continue
-			}
-			if page.n+len(pending) == l.q.limit {
-				// A matching conversation is left, whether or not the
-				// pending ones all fit.
-				_, err := flush()
-				return err == nil, err
-			}
-			pending = append(pending, c)
-			if len(pending) == convTurnsWindow {
-				if ok, err := flush(); !ok || err != nil {
-					return err == nil, err // cut by the budget: more follow
-				}
-			}
-		}
-		if ok, err := flush(); !ok || err != nil {
-			return err == nil, err
-		}
-		if len(batch) < size {
-			return false, nil // the range is exhausted
-		}
-		cursor = batch[len(batch)-1].ID
-		if page.n == l.q.limit {
-			return l.anyMatch(ctx, cursor)
-		}
-	}
-}
-
-// skip walks past the first `offset` matching conversations over interval
-// records and returns the ID of the last one skipped ("" for offset 0);
-// found is false when fewer match.
-func (l lister) skip(ctx context.Context) (cursor string, found bool, err error) {
-	left := l.q.offset
-	for left > 0 {
-		size := int(min(max(left+left/4, 100), convSkipBatch))
-		batch, err := l.store.ListConversationIntervals(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
-		if err != nil {
-			return "", false, err
-		}
-		for _, c := range batch {
-			if l.q.match(c) {
-				if left--; left == 0 {
-					return c.ID, true, nil
-				}
-			}
-		}
-		if len(batch) < size {
-			return "", false, nil
-		}
-		cursor = batch[len(batch)-1].ID
-	}
-	return cursor, true, nil
-}
-
-// anyMatch reports whether a matching conversation follows cursor, over
-// interval records read in growing batches.
-func (l lister) anyMatch(ctx context.Context, cursor string) (bool, error) {
-	for size := 16; ; size = min(4*size, convSkipBatch) {
-		batch, err := l.store.ListConversationIntervals(ctx, l.t.AccountID, l.t.ProjectID, l.q.from, l.q.to, cursor, size)
-		if err != nil {
-			return false, err
-		}
-		for _, c := range batch {
-			if l.q.match(c) {
-				return true, nil
-			}
-		}
-		if len(batch) < size {
-			return false, nil
-		}
-		cursor = batch[len(batch)-1].ID
-	}
-}
-
-// turns reads the turns of each conversation, convTurnsInFlight at a
-// time. A conversation gone since it was listed (its retention ended) has
-// no turns.
-func (l lister) turns(ctx context.Context, convs []voiceops.Conversation) ([][]voiceops.Turn, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	out := make([][]voiceops.Turn, len(convs))
-	errs := make([]error, len(convs))
-	sem := make(chan struct{}, convTurnsInFlight)
-	var wg sync.WaitGroup
-	for i, c := range convs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			ts, err := l.store.Turns(ctx, l.t.AccountID, l.t.ProjectID, c.ID)
-			if errors.Is(err, voiceops.ErrNotFound) {
-				ts, err = nil, nil
-			}
-			if err != nil {
-				cancel()
-			}
-			out[i], errs[i] = ts, err
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return nil, err
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // convPage is the body of a list response being written: records are

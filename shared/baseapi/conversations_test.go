@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/provision"
@@ -887,8 +888,8 @@ func TestConversationsOffsetSkipsKeysOnly(t *testing.T) {
 	// A full page reads turns concurrently, boundedly.
 	counter.reset()
 	listClient{tb: t, h: h.h, key: h.keyA}.get("/v3/acct_a/proj_a1/conversations?limit=300")
-	if peak := counter.peak.Load(); peak < 2 || peak > convTurnsInFlight {
-		t.Errorf("%d Turns reads in flight at most, want 2 to %d", peak, convTurnsInFlight)
+	if peak := counter.peak.Load(); peak < 2 || peak > conversation.TurnsInFlight {
+		t.Errorf("%d Turns reads in flight at most, want 2 to %d", peak, conversation.TurnsInFlight)
 	}
 	// Past the end: empty, without next_offset.
 	p = listClient{tb: t, h: h.h, key: h.keyA}.get("/v3/acct_a/proj_a1/conversations?offset=2000")
