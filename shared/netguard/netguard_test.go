@@ -53,7 +53,7 @@ func TestReservedIPv6IsNotPublic(t *testing.T) {
 
 func TestHost(t *testing.T) {
 	for _, c := range []struct {
-		host, name, addr string // addr "" when host is a name
+		host, name, addr   string // addr "" when host is a name
 		canonical, invalid bool
 	}{
 		{host: "127.0.0.1", name: "127.0.0.1", addr: "127.0.0.1", canonical: true},
