@@ -20,6 +20,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	golang.org/x/net v0.50.0
 	google.golang.org/protobuf v1.36.11
 )
 
@@ -55,7 +56,7 @@ require (
 	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/telemetry v0.0.0-20260213145524-e0ab670178e1 // indirect
-	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 	golang.org/x/tools v0.42.0 // indirect
 	golang.org/x/tools/cmd/godoc v0.1.0-deprecated // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect

@@ -59,7 +59,7 @@ Commands:
                                              prefix, created, revoked (a key is
                                              never shown in full again)
   key revoke -account ID -key KEY_ID|PREFIX  revoke a key (takes effect within
-                                             30 seconds on warm functions)
+                                             5 seconds on warm functions)
   agent load -account ID -project ID -file FILE
                                              check an agent configuration (JSON,
                                              format and example in

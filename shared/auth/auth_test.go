@@ -106,3 +106,44 @@ func TestStoreFailureIsInternal(t *testing.T) {
 		t.Errorf("reads = %d", store.reads)
 	}
 }
+
+// TestRevocationWithinFiveSeconds (issue 14): a revoked key is refused on
+// every warm instance at most 5 s after the revocation is written, and
+// within those 5 s a key costs no read per request: one read per key per
+// 5 s per instance.
+func TestRevocationWithinFiveSeconds(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start
+	clock := func() time.Time { return now }
+	secret := keys.New(voiceops.KeyAPI, voiceops.RegionUS)
+	store := &countingKeys{keys: map[string]voiceops.Key{
+		keys.Digest(secret): {ID: "key_1", Kind: voiceops.KeyAPI, AccountID: "acct"},
+	}}
+	a := New(store, voiceops.RegionUS, clock)
+	ctx := context.Background()
+
+	// A warm instance: 1000 requests spread over just under 5 s, one read.
+	for i := range 1000 {
+		now = start.Add(time.Duration(i) * 4999 * time.Microsecond)
+		if _, err := a.Authenticate(ctx, secret, voiceops.KeyAPI); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	if store.reads != 1 {
+		t.Fatalf("%d reads for 1000 requests within 5 s, want 1", store.reads)
+	}
+
+	// Revoked right after the instance read it (the worst case): refused
+	// once 5 s have passed since that read.
+	revokedAt := start
+	store.mu.Lock()
+	store.keys[keys.Digest(secret)] = voiceops.Key{ID: "key_1", Kind: voiceops.KeyAPI, AccountID: "acct", RevokedAt: &revokedAt}
+	store.mu.Unlock()
+	now = start.Add(5 * time.Second)
+	if _, err := a.Authenticate(ctx, secret, voiceops.KeyAPI); voiceops.KindOf(err) != voiceops.KindUnauthorized {
+		t.Fatalf("revoked key 5 s after the last read: %v, want refused", err)
+	}
+	if store.reads != 2 {
+		t.Errorf("%d reads, want 2 (one per 5 s)", store.reads)
+	}
+}

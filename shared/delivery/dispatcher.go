@@ -15,12 +15,25 @@ import (
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
-// DefaultLease is how long a claimed attempt belongs to its claimer. It
-// must outlast any one handling of a message: the dispatcher Lambda's
-// timeout (60 s, infra.DispatcherTimeout) bounds that in deployed stacks.
-// It must also stay below the queue's visibility timeout (6 min), so that a
-// message re-delivered after a crash repairs the attempt at once.
-const DefaultLease = 2 * time.Minute
+// LeaseMargin is added to an endpoint's timeout to make the lease of a
+// claimed attempt: how long the attempt belongs to its claimer. The request
+// itself never outlasts the timeout (it is the attempt's deadline); the
+// margin covers the claimer's clock and its writing of the result (one
+// conditional write, retried a few times). So a dispatcher that dies during
+// an attempt delays the delivery by at most timeout + 10 s (40 s at the
+// largest timeout_ms), plus the queue's delay rounding (SQS: up to 1 s).
+// A result written later than that finds its attempt taken over and drops;
+// the receiver may then see the event twice (under the same webhook-id).
+const LeaseMargin = 10 * time.Second
+
+// leaseFor returns the lease of an attempt to an endpoint with timeoutMS.
+func leaseFor(timeoutMS int64) time.Duration {
+	timeout := time.Duration(timeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = webhook.DefaultTimeout
+	}
+	return timeout + LeaseMargin
+}
 
 // Config holds what a Dispatcher needs.
 type Config struct {
@@ -37,7 +50,8 @@ type Config struct {
 	// Rand gives the jitter of the retry delays (webhook.Schedule.NextDelay);
 	// math/rand when nil.
 	Rand func() float64
-	// Lease is DefaultLease when zero.
+	// Lease, when set, is the lease of every attempt (tests); when zero, an
+	// attempt's lease is its endpoint's timeout plus LeaseMargin.
 	Lease time.Duration
 	// Logger hears every dropped message and every attempt; slog.Default()
 	// when nil.
@@ -62,9 +76,6 @@ func NewDispatcher(c Config) *Dispatcher {
 	}
 	if d.schedule == nil {
 		d.schedule = webhook.DefaultSchedule
-	}
-	if d.lease <= 0 {
-		d.lease = DefaultLease
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -110,20 +121,32 @@ func (d *Dispatcher) Handle(ctx context.Context, m queue.Message) error {
 	case dl.Status != voiceops.DeliveryPending:
 		d.drop(m, "the delivery is "+string(dl.Status))
 		return nil
+	case n == m.Attempt-1 && m.Check:
+		d.drop(m, "a check copy never makes an attempt")
+		return nil
 	case n == m.Attempt-1:
 		return d.attempt(ctx, m, dl)
 	case n == m.Attempt && dl.Attempts[n-1].Open():
+		lease, err := d.leaseOf(ctx, m)
+		if err != nil {
+			return err
+		}
 		claimed := dl.Attempts[n-1].At
-		if age := now.Sub(claimed); age < d.lease {
+		if age := now.Sub(claimed); age < lease {
 			// Another copy of this message is making the attempt. Look
 			// again once its lease has passed, in case its claimer dies.
-			return d.queue.Send(ctx, m, d.lease-age)
+			return d.queue.Send(ctx, m, lease-age)
 		}
 		d.log.Warn("webhook attempt interrupted", "delivery_id", dl.ID, "attempt", m.Attempt, "claimed_at", claimed)
 		a := &dl.Attempts[n-1]
 		a.Error = interruptedError
 		a.DurationMS = now.Sub(claimed).Milliseconds()
 		return d.finish(ctx, m, dl, webhook.Retry, 0)
+	case n == m.Attempt && m.Check:
+		// The claimer recorded its result and queued what follows (or
+		// its own message, coming back, repairs that).
+		d.drop(m, "the attempt was recorded")
+		return nil
 	case n == m.Attempt:
 		// The result of this attempt is recorded and the delivery still
 		// pending: the next attempt may never have been queued.
@@ -132,6 +155,23 @@ func (d *Dispatcher) Handle(ctx context.Context, m queue.Message) error {
 		d.drop(m, fmt.Sprintf("stale: the delivery has %d attempts", n))
 		return nil
 	}
+}
+
+// leaseOf returns the lease of the attempt m asks for: its endpoint's
+// timeout plus LeaseMargin (the largest timeout's when the endpoint is
+// gone), unless the Config fixed it.
+func (d *Dispatcher) leaseOf(ctx context.Context, m queue.Message) (time.Duration, error) {
+	if d.lease > 0 {
+		return d.lease, nil
+	}
+	ep, err := d.endpoints.GetEndpoint(ctx, m.AccountID, m.EndpointID)
+	switch {
+	case errors.Is(err, voiceops.ErrNotFound):
+		return leaseFor(voiceops.MaxTimeoutMS), nil
+	case err != nil:
+		return 0, err
+	}
+	return leaseFor(ep.TimeoutMS), nil
 }
 
 func (d *Dispatcher) drop(m queue.Message, why string) {
@@ -155,6 +195,20 @@ func (d *Dispatcher) attempt(ctx context.Context, m queue.Message, dl voiceops.D
 	case errors.Is(err, voiceops.ErrNotFound):
 		return d.stop(ctx, m, dl, voiceops.DeliveryFailed, "the event has expired")
 	case err != nil:
+		return err
+	}
+
+	// Before claiming, queue the copy that judges the claim once its lease
+	// has passed: every claim has one, so a dispatcher that dies during the
+	// attempt delays the delivery by the lease, not by the queue's
+	// visibility timeout. If this send fails, nothing is claimed yet.
+	lease := d.lease
+	if lease <= 0 {
+		lease = leaseFor(ep.TimeoutMS)
+	}
+	check := m
+	check.Check, check.NotBefore = true, time.Time{}
+	if err := d.queue.Send(ctx, check, lease); err != nil {
 		return err
 	}
 

@@ -12,12 +12,18 @@
 // count moved and drops. The claim is written before the request is sent,
 // the result after it, and the next attempt is queued after that:
 //
+//   - before claiming, the claimer queues a check copy of the message, due
+//     when the claim's lease ends (the endpoint's timeout plus LeaseMargin):
+//     if the claimer dies, that copy finds the claim expired without
+//     waiting for the queue's visibility timeout; if it lives, the copy
+//     finds the attempt recorded and drops;
 //   - a copy of the message arriving while the claim is fresh (younger than
-//     the Lease) is sent back to the queue until the lease has passed;
-//   - a claim older than the Lease has lost its sender (a Lambda never
-//     outlives its timeout): the attempt is closed as interrupted, counting
-//     as a failed attempt, and the next one is scheduled. It is never sent
-//     again under the same number, since nobody knows whether it went out;
+//     the lease) is sent back to the queue until the lease has passed;
+//   - a claim older than the lease has lost its sender (a request never
+//     outlives the endpoint's timeout): the attempt is closed as
+//     interrupted, counting as a failed attempt, and the next one is
+//     scheduled. It is never sent again under the same number, since
+//     nobody knows whether it went out;
 //   - a result recorded without its next attempt queued (a crash, or a
 //     failed queue send) is repaired by the re-delivery of the message,
 //     which queues the next attempt again. Extra copies are harmless: their

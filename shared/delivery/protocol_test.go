@@ -18,12 +18,18 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// recordingQueue keeps what is sent, for the test to hand to Handle.
+// recordingQueue keeps what is sent, for the test to hand to Handle. The
+// check copies a dispatcher queues before each claim are kept apart
+// (takeChecks), so the other messages of the protocol read on their own;
+// err fails the sends of the others, checkErr those of check copies.
 type recordingQueue struct {
-	mu     sync.Mutex
-	msgs   []queue.Message
-	delays []time.Duration
-	err    error
+	mu          sync.Mutex
+	msgs        []queue.Message
+	delays      []time.Duration
+	err         error
+	checks      []queue.Message
+	checkDelays []time.Duration
+	checkErr    error
 }
 
 var _ queue.Queue = (*recordingQueue)(nil)
@@ -31,12 +37,29 @@ var _ queue.Queue = (*recordingQueue)(nil)
 func (q *recordingQueue) Send(_ context.Context, m queue.Message, delay time.Duration) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if m.Check {
+		if q.checkErr != nil {
+			return q.checkErr
+		}
+		q.checks = append(q.checks, m)
+		q.checkDelays = append(q.checkDelays, delay)
+		return nil
+	}
 	if q.err != nil {
 		return q.err
 	}
 	q.msgs = append(q.msgs, m)
 	q.delays = append(q.delays, delay)
 	return nil
+}
+
+// takeChecks takes the check copies queued so far and their delays.
+func (q *recordingQueue) takeChecks() ([]queue.Message, []time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	m, d := q.checks, q.checkDelays
+	q.checks, q.checkDelays = nil, nil
+	return m, d
 }
 
 func (q *recordingQueue) takeAll() []queue.Message {

@@ -161,11 +161,14 @@ func (q *Memory) Len() int {
 }
 
 // Drain waits until no message is waiting or being handled (messages that
-// handlers send meanwhile included), or until ctx ends.
+// handlers send meanwhile included), or until ctx ends. Check copies still
+// waiting for their delay do not count: each judges a claim made by a
+// handler of this queue, which has returned by then (its result recorded,
+// or its message waiting again), so they can only drop.
 func (q *Memory) Drain(ctx context.Context) error {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
-	for q.Len() > 0 {
+	for q.pending() > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -173,6 +176,20 @@ func (q *Memory) Drain(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// pending returns how many messages other than waiting check copies are
+// waiting or being handled.
+func (q *Memory) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := q.running
+	for e := range q.waiting {
+		if !e.m.Check {
+			n++
+		}
+	}
+	return n
 }
 
 // DeadLetters returns the messages that failed MaxReceives times.

@@ -209,3 +209,33 @@ func TestMemoryRefusesInvalidMessages(t *testing.T) {
 		t.Errorf("Send of an empty message: want ErrMalformed, got %v", err)
 	}
 }
+
+// TestDrainDoesNotWaitForCheckCopies: a check copy waiting for its delay
+// (a claim's lease) does not hold Drain; it is still handed out when due,
+// and anything else still waiting does hold Drain.
+func TestDrainDoesNotWaitForCheckCopies(t *testing.T) {
+	r := &recorder{}
+	q := queue.NewMemory(r.handle, queue.MemoryOptions{})
+	t.Cleanup(q.Close)
+	check := msg("c", 1)
+	check.Check = true
+	if err := q.Send(t.Context(), check, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Send(t.Context(), check, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Send(t.Context(), msg("a", 1), 30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, q)
+	r.mu.Lock()
+	got := len(r.got)
+	r.mu.Unlock()
+	if got < 1 {
+		t.Errorf("Drain returned before the regular message was handled (%d handled)", got)
+	}
+	if q.Len() != 1 {
+		t.Errorf("Len = %d, want 1 (the check copy due in an hour)", q.Len())
+	}
+}

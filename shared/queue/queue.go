@@ -36,6 +36,10 @@ type Message struct {
 	// Manual marks an attempt asked for by a user (the retry endpoint): it
 	// is one attempt, never followed by scheduled retries.
 	Manual bool `json:"manual,omitempty"`
+	// Check marks the copy a dispatcher queues for itself before claiming
+	// the attempt, due when its claim's lease ends: it takes the claim over
+	// if its claimer died, and otherwise drops. It never makes an attempt.
+	Check bool `json:"check,omitempty"`
 }
 
 // Queue sends messages.

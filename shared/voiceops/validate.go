@@ -3,7 +3,6 @@ package voiceops
 import (
 	"fmt"
 	"maps"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -115,17 +114,22 @@ func (p URLPolicy) CheckURL(raw string) string {
 	if loopback {
 		return ""
 	}
-	if a, err := netip.ParseAddr(host); err == nil {
-		if !netguard.IsPublic(a) {
-			return "must not point to a loopback, private, link-local or otherwise non-public address"
-		}
-		return ""
-	}
-	if netguard.IsInternalName(host) {
-		return "must not point to a loopback, private, link-local or otherwise non-public address"
+	// The host is judged as a client would connect to it: IDNA-mapped,
+	// without a trailing dot, and as an address when inet_aton would read
+	// it as one (0x7f.1, 127.1, ①②⑦.0.0.1 are 127.0.0.1).
+	name, addr, canonical, err := netguard.Host(host)
+	switch {
+	case err != nil:
+		return "must be an absolute https:// URL with a valid host"
+	case addr.IsValid() && !netguard.IsPublic(addr), !addr.IsValid() && netguard.IsInternalName(name):
+		return nonPublicMessage
+	case addr.IsValid() && !canonical:
+		return "must write an IP address as four decimal numbers (a.b.c.d) or as [IPv6]"
 	}
 	return ""
 }
+
+const nonPublicMessage = "must not point to a loopback, private, link-local or otherwise non-public address"
 
 // reservedHeader reports whether a custom header would clash with what the
 // dispatcher sets itself.

@@ -2,11 +2,8 @@ package webhook
 
 import (
 	"crypto/tls"
-	"net"
 	"net/http"
 	"time"
-
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // NewClient returns an HTTP client for calls the service makes to customer
@@ -27,14 +24,9 @@ func NewClient(opts Options) *http.Client {
 	if tlsConf.MinVersion == 0 {
 		tlsConf.MinVersion = tls.VersionTLS12
 	}
-	dialer := &net.Dialer{
-		Timeout:   time.Duration(voiceops.MaxTimeoutMS) * time.Millisecond, // the request's context is usually shorter
-		KeepAlive: 30 * time.Second,
-		Control:   dialGuard(opts.AllowLoopback),
-	}
 	transport := &http.Transport{
 		Proxy:                  nil, // never from the environment
-		DialContext:            dialer.DialContext,
+		DialContext:            guardedDialer(opts).DialContext,
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ForceAttemptHTTP2:      true,

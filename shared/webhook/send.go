@@ -60,6 +60,10 @@ type Options struct {
 	// Now is the clock: the signature timestamp, SentAt and Duration.
 	// time.Now when nil.
 	Now func() time.Time
+	// Resolver looks host names up; nil is net.DefaultResolver. Tests use
+	// a stub so that no query leaves the machine. Whatever it answers, the
+	// dial-time guard checks the address about to be connected to.
+	Resolver *net.Resolver
 }
 
 // Attempt is one delivery attempt.
@@ -112,14 +116,9 @@ func NewSender(opts Options) *Sender {
 	if tlsConf.MinVersion == 0 {
 		tlsConf.MinVersion = tls.VersionTLS12
 	}
-	dialer := &net.Dialer{
-		Timeout:   time.Duration(voiceops.MaxTimeoutMS) * time.Millisecond, // the attempt's context is usually shorter
-		KeepAlive: 30 * time.Second,
-		Control:   dialGuard(opts.AllowLoopback),
-	}
 	s.transport = &http.Transport{
 		Proxy:                  nil, // never from the environment
-		DialContext:            dialer.DialContext,
+		DialContext:            guardedDialer(opts).DialContext,
 		TLSClientConfig:        tlsConf,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ForceAttemptHTTP2:      true,
@@ -136,6 +135,18 @@ func NewSender(opts Options) *Sender {
 		},
 	}
 	return s
+}
+
+// guardedDialer returns the dialer of a Sender's or NewClient's transport:
+// its Control function (dialGuard) refuses every address that is not
+// public, whatever name or spelling led to it.
+func guardedDialer(opts Options) *net.Dialer {
+	return &net.Dialer{
+		Timeout:   time.Duration(voiceops.MaxTimeoutMS) * time.Millisecond, // the attempt's context is usually shorter
+		KeepAlive: 30 * time.Second,
+		Resolver:  opts.Resolver,
+		Control:   dialGuard(opts.AllowLoopback),
+	}
 }
 
 // dialGuard returns the dialer's Control function: it runs after the socket
