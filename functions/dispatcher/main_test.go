@@ -151,8 +151,14 @@ func TestReplaySQSBatch(t *testing.T) {
 	if err != nil || dl.Status != voiceops.DeliveryDelivered || len(dl.Attempts) != 1 || dl.Attempts[0].StatusCode != 200 {
 		t.Errorf("delivery after the batch: %+v (%v)", dl, err)
 	}
-	if len(q.msgs) != 0 {
-		t.Errorf("queued %+v, want nothing", q.msgs)
+	var queued []queue.Message
+	for _, m := range q.msgs {
+		if !m.Check { // the claim's check copy (shared/delivery) is expected
+			queued = append(queued, m)
+		}
+	}
+	if len(queued) != 0 {
+		t.Errorf("queued %+v, want nothing but the claim's check copy", queued)
 	}
 }
 
