@@ -88,7 +88,7 @@ type deps struct {
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
 		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.Now}).Routes()))

@@ -73,6 +73,6 @@ type deps struct {
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Now: d.Now, Log: d.Log},
 		(&baseapi.Chat{Engine: d.Engine}).Routes()))
 }

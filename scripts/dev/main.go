@@ -142,6 +142,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
 		InternalKeyDigest: keys.Digest(internalKey), Now: time.Now, Log: log,
+		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
 		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},

@@ -43,7 +43,9 @@ func (d Deps) config() httpapi.Config {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log}
+	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log,
+		// Inline, so that a test reads the api_errors a response recorded.
+		Background: func(f func()) { f() }}
 	if d.Metrics != nil {
 		cfg.CountError = func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return d.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))

@@ -81,6 +81,8 @@ type harness struct {
 	// acct_a/proj_a1 and acct_a/proj_a2; calls is the outbound call store.
 	service, service2 string
 	calls             *memory.Calls
+	// deps is what h.h was composed from.
+	deps Deps
 }
 
 // recordingOutbox is the real outbox, noting the events fanned out.
@@ -166,7 +168,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	if wrap != nil {
 		stores = wrap(stores)
 	}
-	h.h = All(Deps{
+	h.deps = Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
 		Log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
@@ -179,7 +181,8 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 			Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
 			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		},
-	})
+	}
+	h.h = All(h.deps)
 	return h
 }
 

@@ -37,6 +37,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 var (
 	errNotObject   = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body must be a JSON object", Fields: []voiceops.FieldError{}}
 	errTooLarge    = &voiceops.Error{Kind: voiceops.KindTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
+	errNotUTF8     = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259)", Fields: []voiceops.FieldError{}}
 	errContentType = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "Content-Type must be application/json", Fields: []voiceops.FieldError{}}
 )
 
@@ -76,6 +77,11 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 }
 
 func ParseObject(body []byte) (*Object, error) {
+	if !utf8.Valid(body) {
+		// RFC 8259: JSON text is UTF-8. encoding/json would quietly turn
+		// invalid bytes into U+FFFD and store what the client never sent.
+		return nil, errNotUTF8
+	}
 	// Fast path: one Unmarshal. It refuses trailing data too, so only a
 	// failure needs the Decoder to tell which 400 to answer.
 	var fields map[string]json.RawMessage
@@ -240,10 +246,20 @@ func (o *Object) StringMap(name string, required bool) (map[string]string, bool)
 	if !ok {
 		return nil, false
 	}
-	var m map[string]string
-	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+	// Decoded value by value: a null would become "" in a map of strings.
+	var raws map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &raws) != nil {
 		o.Fail(name, "must be an object whose values are strings")
 		return nil, false
+	}
+	m := make(map[string]string, len(raws))
+	for k, v := range raws {
+		s, ok := plainString(v)
+		if !ok && (v[0] != '"' || json.Unmarshal(v, &s) != nil) {
+			o.Fail(name, "must be an object whose values are strings")
+			return nil, false
+		}
+		m[k] = s
 	}
 	return m, true
 }

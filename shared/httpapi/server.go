@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"path"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -34,7 +35,22 @@ type Config struct {
 	// "Metric events": the functions record their own). A failure is
 	// logged and never changes the answer.
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	// Deadline bounds each request's work (its context), well under API
+	// Gateway's 30 s: DefaultDeadline when zero.
+	Deadline time.Duration
+	// Background runs work that must not hold the answer (recording
+	// api_errors). Default: a goroutine; tests run it inline.
+	Background func(func())
 }
+
+// DefaultDeadline is the request deadline of most routes. Routes that wait
+// for a project's agent and functions (each at most 10 s) use a longer one.
+const DefaultDeadline = 10 * time.Second
+
+// AgentDeadline is the deadline of the routes that run a conversation turn:
+// the agent and the project's functions may each take 10 s, and API
+// Gateway gives up at 30 s.
+const AgentDeadline = 25 * time.Second
 
 type server struct {
 	Config
@@ -51,6 +67,12 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.Background == nil {
+		cfg.Background = func(f func()) { go f() }
+	}
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
 	for _, g := range groups {
@@ -65,6 +87,9 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 // answers its error in the route's family.
 func (s *server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.Deadline)
+		defer cancel()
+		r = r.WithContext(ctx)
 		c, err := s.authenticate(r, rt.Auth)
 		if err == nil {
 			defer s.countPanic(r, c)
@@ -90,15 +115,22 @@ func (s *server) countPanic(r *http.Request, c Caller) {
 	}
 }
 
+// countError records the api_errors event of a 5xx in the background: the
+// answer never waits for it (with the store down, it would wait for the
+// metrics table too). In a Lambda function the write goes on while the
+// environment is warm; it is best effort, like every metric of an error.
 func (s *server) countError(r *http.Request, c Caller) {
 	if s.CountError == nil || c.AccountID == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 2*time.Second)
-	defer cancel()
-	if err := s.CountError(ctx, c.AccountID, c.ProjectID, s.Now()); err != nil {
-		s.Log.ErrorContext(ctx, "recording api_errors failed", "request_id", RequestID(r.Context()), "account_id", c.AccountID, "error", err)
-	}
+	rid, at := RequestID(r.Context()), s.Now()
+	s.Background(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := s.CountError(ctx, c.AccountID, c.ProjectID, at); err != nil {
+			s.Log.ErrorContext(ctx, "recording api_errors failed", "request_id", rid, "account_id", c.AccountID, "error", err)
+		}
+	})
 }
 
 type ctxKey int
@@ -142,6 +174,12 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 // route (405) with a JSON body instead of the mux's plain text.
 func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !canonical(r.URL.Path) {
+			// The mux would redirect to the cleaned path (a 307 to another
+			// route, in text/html): a path is taken as written or not at all.
+			s.noRoute(w, r, http.StatusNotFound)
+			return
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r)
@@ -152,19 +190,30 @@ func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 		if allow := rec.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		msg := "no such route: " + r.Method + " " + r.URL.Path
-		status := rec.status
-		if status == http.StatusMethodNotAllowed {
-			msg = "method " + r.Method + " is not allowed on " + r.URL.Path
-		} else {
-			status = http.StatusNotFound
-		}
-		if familyOf(r) == Doc2 {
-			WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
-			return
-		}
-		WriteJSON(w, status, Doc1Error{Message: msg, RequestID: RequestID(r.Context())})
+		s.noRoute(w, r, rec.status)
 	})
+}
+
+// noRoute answers a request that matches no route (404) or no method of a
+// route (405) in the family of its path.
+func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
+	msg := "no such route: " + r.Method + " " + r.URL.Path
+	if status == http.StatusMethodNotAllowed {
+		msg = "method " + r.Method + " is not allowed on " + r.URL.Path
+	} else {
+		status = http.StatusNotFound
+	}
+	if familyOf(r) == Doc2 {
+		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
+		return
+	}
+	WriteJSON(w, status, Doc1Error{Message: msg, RequestID: RequestID(r.Context())})
+}
+
+// canonical reports whether p is a clean absolute path: no empty, "." or
+// ".." segment and no trailing slash (but "/" itself).
+func canonical(p string) bool {
+	return p != "" && p[0] == '/' && path.Clean(p) == p
 }
 
 type statusRecorder struct {
