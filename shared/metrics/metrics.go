@@ -24,34 +24,22 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Kind is what an event reports: the "metric" of the intake.
-type Kind string
+// Kind is what an event reports: the "metric" of the intake. The kinds are
+// defined in voiceops, with the rule metrics that read them
+// (voiceops.MetricSource); these names are theirs.
+type Kind = voiceops.MetricKind
 
 const (
-	// TurnLatency is one turn's latency; Value is milliseconds.
-	TurnLatency Kind = "turn_latency"
-	// APIErrors, FunctionErrors, CallCrashes and CallVolume are counts;
-	// Value is how many (the intake's default is 1).
-	APIErrors      Kind = "api_errors"
-	FunctionErrors Kind = "function_errors"
-	CallCrashes    Kind = "call_crashes"
-	CallVolume     Kind = "call_volume"
-	// Activity only marks that the scope reported something; Value is
-	// ignored. Every event of any kind is also activity.
-	Activity Kind = "activity"
+	TurnLatency    = voiceops.KindTurnLatency
+	APIErrors      = voiceops.KindAPIErrors
+	FunctionErrors = voiceops.KindFunctionErrors
+	CallCrashes    = voiceops.KindCallCrashes
+	CallVolume     = voiceops.KindCallVolume
+	Activity       = voiceops.KindActivity
 )
 
 // Kinds lists every kind in documentation order.
-var Kinds = []Kind{TurnLatency, APIErrors, FunctionErrors, CallCrashes, CallVolume, Activity}
-
-// IsCount reports whether the kind's value is a count.
-func (k Kind) IsCount() bool {
-	switch k {
-	case APIErrors, FunctionErrors, CallCrashes, CallVolume:
-		return true
-	}
-	return false
-}
+var Kinds = voiceops.MetricKinds
 
 // Limits of the metric intake and of the stores.
 const (
