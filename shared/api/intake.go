@@ -1,13 +1,17 @@
 package api
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -137,8 +141,31 @@ func readMetricEvents(o *object, raw json.RawMessage, now time.Time) []metrics.E
 	return events
 }
 
+// metricValue reads the value of an event: a JSON number, an integer
+// literal for a count (1.5, "5" and 1e3 are not). Anything else reads as
+// NaN, which metrics.Event.Problems refuses with the kind's rule.
+func metricValue(raw json.RawMessage, count bool) float64 {
+	if count {
+		v, err := strconv.ParseInt(string(raw), 10, 64)
+		if !isIntegerLiteral(raw) || err != nil {
+			return math.NaN()
+		}
+		return float64(v)
+	}
+	var v float64
+	if raw[0] == '"' || json.Unmarshal(raw, &v) != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// metricEventFields are the fields of an event, in the order their problems
+// are reported.
+var metricEventFields = []string{"account_id", "project_id", "metric", "value", "at"}
+
 // readMetricEvent reads one event; the field errors name its own fields
-// ("" for the event itself).
+// ("" for the event itself). It checks the JSON types here and the rest
+// with metrics.Event.Problems, for the fields that decoded.
 func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voiceops.FieldError) {
 	var fields map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
@@ -147,58 +174,44 @@ func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voice
 	o := &object{fields: fields, used: map[string]bool{}}
 	e := metrics.Event{At: now}
 	if id, ok := o.str("account_id", true); ok {
-		if !voiceops.ValidTenantID(id) {
-			o.fail("account_id", "must be an account ID: 1 to 64 letters, digits, _ or -")
-		}
 		e.AccountID = id
 	}
 	if pid, ok := o.nullableStr("project_id"); ok && *pid != nil {
-		if !voiceops.ValidTenantID(**pid) {
-			o.fail("project_id", "must be null or a project ID: 1 to 64 letters, digits, _ or -")
-		}
 		e.ProjectID = **pid
 	}
 	if v, ok := o.str("metric", true); ok {
-		if k, ok := voiceops.ParseEnum(v, metrics.Kinds); ok {
-			e.Kind = k
-		} else {
-			o.fail("metric", voiceops.OneOf(metrics.Kinds))
-		}
+		e.Kind = metrics.Kind(v)
 	}
-	switch {
-	case e.Kind == metrics.TurnLatency:
-		const msg = "must be a number of milliseconds from 0 to 86400000"
-		if raw, ok := o.take("value", true, false); ok {
-			var v float64
-			if raw[0] == '"' || json.Unmarshal(raw, &v) != nil || v < 0 || v > metrics.MaxLatencyMS {
-				o.fail("value", msg)
-			}
-			e.Value = v
+	if e.Kind == metrics.TurnLatency || e.Kind.IsCount() {
+		if e.Kind.IsCount() {
+			e.Value = 1 // the default count
 		}
-	case e.Kind.IsCount():
-		msg := fmt.Sprintf("must be an integer count from 0 to %d", metrics.MaxCount)
-		e.Value = 1
-		if v, ok := o.integer("value", false, msg); ok {
-			if v < 0 || v > metrics.MaxCount {
-				o.fail("value", msg)
-			}
-			e.Value = float64(v)
+		if raw, ok := o.take("value", e.Kind == metrics.TurnLatency, false); ok {
+			e.Value = metricValue(raw, e.Kind.IsCount())
 		}
-	default: // activity ignores its value; an unknown metric is reported above
+	} else { // activity ignores its value; an unknown metric is reported below
 		o.used["value"] = true
 	}
 	if v, ok := o.str("at", false); ok {
 		at, err := time.Parse(time.RFC3339Nano, v)
-		switch {
-		case err != nil:
+		if err != nil {
 			o.fail("at", "must be an RFC 3339 date-time, such as 2026-11-22T14:00:00.000Z")
-		case at.Before(now.Add(-metrics.Retention)):
-			o.fail("at", "must be within the last 2 hours")
-		case at.After(now.Add(metrics.MaxFuture)):
-			o.fail("at", "must not be more than 1 minute in the future")
+		} else {
+			e.At = at
 		}
-		e.At = at
 	}
+	undecoded := map[string]bool{}
+	for _, f := range o.errs {
+		undecoded[f.Field] = true
+	}
+	for _, p := range e.Problems(now) {
+		if !undecoded[p.Field] {
+			o.fail(p.Field, p.Message)
+		}
+	}
+	slices.SortStableFunc(o.errs, func(a, b voiceops.FieldError) int {
+		return cmp.Compare(slices.Index(metricEventFields, a.Field), slices.Index(metricEventFields, b.Field))
+	})
 	var ve *voiceops.Error
 	if errors.As(o.done(), &ve) {
 		return e, ve.Fields
