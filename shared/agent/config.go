@@ -17,7 +17,7 @@ import (
 )
 
 // Config is a project's agent configuration: what the operator loads from a
-// JSON file (testdata/demo.json is an example) and a ConfigStore keeps.
+// JSON file (testdata/demo.json is an example) and PutConfig stores.
 type Config struct {
 	// AccountID and ProjectID name the project. A file may leave them out:
 	// the operator CLI sets them from its flags.

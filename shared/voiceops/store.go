@@ -70,6 +70,21 @@ type EndpointStore interface {
 	DeleteEndpoint(ctx context.Context, accountID, endpointID string) error
 }
 
+// AgentConfigStore keeps each project's agent configuration as the JSON
+// document that shared/agent validates (agent.ParseConfig) and reads
+// (agent.GetConfig). The domain keeps the document without reading it, so
+// it needs none of agent's types. Implementations: memory and dynamo, held
+// to one contract by storetest.RunAgentConfigs.
+type AgentConfigStore interface {
+	// PutAgentConfig stores doc as the project's configuration, replacing
+	// any previous one. The project must exist, else ErrNotFound and
+	// nothing is stored.
+	PutAgentConfig(ctx context.Context, accountID, projectID string, doc []byte) error
+	// GetAgentConfig returns the project's configuration document,
+	// ErrNotFound when it has none.
+	GetAgentConfig(ctx context.Context, accountID, projectID string) ([]byte, error)
+}
+
 // RuleShards is how many partitions the evaluator's index of enabled rules
 // spreads over.
 const RuleShards = 16
