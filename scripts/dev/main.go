@@ -215,7 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 type backend struct {
 	name       string
 	stores     voiceops.Stores
-	configs    agent.ConfigStore
+	configs    voiceops.AgentConfigStore
 	dni        voiceops.DNIStore
 	calls      voiceops.CallStore
 	metrics    metrics.Store

@@ -38,7 +38,7 @@ type ProjectCredentials struct {
 
 // seed creates two accounts with two projects each (reusing them if a
 // persistent store already has them) and fresh keys of every kind.
-func seed(ctx context.Context, p provision.Provisioner, configs agent.ConfigStore, url string, region voiceops.Region, internalKey string) (Credentials, error) {
+func seed(ctx context.Context, p provision.Provisioner, configs voiceops.AgentConfigStore, url string, region voiceops.Region, internalKey string) (Credentials, error) {
 	c := Credentials{AgentStudioURL: url, BaseURL: url, Region: string(region), InternalKey: internalKey}
 	for i := 1; i <= 2; i++ {
 		acctID := fmt.Sprintf("acct_demo%d", i)
@@ -56,7 +56,7 @@ func seed(ctx context.Context, p provision.Provisioner, configs agent.ConfigStor
 				return c, err
 			}
 			// Every demo project talks with the demo scripted agent.
-			if err := configs.PutConfig(ctx, agent.DemoConfig(acctID, projID)); err != nil {
+			if err := agent.PutConfig(ctx, configs, agent.DemoConfig(acctID, projID)); err != nil {
 				return c, err
 			}
 			pc := ProjectCredentials{ProjectID: projID}

@@ -106,7 +106,7 @@ func main() {
 // stores are what opsctl works on.
 type stores struct {
 	accounts voiceops.AccountStore
-	agents   agent.ConfigStore
+	agents   voiceops.AgentConfigStore
 	dni      voiceops.DNIStore
 }
 
@@ -262,7 +262,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if err := st.agents.PutConfig(ctx, c); err != nil {
+		if err := agent.PutConfig(ctx, st.agents, c); err != nil {
 			return describe(err, "project "+*project+" in account "+*account)
 		}
 		fmt.Fprintf(stdout, "stored the agent configuration of %s/%s (retention %d days)\n\n", c.AccountID, c.ProjectID, c.RetentionDays)
@@ -295,7 +295,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := errors.Join(need(account, "account"), need(project, "project")); err != nil {
 			return err
 		}
-		c, err := st.agents.GetConfig(ctx, *account, *project)
+		c, err := agent.GetConfig(ctx, st.agents, *account, *project)
 		if errors.Is(err, voiceops.ErrNotFound) {
 			return fmt.Errorf("project %s of account %s has no agent configuration (agent load stores one)", *project, *account)
 		} else if err != nil {

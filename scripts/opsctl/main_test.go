@@ -124,7 +124,7 @@ func TestAgentCommands(t *testing.T) {
 			t.Errorf("agent load output lacks %q:\n%s", want, out)
 		}
 	}
-	stored, err := store.AgentConfigs().GetConfig(ctx, "acct_acme", "proj_ivr")
+	stored, err := agent.GetConfig(ctx, store.AgentConfigs(), "acct_acme", "proj_ivr")
 	if err != nil {
 		t.Fatalf("GetConfig: %v", err)
 	}
@@ -177,7 +177,7 @@ func TestAgentCommands(t *testing.T) {
 		!strings.Contains(err.Error(), "variants[0].agent.scripted.rules[0].regex: missing closing )") {
 		t.Errorf("bad file: %v", err)
 	}
-	if c, _ := store.AgentConfigs().GetConfig(ctx, "acct_acme", "proj_ivr"); !reflect.DeepEqual(c, stored) {
+	if c, _ := agent.GetConfig(ctx, store.AgentConfigs(), "acct_acme", "proj_ivr"); !reflect.DeepEqual(c, stored) {
 		t.Errorf("a refused file changed the stored configuration")
 	}
 
@@ -195,7 +195,7 @@ func TestAgentCommands(t *testing.T) {
 			t.Errorf("opsctl %v succeeded", bad)
 		}
 	}
-	if _, err := store.AgentConfigs().GetConfig(ctx, "acct_acme", "proj_none"); !errors.Is(err, voiceops.ErrNotFound) {
+	if _, err := agent.GetConfig(ctx, store.AgentConfigs(), "acct_acme", "proj_none"); !errors.Is(err, voiceops.ErrNotFound) {
 		t.Errorf("a configuration was stored for a missing project: %v", err)
 	}
 	if help := mustRun("help"); !strings.Contains(help, "agent load -account ID -project ID -file FILE") || !strings.Contains(help, "agent show") {

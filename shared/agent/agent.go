@@ -2,8 +2,8 @@
 // per variant, either the built-in scripted agent (ordered rules over
 // keywords, regular expressions, DTMF and silence) or an HTTP agent (the
 // project's own HTTPS endpoint, called with a signed request). The operator
-// loads the configuration from a JSON file (ParseConfig); a ConfigStore keeps
-// it per project.
+// loads the configuration from a JSON file (ParseConfig); a
+// voiceops.AgentConfigStore keeps it per project (PutConfig, GetConfig).
 //
 // The package decides what the agent says; the conversation engine decides
 // what happens to the conversation (it stores turns, applies state, counts
@@ -12,7 +12,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -76,17 +78,29 @@ type Agent interface {
 	Respond(ctx context.Context, req Request) (Reply, error)
 }
 
-// ConfigStore keeps each project's agent configuration. Implementations:
-// memory and dynamo ((*Store).AgentConfigs), checked by
-// storetest.RunAgentConfigs.
-type ConfigStore interface {
-	// PutConfig stores c (already validated by ParseConfig) as the
-	// configuration of c.ProjectID, replacing any previous one. The project
-	// must exist, else voiceops.ErrNotFound and nothing is stored.
-	PutConfig(ctx context.Context, c Config) error
-	// GetConfig returns a project's configuration, voiceops.ErrNotFound
-	// when it has none.
-	GetConfig(ctx context.Context, accountID, projectID string) (Config, error)
+// PutConfig stores c (validated by ParseConfig) as the configuration of
+// c.ProjectID in s, replacing any previous one. The project must exist,
+// else voiceops.ErrNotFound and nothing is stored.
+func PutConfig(ctx context.Context, s voiceops.AgentConfigStore, c Config) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("agent: encoding the configuration: %w", err)
+	}
+	return s.PutAgentConfig(ctx, c.AccountID, c.ProjectID, b)
+}
+
+// GetConfig returns a project's configuration from s, voiceops.ErrNotFound
+// when it has none.
+func GetConfig(ctx context.Context, s voiceops.AgentConfigStore, accountID, projectID string) (Config, error) {
+	b, err := s.GetAgentConfig(ctx, accountID, projectID)
+	if err != nil {
+		return Config{}, err
+	}
+	var c Config
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Config{}, fmt.Errorf("agent: the stored configuration of %s/%s: %w", accountID, projectID, err)
+	}
+	return c, nil
 }
 
 // Deps are what agents need from outside.

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -16,7 +17,7 @@ import (
 )
 
 // Config is a project's agent configuration: what the operator loads from a
-// JSON file (testdata/demo.json is an example) and a ConfigStore keeps.
+// JSON file (testdata/demo.json is an example) and PutConfig stores.
 type Config struct {
 	// AccountID and ProjectID name the project. A file may leave them out:
 	// the operator CLI sets them from its flags.
@@ -248,8 +249,6 @@ func (c Config) check(policy voiceops.URLPolicy) fieldErrors {
 	return errs
 }
 
-var variantIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
 func (c Config) checkVariants(policy voiceops.URLPolicy, errs *fieldErrors) {
 	switch {
 	case len(c.Variants) == 0:
@@ -263,7 +262,7 @@ func (c Config) checkVariants(policy voiceops.URLPolicy, errs *fieldErrors) {
 	defaultAt := -1
 	for i, v := range c.Variants {
 		path := index("variants", i)
-		if !variantIDPattern.MatchString(v.ID) {
+		if !voiceops.ValidTenantID(v.ID) { // the shape of account and project IDs
 			errs.add(key(path, "id"), "must be 1 to 64 letters, digits, '_' or '-'")
 		} else if j, dup := ids[v.ID]; dup {
 			errs.add(key(path, "id"), "duplicate variant ID %q (also variants[%d])", v.ID, j)
@@ -329,8 +328,11 @@ func (s HTTPSpec) check(path string, policy voiceops.URLPolicy, errs *fieldError
 }
 
 // lambdaARNPattern matches the ARN of a Lambda function, with an optional
-// version or alias.
-var lambdaARNPattern = regexp.MustCompile(`^arn:aws(-[a-z]+)*:lambda:[a-z]{2}(-[a-z]+)+-\d:\d{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$`)
+// version or alias. It is compiled on first use: only configuration checks
+// need it, and its counted repetitions make it costly to compile.
+var lambdaARNPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^arn:aws(-[a-z]+)*:lambda:[a-z]{2}(-[a-z]+)+-\d:\d{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$`)
+})
 
 func (s FunctionSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) {
 	switch {
@@ -342,7 +344,7 @@ func (s FunctionSpec) check(path string, policy voiceops.URLPolicy, errs *fieldE
 		checkURL(s.URL, key(path, "url"), policy, errs)
 		checkSecret(s.SigningSecret, key(path, "signing_secret"), errs)
 	default:
-		if !lambdaARNPattern.MatchString(s.LambdaARN) {
+		if !lambdaARNPattern().MatchString(s.LambdaARN) {
 			errs.add(key(path, "lambda_arn"), "must be a Lambda function ARN: arn:aws:lambda:REGION:ACCOUNT:function:NAME[:ALIAS]")
 		}
 		if s.SigningSecret != "" {

@@ -106,7 +106,18 @@ type rule struct {
 	end      bool
 }
 
-var dtmfPattern = regexp.MustCompile(`^[0-9*#A-D]{1,32}$`)
+// validDTMF reports whether s is 1 to 32 keypad keys: 0-9, *, #, A-D.
+func validDTMF(s string) bool {
+	if len(s) < 1 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || c == '*' || c == '#' || 'A' <= c && c <= 'D') {
+			return false
+		}
+	}
+	return true
+}
 
 // compileScripted validates spec, reporting problems under path, and
 // returns the compiled agent (meaningful only when nothing was reported).
@@ -163,7 +174,7 @@ func compileRule(r Rule, path string, ids map[string]int, i int, errs *fieldErro
 			c.named = slices.ContainsFunc(c.groups, func(n string) bool { return n != "" })
 		}
 	}
-	if r.DTMF != "" && !dtmfPattern.MatchString(r.DTMF) {
+	if r.DTMF != "" && !validDTMF(r.DTMF) {
 		errs.add(key(path, "dtmf"), "must be 1 to 32 keypad keys: 0-9, *, #, A-D")
 	}
 	if len(r.Keywords) == 0 && r.Regex == "" && r.DTMF == "" && !r.Silence {
@@ -335,7 +346,21 @@ type part struct {
 	stateKey string // a placeholder when not empty
 }
 
-var placeholderPattern = regexp.MustCompile(`^state\.([A-Za-z0-9_.-]{1,256})$`)
+// placeholderKey returns KEY of a placeholder "state.KEY" (KEY: 1 to 256
+// ASCII letters, digits, '_', '.' or '-').
+func placeholderKey(s string) (string, bool) {
+	k, ok := strings.CutPrefix(s, "state.")
+	if !ok || len(k) < 1 || len(k) > 256 {
+		return "", false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '.' || c == '-') {
+			return "", false
+		}
+	}
+	return k, true
+}
 
 // compileResponse checks a response, greeting or fallback and splits it at
 // its placeholders.
@@ -365,12 +390,12 @@ func compileResponse(s, path string, errs *fieldErrors) template {
 			errs.add(path, `has "{{" without a closing "}}"`)
 			return template{}
 		}
-		m := placeholderPattern.FindStringSubmatch(strings.TrimSpace(inner))
-		if m == nil {
+		k, ok := placeholderKey(strings.TrimSpace(inner))
+		if !ok {
 			errs.add(path, "placeholder {{%s}} is not {{state.KEY}}", inner)
 			return template{}
 		}
-		t.parts = append(t.parts, part{stateKey: m[1]})
+		t.parts = append(t.parts, part{stateKey: k})
 		rest = tail
 	}
 	return t

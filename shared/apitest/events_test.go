@@ -83,7 +83,7 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 	for _, hook := range []agent.Hook{agent.HookOnExternalEvent, agent.HookOnBridgeEnded} {
 		cfg.Functions[hook] = agent.FunctionSpec{URL: "https://fn.example.com/" + string(hook), SigningSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
 	}
-	if err := h.store.AgentConfigs().PutConfig(ctx, cfg); err != nil {
+	if err := agent.PutConfig(ctx, h.store.AgentConfigs(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -162,7 +162,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	must(err)
 	h.calls = memory.NewCalls()
 	for _, p := range []string{"proj_a1", "proj_a2"} {
-		must(h.store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_a", p)))
+		must(agent.PutConfig(ctx, h.store.AgentConfigs(), agent.DemoConfig("acct_a", p)))
 	}
 	stores := h.stores
 	if wrap != nil {

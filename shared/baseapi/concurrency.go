@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"regexp"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/concurrency"
@@ -40,9 +39,6 @@ var (
 	minSeriesTime = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 	maxSeriesTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
-
-// e164Pattern is a normalized phone number: "+" and 1 to 15 digits.
-var e164Pattern = regexp.MustCompile(`^\+[0-9]{1,15}$`)
 
 // concurrencyQuery is the query of GET .../conversations/concurrency.
 type concurrencyQuery struct {
@@ -134,7 +130,7 @@ func parseConcurrencyQuery(q url.Values) (concurrencyQuery, error) {
 		// A "+" sent unencoded in a query string reads as a space:
 		// NormalizeNumber takes spaces for separators, so it still works.
 		n := concurrency.NormalizeNumber(v)
-		if !e164Pattern.MatchString(n) {
+		if !voiceops.ValidE164(n) {
 			fail("phone_number", "must be a phone number in E.164 form, such as +14155550100")
 		}
 		out.filter.PhoneNumber = n

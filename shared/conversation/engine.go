@@ -27,7 +27,7 @@ type FunctionRunner interface {
 // Engine runs the conversations of every project of a region.
 type Engine struct {
 	Store     voiceops.ConversationStore
-	Configs   agent.ConfigStore
+	Configs   voiceops.AgentConfigStore
 	Functions FunctionRunner
 	Metrics   *metrics.Recorder // nil: record nothing
 	AgentDeps agent.Deps
@@ -104,7 +104,7 @@ func (e *Engine) project(ctx context.Context, accountID, projectID, variantID st
 	c, ok := e.cache[k]
 	e.mu.Unlock()
 	if !ok || !now.Before(c.expires) {
-		cfg, err := e.Configs.GetConfig(ctx, accountID, projectID)
+		cfg, err := agent.GetConfig(ctx, e.Configs, accountID, projectID)
 		if errors.Is(err, voiceops.ErrNotFound) {
 			return agent.Config{}, agent.Variant{}, nil, ErrNoAgent
 		}

@@ -28,7 +28,7 @@ type fixture struct {
 	t       *testing.T
 	e       *Engine
 	stores  voiceops.Stores
-	configs agent.ConfigStore
+	configs voiceops.AgentConfigStore
 	metrics *memory.Metrics
 	now     time.Time
 
@@ -47,7 +47,7 @@ func newFixture(t *testing.T, functions map[agent.Hook]bool) *fixture {
 type backend struct {
 	name    string
 	stores  voiceops.Stores
-	configs agent.ConfigStore
+	configs voiceops.AgentConfigStore
 }
 
 func memoryBackend(*testing.T) backend {
@@ -87,7 +87,7 @@ func newFixtureOn(t *testing.T, functions map[agent.Hook]bool, b backend) *fixtu
 	for h := range functions {
 		cfg.Functions[h] = agent.FunctionSpec{URL: f.fnURL, SigningSecret: fnSecret, TimeoutMS: 300}
 	}
-	if err := f.configs.PutConfig(ctx, cfg); err != nil {
+	if err := agent.PutConfig(ctx, f.configs, cfg); err != nil {
 		t.Fatal(err)
 	}
 	f.e = &Engine{

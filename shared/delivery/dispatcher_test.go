@@ -322,25 +322,3 @@ func TestFanoutPicksSubscribedEnabledEndpoints(t *testing.T) {
 		t.Errorf("second fan-out made %d deliveries for /both, want 1", len(list))
 	}
 }
-
-func TestFanoutPending(t *testing.T) {
-	rc := newReceiver(t, nil)
-	q := &recordingQueue{}
-	e := newEnv(t, rc, envOptions{queue: q})
-	e.endpoint("/hook", nil)
-	// Stored, never fanned out: their writer stopped there.
-	first := e.event()
-	e.clock.Advance(time.Second)
-	second := e.event()
-	n, err := e.d.FanoutPending(t.Context(), e.clock.Now(), 100)
-	if err != nil || n != 2 {
-		t.Fatalf("FanoutPending: %d, %v; want 2", n, err)
-	}
-	if msgs := q.takeAll(); len(msgs) != 2 || msgs[0].EventID != first.ID || msgs[1].EventID != second.ID {
-		t.Errorf("queued %+v, want the first attempts of both events, oldest first", msgs)
-	}
-	pending, _ := e.stores.Events.PendingEvents(t.Context(), e.clock.Now(), 100)
-	if len(pending) != 0 {
-		t.Errorf("%d events still pending", len(pending))
-	}
-}

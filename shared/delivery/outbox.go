@@ -126,26 +126,6 @@ func firstAttempt(d voiceops.Delivery) queue.Message {
 	return queue.Message{AccountID: d.AccountID, EndpointID: d.EndpointID, EventID: d.EventID, DeliveryID: d.ID, Attempt: 1}
 }
 
-// FanoutPending fans out up to limit events created at or before
-// createdBefore that are still pending (their writer stopped between the
-// state change and the fan-out), oldest first, and returns how many it
-// fanned out. It stops at the first error. The evaluator runs it at the
-// start of every run with createdBefore a little in the past, so that it
-// does not race the fan-out of events written a moment ago (racing would be
-// harmless, only wasteful).
-func (o *Outbox) FanoutPending(ctx context.Context, createdBefore time.Time, limit int) (int, error) {
-	es, err := o.events.PendingEvents(ctx, createdBefore, limit)
-	if err != nil {
-		return 0, err
-	}
-	for i, e := range es {
-		if err := o.Fanout(ctx, e); err != nil {
-			return i, err
-		}
-	}
-	return len(es), nil
-}
-
 // ErrDeliveryInProgress is Retry's answer for a pending delivery: an attempt
 // is already queued (409).
 var ErrDeliveryInProgress = &voiceops.Error{Kind: voiceops.KindConflict, Message: "the delivery is still in progress: an attempt is already queued"}

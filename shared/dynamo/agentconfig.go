@@ -2,12 +2,10 @@ package dynamo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -29,30 +27,27 @@ func agentConfigKey(accountID, projectID string) item {
 }
 
 // AgentConfigs returns the store of the projects' agent configurations.
-func (s *Store) AgentConfigs() agent.ConfigStore { return agentConfigs{s} }
+func (s *Store) AgentConfigs() voiceops.AgentConfigStore { return agentConfigs{s} }
 
 type agentConfigs struct{ s *Store }
 
-var _ agent.ConfigStore = agentConfigs{}
+var _ voiceops.AgentConfigStore = agentConfigs{}
 
-// PutConfig writes the configuration and checks that its project exists,
-// in one transaction: ErrNotFound (and nothing written) when it does not.
-func (a agentConfigs) PutConfig(ctx context.Context, c agent.Config) error {
+// PutAgentConfig writes the configuration and checks that its project
+// exists, in one transaction: ErrNotFound (and nothing written) when it
+// does not.
+func (a agentConfigs) PutAgentConfig(ctx context.Context, accountID, projectID string, doc []byte) error {
 	s := a.s
-	b, err := json.Marshal(c)
-	if err != nil {
-		return wrap("PutConfig", err)
+	if len(doc) > maxConfigItemBytes {
+		return wrap("PutConfig", fmt.Errorf("the configuration is %d bytes of JSON, over %d", len(doc), maxConfigItemBytes))
 	}
-	if len(b) > maxConfigItemBytes {
-		return wrap("PutConfig", fmt.Errorf("the configuration is %d bytes of JSON, over %d", len(b), maxConfigItemBytes))
-	}
-	it := agentConfigKey(c.AccountID, c.ProjectID)
-	it[attrAccountID] = avS(c.AccountID)
-	it[attrProjectID] = avS(c.ProjectID)
-	it[attrConfig] = avS(string(b))
+	it := agentConfigKey(accountID, projectID)
+	it[attrAccountID] = avS(accountID)
+	it[attrProjectID] = avS(projectID)
+	it[attrConfig] = avS(string(doc))
 	it[attrUpdatedAt] = avT(s.now())
 	o, err := s.transact(ctx, "PutConfig", []types.TransactWriteItem{
-		s.txExists(projectKey(c.AccountID, c.ProjectID)),
+		s.txExists(projectKey(accountID, projectID)),
 		{Put: &types.Put{TableName: &s.table, Item: it}},
 	})
 	switch {
@@ -66,20 +61,16 @@ func (a agentConfigs) PutConfig(ctx context.Context, c agent.Config) error {
 	return nil
 }
 
-// GetConfig reads the configuration item: one GetItem.
-func (a agentConfigs) GetConfig(ctx context.Context, accountID, projectID string) (agent.Config, error) {
+// GetAgentConfig reads the configuration item: one GetItem.
+func (a agentConfigs) GetAgentConfig(ctx context.Context, accountID, projectID string) ([]byte, error) {
 	it, found, err := a.s.get(ctx, "GetConfig", agentConfigKey(accountID, projectID))
 	if err != nil || !found {
-		return agent.Config{}, notFound(err)
+		return nil, notFound(err)
 	}
 	r := reader{it: it}
 	js := r.str(attrConfig)
 	if r.err != nil {
-		return agent.Config{}, wrap("GetConfig", r.err)
+		return nil, wrap("GetConfig", r.err)
 	}
-	var c agent.Config
-	if err := json.Unmarshal([]byte(js), &c); err != nil {
-		return agent.Config{}, wrap("GetConfig", fmt.Errorf("attribute %s of %s/%s: %w", attrConfig, accountID, projectID, err))
-	}
-	return c, nil
+	return []byte(js), nil
 }

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -12,7 +11,7 @@ import (
 func TestAgentConfigsContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
-	storetest.RunAgentConfigs(t, func(t *testing.T) (voiceops.Stores, agent.ConfigStore) {
+	storetest.RunAgentConfigs(t, func(t *testing.T) (voiceops.Stores, voiceops.AgentConfigStore) {
 		s := dynamo.New(db, newTables(t, c))
 		return s.Stores(), s.AgentConfigs()
 	})

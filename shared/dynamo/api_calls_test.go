@@ -140,7 +140,7 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 	if _, err := prov.CreateProject(ctx, "acct_chat", "proj_chat", "chat"); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.AgentConfigs().PutConfig(ctx, agent.DemoConfig("acct_chat", "proj_chat")); err != nil {
+	if err := agent.PutConfig(ctx, store.AgentConfigs(), agent.DemoConfig("acct_chat", "proj_chat")); err != nil {
 		t.Fatal(err)
 	}
 	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_chat", "proj_chat")

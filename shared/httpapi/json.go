@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -191,14 +193,16 @@ func (o *Object) Integer(name string, required bool, msg string) (int64, bool) {
 		return 0, false
 	}
 	v, err := strconv.ParseInt(string(raw), 10, 64)
-	if !isIntegerLiteral(raw) || err != nil {
+	if !IsIntegerLiteral(raw) || err != nil {
 		o.Fail(name, msg)
 		return 0, false
 	}
 	return v, true
 }
 
-func isIntegerLiteral(raw []byte) bool {
+// IsIntegerLiteral reports whether raw is a JSON integer literal (no
+// fraction, no exponent).
+func IsIntegerLiteral(raw []byte) bool {
 	if len(raw) > 0 && raw[0] == '-' {
 		raw = raw[1:]
 	}
@@ -306,3 +310,14 @@ func (o *Object) Has(name string) bool {
 
 // FailAll adds field errors found by a domain check.
 func (o *Object) FailAll(errs ...voiceops.FieldError) { o.errs = append(o.errs, errs...) }
+
+// Errors returns the field errors found so far.
+func (o *Object) Errors() []voiceops.FieldError { return slices.Clone(o.errs) }
+
+// SortErrors orders the field errors by the position of their field in
+// order (stable; fields not in order first).
+func (o *Object) SortErrors(order []string) {
+	slices.SortStableFunc(o.errs, func(a, b voiceops.FieldError) int {
+		return cmp.Compare(slices.Index(order, a.Field), slices.Index(order, b.Field))
+	})
+}

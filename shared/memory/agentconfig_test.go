@@ -3,14 +3,13 @@ package memory_test
 import (
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func TestAgentConfigsContract(t *testing.T) {
-	storetest.RunAgentConfigs(t, func(*testing.T) (voiceops.Stores, agent.ConfigStore) {
+	storetest.RunAgentConfigs(t, func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore) {
 		s := memory.New()
 		return s.Stores(), s.AgentConfigs()
 	})

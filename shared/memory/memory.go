@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -32,7 +31,7 @@ type Store struct {
 	conversations map[string]map[string]map[string]*storedConversation
 	// agentConfigs by account, then project (agentconfig.go); made on
 	// first use.
-	agentConfigs map[string]map[string]agent.Config
+	agentConfigs map[string]map[string][]byte
 	// dni holds the DNI pools by account and project, then number (dni.go);
 	// made on first use.
 	dni map[[2]string]map[string]*dniNumber

@@ -12,7 +12,6 @@ package metrics
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -24,34 +23,22 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Kind is what an event reports: the "metric" of the intake.
-type Kind string
+// Kind is what an event reports: the "metric" of the intake. The kinds are
+// defined in voiceops, with the rule metrics that read them
+// (voiceops.MetricSource); these names are theirs.
+type Kind = voiceops.MetricKind
 
 const (
-	// TurnLatency is one turn's latency; Value is milliseconds.
-	TurnLatency Kind = "turn_latency"
-	// APIErrors, FunctionErrors, CallCrashes and CallVolume are counts;
-	// Value is how many (the intake's default is 1).
-	APIErrors      Kind = "api_errors"
-	FunctionErrors Kind = "function_errors"
-	CallCrashes    Kind = "call_crashes"
-	CallVolume     Kind = "call_volume"
-	// Activity only marks that the scope reported something; Value is
-	// ignored. Every event of any kind is also activity.
-	Activity Kind = "activity"
+	TurnLatency    = voiceops.KindTurnLatency
+	APIErrors      = voiceops.KindAPIErrors
+	FunctionErrors = voiceops.KindFunctionErrors
+	CallCrashes    = voiceops.KindCallCrashes
+	CallVolume     = voiceops.KindCallVolume
+	Activity       = voiceops.KindActivity
 )
 
 // Kinds lists every kind in documentation order.
-var Kinds = []Kind{TurnLatency, APIErrors, FunctionErrors, CallCrashes, CallVolume, Activity}
-
-// IsCount reports whether the kind's value is a count.
-func (k Kind) IsCount() bool {
-	switch k {
-	case APIErrors, FunctionErrors, CallCrashes, CallVolume:
-		return true
-	}
-	return false
-}
+var Kinds = voiceops.MetricKinds
 
 // Limits of the metric intake and of the stores.
 const (
@@ -93,26 +80,51 @@ func Count(k Kind, accountID, projectID string, at time.Time) Event {
 	return Event{AccountID: accountID, ProjectID: projectID, Kind: k, Value: 1, At: at}
 }
 
-// Check reports whether e can be recorded: a tenant-shaped account (and
-// project) ID, a known kind, a time, and a value in range for the kind.
-// The intake checks the same rules field by field; Recorder.Record checks
-// them again for every other producer.
+// Problems returns what keeps e from being recorded when it is received at
+// now: at most one problem per field, named like the fields of the intake's
+// JSON and in their order (account_id, project_id, metric, value, at). The
+// rules: tenant-shaped account (and project) IDs, a known kind, a value in
+// range for the kind, and a time at most Retention old and MaxFuture ahead.
+func (e Event) Problems(now time.Time) []voiceops.FieldError {
+	return e.problems(now, true)
+}
+
+// Check reports whether e can be recorded: Problems' rules, except the age
+// of its time (it must only have one). Recorder.Record checks every event
+// with it.
 func (e Event) Check() error {
-	switch {
-	case !voiceops.ValidTenantID(e.AccountID):
-		return fmt.Errorf("account ID %q is not a valid ID", e.AccountID)
-	case e.ProjectID != "" && !voiceops.ValidTenantID(e.ProjectID):
-		return fmt.Errorf("project ID %q is not a valid ID", e.ProjectID)
-	case !slices.Contains(Kinds, e.Kind):
-		return fmt.Errorf("unknown kind %q", e.Kind)
-	case e.At.IsZero():
-		return errors.New("no time")
-	case e.Kind == TurnLatency && !(e.Value >= 0 && e.Value <= MaxLatencyMS):
-		return fmt.Errorf("turn latency %v is outside 0 to %d ms", e.Value, MaxLatencyMS)
-	case e.Kind.IsCount() && !(e.Value >= 0 && e.Value <= MaxCount && e.Value == math.Trunc(e.Value)):
-		return fmt.Errorf("%s value %v is not an integer from 0 to %d", e.Kind, e.Value, MaxCount)
+	if ps := e.problems(time.Time{}, false); len(ps) > 0 {
+		return fmt.Errorf("%s %s", ps[0].Field, ps[0].Message)
 	}
 	return nil
+}
+
+func (e Event) problems(now time.Time, checkAge bool) []voiceops.FieldError {
+	var ps []voiceops.FieldError
+	fail := func(field, msg string) { ps = append(ps, voiceops.FieldError{Field: field, Message: msg}) }
+	if !voiceops.ValidTenantID(e.AccountID) {
+		fail("account_id", "must be an account ID: 1 to 64 letters, digits, _ or -")
+	}
+	if e.ProjectID != "" && !voiceops.ValidTenantID(e.ProjectID) {
+		fail("project_id", "must be null or a project ID: 1 to 64 letters, digits, _ or -")
+	}
+	switch {
+	case !slices.Contains(Kinds, e.Kind):
+		fail("metric", voiceops.OneOf(Kinds))
+	case e.Kind == TurnLatency && !(e.Value >= 0 && e.Value <= MaxLatencyMS):
+		fail("value", fmt.Sprintf("must be a number of milliseconds from 0 to %d", MaxLatencyMS))
+	case e.Kind.IsCount() && !(e.Value >= 0 && e.Value <= MaxCount && e.Value == math.Trunc(e.Value)):
+		fail("value", fmt.Sprintf("must be an integer count from 0 to %d", MaxCount))
+	}
+	switch {
+	case e.At.IsZero():
+		fail("at", "is required")
+	case checkAge && e.At.Before(now.Add(-Retention)):
+		fail("at", "must be within the last 2 hours")
+	case checkAge && e.At.After(now.Add(MaxFuture)):
+		fail("at", "must not be more than 1 minute in the future")
+	}
+	return ps
 }
 
 // Scope is what a rule watches: one project of an account, or the whole

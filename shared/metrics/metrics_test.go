@@ -411,6 +411,47 @@ func TestEventCheck(t *testing.T) {
 	}
 }
 
+// TestEventProblems: the intake's rules, one problem per field in the
+// order of the intake's fields; the time may be 2 hours old, 1 minute ahead.
+func TestEventProblems(t *testing.T) {
+	now := t0.Add(30 * time.Second)
+	ok := ev(metrics.CallVolume, "acct_a", "proj_1", 1, t0)
+	with := func(f func(*metrics.Event)) metrics.Event { e := ok; f(&e); return e }
+	for _, tc := range []struct {
+		name string
+		e    metrics.Event
+		want []voiceops.FieldError
+	}{
+		{"valid", ok, nil},
+		{"oldest", with(func(e *metrics.Event) { e.At = now.Add(-metrics.Retention) }), nil},
+		{"latest", with(func(e *metrics.Event) { e.At = now.Add(metrics.MaxFuture) }), nil},
+		{"too old", with(func(e *metrics.Event) { e.At = now.Add(-metrics.Retention - time.Nanosecond) }),
+			[]voiceops.FieldError{{Field: "at", Message: "must be within the last 2 hours"}}},
+		{"too far ahead", with(func(e *metrics.Event) { e.At = now.Add(metrics.MaxFuture + time.Nanosecond) }),
+			[]voiceops.FieldError{{Field: "at", Message: "must not be more than 1 minute in the future"}}},
+		{"every field", metrics.Event{AccountID: "a b", ProjectID: "x/y", Kind: "cpu", At: now.Add(time.Hour)}, []voiceops.FieldError{
+			{Field: "account_id", Message: "must be an account ID: 1 to 64 letters, digits, _ or -"},
+			{Field: "project_id", Message: "must be null or a project ID: 1 to 64 letters, digits, _ or -"},
+			{Field: "metric", Message: "must be one of: turn_latency, api_errors, function_errors, call_crashes, call_volume, activity"},
+			{Field: "at", Message: "must not be more than 1 minute in the future"},
+		}},
+		{"latency", with(func(e *metrics.Event) { e.Kind, e.Value = metrics.TurnLatency, math.NaN() }),
+			[]voiceops.FieldError{{Field: "value", Message: "must be a number of milliseconds from 0 to 86400000"}}},
+		{"count", with(func(e *metrics.Event) { e.Value = 0.5 }),
+			[]voiceops.FieldError{{Field: "value", Message: "must be an integer count from 0 to 2147483647"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.e.Problems(now); !slices.Equal(got, tc.want) {
+				t.Errorf("Problems = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Check does not mind the age.
+	if err := with(func(e *metrics.Event) { e.At = now.Add(-24 * time.Hour) }).Check(); err != nil {
+		t.Errorf("Check of an old event: %v", err)
+	}
+}
+
 // fakeStore records what it is given.
 type fakeStore struct {
 	added [][]metrics.Bucket

@@ -50,22 +50,15 @@ func (s Summary) Active() bool {
 // percentile (nearest rank) of the window's turn latencies, rounded to the
 // nearest integer millisecond, within RelativeAccuracy of the exact one.
 func (s Summary) Value(m voiceops.Metric) (value int64, ok bool) {
-	if !s.Active() {
+	src, known := m.Source()
+	if !known || !s.Active() {
 		return 0, false
 	}
-	switch m {
-	case voiceops.MetricTurnLatencyP50:
-		return s.percentile(0.50)
-	case voiceops.MetricTurnLatencyP95:
-		return s.percentile(0.95)
-	case voiceops.MetricAPIErrors:
-		return s.Counts.APIErrors, true
-	case voiceops.MetricFunctionErrors:
-		return s.Counts.FunctionErrors, true
-	case voiceops.MetricCallCrashes:
-		return s.Counts.CallCrashes, true
-	case voiceops.MetricCallVolume:
-		return s.Counts.CallVolume, true
+	if src.Kind == TurnLatency {
+		return s.percentile(src.Quantile)
+	}
+	if n := s.Counts.of(src.Kind); n != nil {
+		return *n, true
 	}
 	return 0, false
 }

@@ -1,7 +1,8 @@
-// Package phone checks phone numbers with libphonenumber
-// (nyaruka/phonenumbers). It is the only importer of that library, whose
-// metadata costs about 15 ms of package init and 8 MB of binary: only the
-// function that triggers outbound calls links it.
+// Package phone checks that phone numbers exist, with libphonenumber
+// (github.com/nyaruka/phonenumbers). It is the only importer of that
+// library, whose metadata costs megabytes and milliseconds at init: only a
+// function that dials real numbers should link it. The syntax of a number
+// is voiceops.ValidE164's.
 package phone
 
 import (
@@ -10,10 +11,10 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Valid reports whether n is a valid phone number written in E.164 (with
-// its '+'): the shape (voiceops.ValidE164), then libphonenumber's parse and
-// validity check (a number of a known country with an assigned length and
-// prefix), written back exactly as given.
+// Valid reports whether n is a valid phone number written in E.164: the
+// syntax (voiceops.ValidE164), then libphonenumber's parse and validity
+// check (a number of a known country with an assigned length and prefix),
+// and n is how libphonenumber writes it in E.164.
 func Valid(n string) bool {
 	if !voiceops.ValidE164(n) {
 		return false

@@ -1,8 +1,12 @@
-package phone
+package phone_test
 
-import "testing"
+import (
+	"testing"
 
-func TestValidE164(t *testing.T) {
+	"github.com/voiceops/opsapi/shared/phone"
+)
+
+func TestValid(t *testing.T) {
 	for n, want := range map[string]bool{
 		"+447911123456":     true,  // UK mobile
 		"+442079460000":     true,  // UK London
@@ -16,6 +20,7 @@ func TestValidE164(t *testing.T) {
 		"+1-415-555-2671":   false, // punctuation
 		"+4479":             false, // too short
 		"+1415":             false, // too short
+		"+1":                false, // a country code alone
 		"+":                 false,
 		"":                  false,
 		"+0447911123456":    false, // no country code starts with 0
@@ -24,7 +29,7 @@ func TestValidE164(t *testing.T) {
 		"+10005552671":      false, // US area code 000 is not assigned
 		"＋447911123456":     false, // full-width plus
 	} {
-		if got := Valid(n); got != want {
+		if got := phone.Valid(n); got != want {
 			t.Errorf("Valid(%q) = %v, want %v", n, got, want)
 		}
 	}

@@ -9,15 +9,16 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// RunAgentConfigs runs the contract of agent.ConfigStore. newStores returns
+// RunAgentConfigs runs the contract of voiceops.AgentConfigStore. newStores returns
 // empty stores and the agent configuration store over the same data (its
 // projects are the ones the configurations belong to).
-func RunAgentConfigs(t *testing.T, newStores func(t *testing.T) (voiceops.Stores, agent.ConfigStore)) {
+func RunAgentConfigs(t *testing.T, newStores func(t *testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
 	t.Helper()
 	t.Run("PutGet", func(t *testing.T) { testAgentConfigPutGet(t, newStores) })
 	t.Run("NoProject", func(t *testing.T) { testAgentConfigNoProject(t, newStores) })
 	t.Run("Isolation", func(t *testing.T) { testAgentConfigIsolation(t, newStores) })
 	t.Run("Copies", func(t *testing.T) { testAgentConfigCopies(t, newStores) })
+	t.Run("DocumentCopies", func(t *testing.T) { testAgentConfigDocumentCopies(t, newStores) })
 }
 
 // fullAgentConfig uses every part of the format: both agent types, every
@@ -64,16 +65,16 @@ func checkAgentConfig(t *testing.T, what string, want, got agent.Config) {
 	}
 }
 
-func testAgentConfigPutGet(t *testing.T, newStores func(*testing.T) (voiceops.Stores, agent.ConfigStore)) {
+func testAgentConfigPutGet(t *testing.T, newStores func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
 	s, cs := newStores(t)
 	a := mustAccount(t, s)
 	p := mustProject(t, s, a.ID)
-	_, err := cs.GetConfig(ctx(t), a.ID, p.ID)
+	_, err := agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	wantErr(t, "GetConfig before any PutConfig", err, voiceops.ErrNotFound)
 
 	full := mustAgentConfig(t, fullAgentConfig, a.ID, p.ID)
-	mustNil(t, "PutConfig", cs.PutConfig(ctx(t), full))
-	got, err := cs.GetConfig(ctx(t), a.ID, p.ID)
+	mustNil(t, "PutConfig", agent.PutConfig(ctx(t), cs, full))
+	got, err := agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig", err)
 	checkAgentConfig(t, "GetConfig", full, got)
 
@@ -88,13 +89,13 @@ func testAgentConfigPutGet(t *testing.T, newStores func(*testing.T) (voiceops.St
 
 	// A second PutConfig replaces the first.
 	demo := agent.DemoConfig(a.ID, p.ID)
-	mustNil(t, "PutConfig again", cs.PutConfig(ctx(t), demo))
-	got, err = cs.GetConfig(ctx(t), a.ID, p.ID)
+	mustNil(t, "PutConfig again", agent.PutConfig(ctx(t), cs, demo))
+	got, err = agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig after the replacement", err)
 	checkAgentConfig(t, "GetConfig after the replacement", demo, got)
 }
 
-func testAgentConfigNoProject(t *testing.T, newStores func(*testing.T) (voiceops.Stores, agent.ConfigStore)) {
+func testAgentConfigNoProject(t *testing.T, newStores func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
 	s, cs := newStores(t)
 	a := mustAccount(t, s)
 	for _, ids := range [][2]string{
@@ -103,14 +104,14 @@ func testAgentConfigNoProject(t *testing.T, newStores func(*testing.T) (voiceops
 		{a.ID, ""},
 		{"", ""},
 	} {
-		err := cs.PutConfig(ctx(t), agent.DemoConfig(ids[0], ids[1]))
+		err := agent.PutConfig(ctx(t), cs, agent.DemoConfig(ids[0], ids[1]))
 		wantErr(t, "PutConfig for "+ids[0]+"/"+ids[1], err, voiceops.ErrNotFound)
-		_, err = cs.GetConfig(ctx(t), ids[0], ids[1])
+		_, err = agent.GetConfig(ctx(t), cs, ids[0], ids[1])
 		wantErr(t, "GetConfig after a refused PutConfig", err, voiceops.ErrNotFound)
 	}
 }
 
-func testAgentConfigIsolation(t *testing.T, newStores func(*testing.T) (voiceops.Stores, agent.ConfigStore)) {
+func testAgentConfigIsolation(t *testing.T, newStores func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
 	s, cs := newStores(t)
 	a, b := mustAccount(t, s), mustAccount(t, s)
 	p := mustProject(t, s, a.ID)
@@ -118,31 +119,31 @@ func testAgentConfigIsolation(t *testing.T, newStores func(*testing.T) (voiceops
 	// A project of account b with the same ID as p.
 	mustNil(t, "CreateProject", s.Accounts.CreateProject(ctx(t), voiceops.Project{ID: p.ID, AccountID: b.ID, Name: "same ID", CreatedAt: at(2)}))
 
-	mustNil(t, "PutConfig", cs.PutConfig(ctx(t), agent.DemoConfig(a.ID, p.ID)))
-	_, err := cs.GetConfig(ctx(t), a.ID, other.ID)
+	mustNil(t, "PutConfig", agent.PutConfig(ctx(t), cs, agent.DemoConfig(a.ID, p.ID)))
+	_, err := agent.GetConfig(ctx(t), cs, a.ID, other.ID)
 	wantErr(t, "GetConfig of another project", err, voiceops.ErrNotFound)
-	_, err = cs.GetConfig(ctx(t), b.ID, p.ID)
+	_, err = agent.GetConfig(ctx(t), cs, b.ID, p.ID)
 	wantErr(t, "GetConfig of the same project ID in another account", err, voiceops.ErrNotFound)
 
 	onB := mustAgentConfig(t, fullAgentConfig, b.ID, p.ID)
-	mustNil(t, "PutConfig on b", cs.PutConfig(ctx(t), onB))
-	got, err := cs.GetConfig(ctx(t), a.ID, p.ID)
+	mustNil(t, "PutConfig on b", agent.PutConfig(ctx(t), cs, onB))
+	got, err := agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig on a", err)
 	checkAgentConfig(t, "account a's configuration after b's PutConfig", agent.DemoConfig(a.ID, p.ID), got)
-	got, err = cs.GetConfig(ctx(t), b.ID, p.ID)
+	got, err = agent.GetConfig(ctx(t), cs, b.ID, p.ID)
 	mustNil(t, "GetConfig on b", err)
 	checkAgentConfig(t, "account b's configuration", onB, got)
 }
 
 // testAgentConfigCopies: neither the configuration passed to PutConfig nor
 // one returned by GetConfig shares anything with what the store holds.
-func testAgentConfigCopies(t *testing.T, newStores func(*testing.T) (voiceops.Stores, agent.ConfigStore)) {
+func testAgentConfigCopies(t *testing.T, newStores func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
 	s, cs := newStores(t)
 	a := mustAccount(t, s)
 	p := mustProject(t, s, a.ID)
 	put := mustAgentConfig(t, fullAgentConfig, a.ID, p.ID)
 	want := put.Clone()
-	mustNil(t, "PutConfig", cs.PutConfig(ctx(t), put))
+	mustNil(t, "PutConfig", agent.PutConfig(ctx(t), cs, put))
 	spoil := func(c agent.Config) {
 		c.Variants[0].Name = "spoiled"
 		r := &c.Variants[0].Agent.Scripted.Rules[0]
@@ -153,11 +154,34 @@ func testAgentConfigCopies(t *testing.T, newStores func(*testing.T) (voiceops.St
 		c.Functions[agent.HookOnEnd] = agent.FunctionSpec{URL: "spoiled"}
 	}
 	spoil(put)
-	got, err := cs.GetConfig(ctx(t), a.ID, p.ID)
+	got, err := agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig", err)
 	checkAgentConfig(t, "GetConfig after changing the config given to PutConfig", want, got)
 	spoil(got)
-	got, err = cs.GetConfig(ctx(t), a.ID, p.ID)
+	got, err = agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig", err)
 	checkAgentConfig(t, "GetConfig after changing a config it returned", want, got)
+}
+
+// testAgentConfigDocumentCopies: the store keeps the document byte for
+// byte, and shares no bytes with its callers.
+func testAgentConfigDocumentCopies(t *testing.T, newStores func(*testing.T) (voiceops.Stores, voiceops.AgentConfigStore)) {
+	s, cs := newStores(t)
+	a := mustAccount(t, s)
+	p := mustProject(t, s, a.ID)
+	doc := []byte(`{"variants":[{"id":"main"}]}`)
+	want := string(doc)
+	mustNil(t, "PutAgentConfig", cs.PutAgentConfig(ctx(t), a.ID, p.ID, doc))
+	doc[2] = 'X'
+	got, err := cs.GetAgentConfig(ctx(t), a.ID, p.ID)
+	mustNil(t, "GetAgentConfig", err)
+	if string(got) != want {
+		t.Errorf("GetAgentConfig after changing the document given to PutAgentConfig = %s, want %s", got, want)
+	}
+	got[2] = 'X'
+	got, err = cs.GetAgentConfig(ctx(t), a.ID, p.ID)
+	mustNil(t, "GetAgentConfig", err)
+	if string(got) != want {
+		t.Errorf("GetAgentConfig after changing a document it returned = %s, want %s", got, want)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -117,8 +119,31 @@ func readMetricEvents(o *httpapi.Object, raw json.RawMessage, now time.Time) []m
 	return events
 }
 
+// metricValue reads the value of an event: a JSON number, an integer
+// literal for a count (1.5, "5" and 1e3 are not). Anything else reads as
+// NaN, which metrics.Event.Problems refuses with the kind's rule.
+func metricValue(raw json.RawMessage, count bool) float64 {
+	if count {
+		v, err := strconv.ParseInt(string(raw), 10, 64)
+		if !httpapi.IsIntegerLiteral(raw) || err != nil {
+			return math.NaN()
+		}
+		return float64(v)
+	}
+	var v float64
+	if raw[0] == '"' || json.Unmarshal(raw, &v) != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// metricEventFields are the fields of an event, in the order their problems
+// are reported.
+var metricEventFields = []string{"account_id", "project_id", "metric", "value", "at"}
+
 // readMetricEvent reads one event; the field errors name its own fields
-// ("" for the event itself).
+// ("" for the event itself). It checks the JSON types here and the rest
+// with metrics.Event.Problems, for the fields that decoded.
 func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voiceops.FieldError) {
 	o, err := httpapi.ParseObject(raw)
 	if err != nil {
@@ -126,58 +151,42 @@ func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voice
 	}
 	e := metrics.Event{At: now}
 	if id, ok := o.Str("account_id", true); ok {
-		if !voiceops.ValidTenantID(id) {
-			o.Fail("account_id", "must be an account ID: 1 to 64 letters, digits, _ or -")
-		}
 		e.AccountID = id
 	}
 	if pid, ok := o.NullableStr("project_id"); ok && *pid != nil {
-		if !voiceops.ValidTenantID(**pid) {
-			o.Fail("project_id", "must be null or a project ID: 1 to 64 letters, digits, _ or -")
-		}
 		e.ProjectID = **pid
 	}
 	if v, ok := o.Str("metric", true); ok {
-		if k, ok := voiceops.ParseEnum(v, metrics.Kinds); ok {
-			e.Kind = k
-		} else {
-			o.Fail("metric", voiceops.OneOf(metrics.Kinds))
-		}
+		e.Kind = metrics.Kind(v)
 	}
-	switch {
-	case e.Kind == metrics.TurnLatency:
-		const msg = "must be a number of milliseconds from 0 to 86400000"
-		if raw, ok := o.Take("value", true, false); ok {
-			var v float64
-			if raw[0] == '"' || json.Unmarshal(raw, &v) != nil || v < 0 || v > metrics.MaxLatencyMS {
-				o.Fail("value", msg)
-			}
-			e.Value = v
+	if e.Kind == metrics.TurnLatency || e.Kind.IsCount() {
+		if e.Kind.IsCount() {
+			e.Value = 1 // the default count
 		}
-	case e.Kind.IsCount():
-		msg := fmt.Sprintf("must be an integer count from 0 to %d", metrics.MaxCount)
-		e.Value = 1
-		if v, ok := o.Integer("value", false, msg); ok {
-			if v < 0 || v > metrics.MaxCount {
-				o.Fail("value", msg)
-			}
-			e.Value = float64(v)
+		if raw, ok := o.Take("value", e.Kind == metrics.TurnLatency, false); ok {
+			e.Value = metricValue(raw, e.Kind.IsCount())
 		}
-	default: // activity ignores its value; an unknown metric is reported above
+	} else { // activity ignores its value; an unknown metric is reported below
 		o.Has("value")
 	}
 	if v, ok := o.Str("at", false); ok {
 		at, err := time.Parse(time.RFC3339Nano, v)
-		switch {
-		case err != nil:
+		if err != nil {
 			o.Fail("at", "must be an RFC 3339 date-time, such as 2026-11-22T14:00:00.000Z")
-		case at.Before(now.Add(-metrics.Retention)):
-			o.Fail("at", "must be within the last 2 hours")
-		case at.After(now.Add(metrics.MaxFuture)):
-			o.Fail("at", "must not be more than 1 minute in the future")
+		} else {
+			e.At = at
 		}
-		e.At = at
 	}
+	undecoded := map[string]bool{}
+	for _, f := range o.Errors() {
+		undecoded[f.Field] = true
+	}
+	for _, p := range e.Problems(now) {
+		if !undecoded[p.Field] {
+			o.Fail(p.Field, p.Message)
+		}
+	}
+	o.SortErrors(metricEventFields)
 	var ve *voiceops.Error
 	if errors.As(o.Done(), &ve) {
 		return e, ve.Fields

@@ -12,21 +12,6 @@ const (
 	MaxThreshold           = 1<<31 - 1
 )
 
-// Metric is what an alert rule watches.
-type Metric string
-
-const (
-	MetricTurnLatencyP50 Metric = "turn_latency_p50"
-	MetricTurnLatencyP95 Metric = "turn_latency_p95"
-	MetricAPIErrors      Metric = "api_errors"
-	MetricFunctionErrors Metric = "function_errors"
-	MetricCallCrashes    Metric = "call_crashes"
-	MetricCallVolume     Metric = "call_volume"
-)
-
-// Metrics lists every metric in documentation order.
-var Metrics = []Metric{MetricTurnLatencyP50, MetricTurnLatencyP95, MetricAPIErrors, MetricFunctionErrors, MetricCallCrashes, MetricCallVolume}
-
 // Operator compares a metric value with the threshold.
 type Operator string
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"regexp"
+	"strings"
 	"time"
 )
 
@@ -45,8 +45,6 @@ const CallRetention = 2 * time.Hour
 // PrefixCallSID starts every call SID: "CA" + 32 lowercase hex digits.
 const PrefixCallSID = "CA"
 
-var callSIDPattern = regexp.MustCompile(`^CA[0-9a-f]{32}$`)
-
 // NewCallSID returns a new random call SID (128 random bits).
 func NewCallSID() string {
 	var b [16]byte
@@ -55,7 +53,10 @@ func NewCallSID() string {
 }
 
 // ValidCallSID reports whether s has the shape of a call SID.
-func ValidCallSID(s string) bool { return callSIDPattern.MatchString(s) }
+func ValidCallSID(s string) bool {
+	hex, ok := strings.CutPrefix(s, PrefixCallSID)
+	return ok && len(hex) == 32 && every(hex, func(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' })
+}
 
 // Call is an outbound call of a project.
 type Call struct {

@@ -2,7 +2,6 @@ package voiceops
 
 import (
 	"context"
-	"regexp"
 	"time"
 )
 
@@ -37,11 +36,15 @@ const MaxDNIHold = 24 * time.Hour
 // project has no pool).
 var ErrNoAvailableNumber = &Error{Kind: KindNotFound, Message: "no available number"}
 
-var e164Pattern = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
-
-// ValidE164 reports whether s is a phone number in E.164 format (+ and 7 to
-// 15 digits).
-func ValidE164(s string) bool { return e164Pattern.MatchString(s) }
+// ValidE164 reports whether s is written as an E.164 number: '+', then 2 to
+// 15 digits, the first not 0. E.164 allows at most 15 digits, country code
+// included; the shortest country code is one digit (never 0) and a number
+// needs at least one more. It is the syntax only, the one rule of every
+// number the service reads; whether the number exists is phone.Valid's
+// question (libphonenumber).
+func ValidE164(s string) bool {
+	return len(s) >= 3 && len(s) <= 16 && s[0] == '+' && s[1] != '0' && every(s[1:], isDigit)
+}
 
 // ValidateDNINumbers checks the numbers and hold given to AddNumbers.
 func ValidateDNINumbers(numbers []string, hold time.Duration) error {

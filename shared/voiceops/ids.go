@@ -2,7 +2,7 @@ package voiceops
 
 import (
 	"crypto/rand"
-	"regexp"
+	"strings"
 )
 
 // ID prefixes of doc 1 and of the operator's resources.
@@ -40,26 +40,47 @@ func RandomBase62(n int) string {
 	return string(out)
 }
 
-var (
-	ruleIDPattern     = regexp.MustCompile(`^ar_[A-Za-z0-9]+$`)
-	endpointIDPattern = regexp.MustCompile(`^whe_[A-Za-z0-9]+$`)
-	deliveryIDPattern = regexp.MustCompile(`^dlv_[A-Za-z0-9]+$`)
-	// Operator-made IDs: the prefix and up to 64 URL-safe characters.
-	accountIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-)
+// ValidRuleID reports whether id has the shape of doc 1's rule IDs: "ar_"
+// and one or more ASCII letters or digits.
+func ValidRuleID(id string) bool { return prefixedAlnum(id, PrefixRule) }
 
-// ValidRuleID reports whether id has the shape of doc 1's rule IDs.
-func ValidRuleID(id string) bool { return ruleIDPattern.MatchString(id) }
+// ValidEndpointID reports whether id has the shape of doc 1's endpoint IDs:
+// "whe_" and one or more ASCII letters or digits.
+func ValidEndpointID(id string) bool { return prefixedAlnum(id, PrefixEndpoint) }
 
-// ValidEndpointID reports whether id has the shape of doc 1's endpoint IDs.
-func ValidEndpointID(id string) bool { return endpointIDPattern.MatchString(id) }
-
-// ValidDeliveryID reports whether id has the shape of a delivery ID.
-func ValidDeliveryID(id string) bool { return deliveryIDPattern.MatchString(id) }
+// ValidDeliveryID reports whether id has the shape of a delivery ID: "dlv_"
+// and one or more ASCII letters or digits.
+func ValidDeliveryID(id string) bool { return prefixedAlnum(id, PrefixDelivery) }
 
 // MaxIDLength bounds every ID the stores hold; a well-formed longer ID
 // cannot exist, so it is simply not found.
 const MaxIDLength = 64
 
-// ValidTenantID reports whether id can be an account or project ID.
-func ValidTenantID(id string) bool { return accountIDPattern.MatchString(id) }
+// ValidTenantID reports whether id can be an account or project ID: 1 to
+// 64 ASCII letters, digits, '_' or '-' (operator-made IDs are URL-safe).
+func ValidTenantID(id string) bool {
+	return len(id) >= 1 && len(id) <= MaxIDLength && every(id, func(c byte) bool { return isAlnum(c) || c == '_' || c == '-' })
+}
+
+// The shapes of IDs are checked with plain loops rather than regular
+// expressions: compiling those at package init cost more than every check
+// a cold start makes (shapes_test.go keeps the expressions as the spec).
+
+func prefixedAlnum(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	return ok && rest != "" && every(rest, isAlnum)
+}
+
+// every reports whether ok holds for every byte of s (true for "").
+func every(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

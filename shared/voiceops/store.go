@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +70,21 @@ type EndpointStore interface {
 	DeleteEndpoint(ctx context.Context, accountID, endpointID string) error
 }
 
+// AgentConfigStore keeps each project's agent configuration as the JSON
+// document that shared/agent validates (agent.ParseConfig) and reads
+// (agent.GetConfig). The domain keeps the document without reading it, so
+// it needs none of agent's types. Implementations: memory and dynamo, held
+// to one contract by storetest.RunAgentConfigs.
+type AgentConfigStore interface {
+	// PutAgentConfig stores doc as the project's configuration, replacing
+	// any previous one. The project must exist, else ErrNotFound and
+	// nothing is stored.
+	PutAgentConfig(ctx context.Context, accountID, projectID string, doc []byte) error
+	// GetAgentConfig returns the project's configuration document,
+	// ErrNotFound when it has none.
+	GetAgentConfig(ctx context.Context, accountID, projectID string) ([]byte, error)
+}
+
 // RuleShards is how many partitions the evaluator's index of enabled rules
 // spreads over.
 const RuleShards = 16
@@ -100,7 +114,7 @@ const ConversationShards = 4
 //
 // It is URL-safe; the random part has about 119 bits. Start times from 1970
 // to 2286 fit the 13 digits.
-var conversationIDPattern = regexp.MustCompile(`^conv_[0-9]{13}[0-9][A-Za-z0-9]{20}$`)
+const conversationIDLength = len(PrefixConversation) + 13 + 1 + 20
 
 // NewConversationID returns a new ID for a conversation that starts at
 // startedAt (a store refuses a conversation whose StartedAt is not the
@@ -112,10 +126,11 @@ func NewConversationID(startedAt time.Time) string {
 // ParseConversationID returns the start (to the millisecond) and the shard
 // a conversation ID carries; ok is false when id is not one.
 func ParseConversationID(id string) (started time.Time, shard int, ok bool) {
-	if !conversationIDPattern.MatchString(id) {
+	p := len(PrefixConversation)
+	if len(id) != conversationIDLength || !strings.HasPrefix(id, PrefixConversation) ||
+		!every(id[p:p+14], isDigit) || !every(id[p+14:], isAlnum) {
 		return time.Time{}, 0, false
 	}
-	p := len(PrefixConversation)
 	var ms int64
 	for _, c := range id[p : p+13] {
 		ms = ms*10 + int64(c-'0')

@@ -16,7 +16,12 @@ import (
 // The client has no overall timeout: callers bound each request with its
 // context. opts.UserAgent and opts.Now are not used (the caller sets its own
 // headers). It is safe for concurrent use; build one and share it.
-func NewClient(opts Options) *http.Client {
+func NewClient(opts Options) *http.Client { return noRedirects(guardedTransport(opts)) }
+
+// guardedTransport is the transport of every call to a customer URL
+// (NewClient, NewSender): no proxy, TLS 1.2 at least, and a dialer that
+// refuses non-public addresses.
+func guardedTransport(opts Options) *http.Transport {
 	tlsConf := &tls.Config{}
 	if opts.TLSConfig != nil {
 		tlsConf = opts.TLSConfig.Clone()
@@ -24,7 +29,7 @@ func NewClient(opts Options) *http.Client {
 	if tlsConf.MinVersion == 0 {
 		tlsConf.MinVersion = tls.VersionTLS12
 	}
-	transport := &http.Transport{
+	return &http.Transport{
 		Proxy:                  nil, // never from the environment
 		DialContext:            guardedDialer(opts).DialContext,
 		TLSClientConfig:        tlsConf,
@@ -35,8 +40,12 @@ func NewClient(opts Options) *http.Client {
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
+}
+
+// noRedirects returns a client over t that returns a 3xx as the response.
+func noRedirects(t http.RoundTripper) *http.Client {
 	return &http.Client{
-		Transport: transport,
+		Transport: t,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

@@ -109,31 +109,9 @@ func NewSender(opts Options) *Sender {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	tlsConf := &tls.Config{}
-	if opts.TLSConfig != nil {
-		tlsConf = opts.TLSConfig.Clone()
-	}
-	if tlsConf.MinVersion == 0 {
-		tlsConf.MinVersion = tls.VersionTLS12
-	}
-	s.transport = &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            guardedDialer(opts).DialContext,
-		TLSClientConfig:        tlsConf,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ForceAttemptHTTP2:      true,
-		MaxIdleConns:           1024,
-		MaxIdleConnsPerHost:    64,
-		IdleConnTimeout:        90 * time.Second,
-		DisableCompression:     true, // the body is discarded anyway
-		MaxResponseHeaderBytes: 64 << 10,
-	}
-	s.client = &http.Client{
-		Transport: s.transport,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}
+	s.transport = guardedTransport(opts)
+	s.transport.DisableCompression = true // the body is discarded anyway
+	s.client = noRedirects(s.transport)
 	return s
 }
 

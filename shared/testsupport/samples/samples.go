@@ -113,8 +113,8 @@ func HTTPEvents(prefix string) (map[string]events.APIGatewayV2HTTPRequest, error
 // SeedConversations writes what the chat and voice samples need on top of
 // Seed: the demo agent of ProjectID, the agent token, the events key, and
 // ConversationID in progress (it expires long after now).
-func SeedConversations(ctx context.Context, s voiceops.Stores, configs agent.ConfigStore, now time.Time) error {
-	if err := configs.PutConfig(ctx, agent.DemoConfig(AccountID, ProjectID)); err != nil {
+func SeedConversations(ctx context.Context, s voiceops.Stores, configs voiceops.AgentConfigStore, now time.Time) error {
+	if err := agent.PutConfig(ctx, configs, agent.DemoConfig(AccountID, ProjectID)); err != nil {
 		return err
 	}
 	k := voiceops.Key{ID: "key_sample2", Digest: keys.Digest(AgentToken), Prefix: keys.Prefix(AgentToken), Kind: voiceops.KeyAgent,
