@@ -435,7 +435,7 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 			return text("")
 		}
 		if e.v3 {
-			return t.UTC().Format(v3TimeLayout)
+			return t.UTC().Format(voiceops.TimeFormat)
 		}
 		return t.UTC().Format(time.RFC3339Nano)
 	}

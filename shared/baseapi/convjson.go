@@ -41,8 +41,6 @@ type convEncoder struct {
 	now time.Time
 }
 
-const v3TimeLayout = "2006-01-02T15:04:05.000Z"
-
 // appendHead writes a record from its opening brace up to and including
 // `"turns":[`; turns (all of the conversation's) feed metrics and latency.
 func (e convEncoder) appendHead(b []byte, c voiceops.Conversation, turns []voiceops.Turn) []byte {
@@ -254,7 +252,7 @@ func (e convEncoder) appendTime(b []byte, t time.Time) []byte {
 	}
 	b = append(b, '"')
 	if e.v3 {
-		b = t.UTC().AppendFormat(b, v3TimeLayout)
+		b = t.UTC().AppendFormat(b, voiceops.TimeFormat)
 	} else {
 		b = t.UTC().AppendFormat(b, time.RFC3339Nano)
 	}
