@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the project: vet, the Go tests with the race detector
+# Runs every test of the project: the check that no build artefact is
+# tracked (scripts/check-artefacts.sh), vet, the Go tests with the race detector
 # (the store contract suite and the SQS tests against a moto server that this
 # script starts on a free port), the CDK assertions, a synth of every regional
 # stack with the real CDK CLI, and cfn-lint on the templates.
@@ -21,6 +22,9 @@ ensure_python_tool() { # command, pip package
     python3 -m pip install --quiet "$2"
   fi
 }
+step "no build artefacts tracked"
+./scripts/check-artefacts.sh
+
 ensure_python_tool moto_server 'moto[server]'
 ensure_python_tool cfn-lint cfn-lint
 
