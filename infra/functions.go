@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -53,7 +51,8 @@ type QueueConsumer struct {
 // and what invokes it. Adding a function to the product is one entry in
 // Functions (and its directory under functions/).
 type Function struct {
-	// Name is the directory under functions/ and under dist/.
+	// Name is the directory under functions/ that the function is built
+	// from (see bundle.go).
 	Name     string
 	MemoryMB int
 	Timeout  time.Duration
@@ -302,18 +301,6 @@ func validateFunctions(fns []Function) error {
 	return errors.Join(errs...)
 }
 
-// bundleDir returns dist/<name>, the directory holding the function's
-// bootstrap binary, or an error telling the user how to build it.
-func bundleDir(distDir, name string) (string, error) {
-	dir := filepath.Join(distDir, name)
-	info, err := os.Stat(filepath.Join(dir, "bootstrap"))
-	if err != nil || !info.Mode().IsRegular() {
-		return "", fmt.Errorf("missing Lambda bundle %s: run ./scripts/build.sh first (it builds functions/<name> into dist/<name>/bootstrap)",
-			filepath.Join(dir, "bootstrap"))
-	}
-	return dir, nil
-}
-
 // deps are the resources of a stack that functions are wired to.
 type deps struct {
 	tables      map[string]awsdynamodb.Table // by tables.Table.ID
@@ -335,31 +322,20 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 
 	out := map[string]awslambda.Function{}
 	for _, f := range fns {
-		dir, err := bundleDir(cfg.DistDir, f.Name)
-		if err != nil {
-			return nil, err
-		}
-		id := constructID(f.Name)
-		logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     awslogs.RetentionDays_ONE_MONTH,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
+		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
-			Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
-			Architecture:  awslambda.Architecture_ARM_64(),
-			Handler:       jsii.String("bootstrap"),
-			Code:          awslambda.Code_FromAsset(jsii.String(dir), nil),
 			MemorySize:    jsii.Number(f.MemoryMB),
 			Timeout:       awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
 			Environment:   &env,
-			LogGroup:      logs,
 			LoggingFormat: awslambda.LoggingFormat_JSON,
 			Tracing:       awslambda.Tracing_ACTIVE,
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
 			RetryAttempts: retryAttempts(f),
 		})
+		if err != nil {
+			return nil, err
+		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
 			d.queue.delivery.GrantSendMessages(fn)
@@ -376,6 +352,38 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 	}
 	return out, nil
 }
+
+// newGoFunction creates a Lambda function running functions/<name>: Go on
+// the provided.al2023 runtime, arm64, its code built by b (bundle.go), with
+// its own log group and a voiceops-function tag naming it. props gives the
+// rest. A failed build is returned as the error.
+func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps) (fn awslambda.Function, err error) {
+	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
+	props.Architecture = awslambda.Architecture_ARM_64()
+	props.Handler = jsii.String("bootstrap")
+	props.LogGroup = awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	defer func() {
+		// The build runs inside the jsii call that stages the asset; its
+		// failure comes back as a panic of that call.
+		if r := recover(); r != nil {
+			if err = b.failure(name); err == nil {
+				err = fmt.Errorf("function %s: %v", name, r)
+			}
+		}
+	}()
+	props.Code = b.code(name)
+	fn = awslambda.NewFunction(stack, jsii.String(id), &props)
+	awscdk.Tags_Of(fn).Add(jsii.String(FunctionTag), jsii.String(name), nil)
+	return fn, nil
+}
+
+// FunctionTag tags every function (and its role) with the function's name,
+// the directory under functions/ it is built from; scripts/checkbundles
+// reads it to find each function's bundle in cdk.out.
+const FunctionTag = "voiceops-function"
 
 func retryAttempts(f Function) *float64 {
 	if f.Every != 0 {

@@ -197,15 +197,15 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 			tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(len(Functions)))
 			tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), objectLike(obj{"RetentionInDays": 30}))
 		})
-		vars := obj{
-			"SERVICE_REGION":         r.Name,
-			"DELIVERY_QUEUE_URL":     obj{"Ref": assertions.Match_AnyValue()},
-			"INTERNAL_KEY_PARAMETER": obj{"Ref": assertions.Match_AnyValue()},
-		}
-		for _, tbl := range tables.All {
-			vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
-		}
 		for _, f := range Functions {
+			vars := obj{
+				"SERVICE_REGION":         r.Name,
+				"DELIVERY_QUEUE_URL":     obj{"Ref": assertions.Match_AnyValue()},
+				"INTERNAL_KEY_PARAMETER": obj{"Ref": assertions.Match_AnyValue()},
+			}
+			for _, tbl := range tables.All {
+				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
+			}
 			check(t, name+" function "+f.Name, func() {
 				tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
 					"Description":   fmt.Sprintf("VoiceOps %s (%s)", f.Name, r.Name),
@@ -217,7 +217,8 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 					"TracingConfig": obj{"Mode": "Active"},
 					"LoggingConfig": objectLike(obj{"LogFormat": "JSON", "LogGroup": obj{"Ref": assertions.Match_AnyValue()}}),
 					"Environment":   obj{"Variables": assertions.Match_ObjectEquals(&vars)},
-					"Code":          objectLike(obj{"S3Key": assertions.Match_AnyValue()}),
+					"Code":          objectLike(obj{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))}),
+					"Tags":          arrayWith(obj{"Key": FunctionTag, "Value": f.Name}),
 				})
 			})
 		}
@@ -502,13 +503,37 @@ func TestGlobalStackAnswers421(t *testing.T) {
 	check(t, "global stack", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(1))
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
-			"Code":    obj{"ZipFile": assertions.Match_StringLikeRegexp(jsii.String("statusCode: 421"))},
-			"Runtime": assertions.Match_StringLikeRegexp(jsii.String("^nodejs")),
+			"Code":          objectLike(obj{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))}),
+			"Runtime":       "provided.al2023",
+			"Architectures": []any{"arm64"},
+			"Handler":       "bootstrap",
 			"Environment": obj{"Variables": obj{
 				"MESSAGE": assertions.Match_StringLikeRegexp(jsii.String("^use a regional address: ")),
 			}},
+			"Tags": arrayWith(obj{"Key": FunctionTag, "Value": MisdirectedFunction}),
 		})
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "$default"})
 		tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(0))
+		tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
 	})
+}
+
+// TestEveryFunctionIsGoOnArm: the templates hold only Go functions on
+// provided.al2023 and arm64 (no inline code, no other runtime, including any
+// function a CDK construct might add behind our back).
+func TestEveryFunctionIsGoOnArm(t *testing.T) {
+	s := defaultSynth(t)
+	for name, tmpl := range s.templates {
+		check(t, name, func() {
+			tmpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), objectLike(obj{
+				"Runtime":       "provided.al2023",
+				"Architectures": []any{"arm64"},
+				"Handler":       "bootstrap",
+				"Code":          obj{"S3Bucket": assertions.Match_AnyValue(), "S3Key": assertions.Match_AnyValue()},
+			}))
+		})
+		if n := len(resources(s.json[name], "AWS::Lambda::Function")); n == 0 {
+			t.Errorf("%s has no function", name)
+		}
+	}
 }
