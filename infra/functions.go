@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/voiceops/opsapi/shared/tables"
@@ -377,6 +378,7 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 	props.Code = b.code(name)
 	fn = awslambda.NewFunction(stack, jsii.String(id), &props)
 	awscdk.Tags_Of(fn).Add(jsii.String(FunctionTag), jsii.String(name), nil)
+	dependOnPoliciesNotRole(fn.Role())
 	return fn, nil
 }
 
@@ -384,6 +386,43 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 // the directory under functions/ it is built from; scripts/checkbundles
 // reads it to find each function's bundle in cdk.out.
 const FunctionTag = "voiceops-function"
+
+// rolePolicies stands for a function's role wherever the role is a
+// dependency. CDK makes each function DependsOn its role, so that the
+// function is not created before its permissions exist; that names both the
+// AWS::IAM::Role and its policies. The role half is redundant: the
+// function's Role property already references the role with Fn::GetAtt
+// (cfn-lint W3005). As a dependency, the role is therefore its policies
+// alone: every child construct but the AWS::IAM::Role, read when the app is
+// prepared, after every grant. A policy references its role, so depending on
+// it still orders the function after the role.
+type rolePolicies struct {
+	constructs.Dependable
+	role awsiam.IRole
+}
+
+// DependencyRoots implements constructs.Dependable.
+func (r *rolePolicies) DependencyRoots() *[]constructs.IConstruct {
+	roots := []constructs.IConstruct{}
+	var self string
+	if c := r.role.Node().DefaultChild(); c != nil {
+		self = *c.Node().Path()
+	}
+	for _, c := range *r.role.Node().Children() {
+		if *c.Node().Path() != self {
+			roots = append(roots, c)
+		}
+	}
+	return &roots
+}
+
+// dependOnPoliciesNotRole makes whatever depends on role depend on its
+// policies only (see rolePolicies).
+func dependOnPoliciesNotRole(role awsiam.IRole) {
+	p := &rolePolicies{role: role}
+	constructs.NewDependable_Override(p)
+	constructs.Dependable_Implement(role, p)
+}
 
 func retryAttempts(f Function) *float64 {
 	if f.Every != 0 {

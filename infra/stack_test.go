@@ -537,3 +537,53 @@ func TestEveryFunctionIsGoOnArm(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionsDependOnTheirPoliciesNotTheirRoles: each function is created
+// after its policies (DependsOn), and its role is not repeated in DependsOn,
+// since the Role property's Fn::GetAtt already orders them (cfn-lint W3005).
+func TestFunctionsDependOnTheirPoliciesNotTheirRoles(t *testing.T) {
+	s := defaultSynth(t)
+	for name, tmpl := range s.json {
+		all, _ := tmpl["Resources"].(map[string]any)
+		for id, r := range all {
+			res, _ := r.(map[string]any)
+			if res["Type"] != "AWS::Lambda::Function" {
+				continue
+			}
+			role := getAttTarget(props(res)["Role"])
+			if role == "" {
+				t.Errorf("%s %s: Role is not a Fn::GetAtt: %v", name, id, props(res)["Role"])
+				continue
+			}
+			dependsOn := strings1(res["DependsOn"])
+			if slices.Contains(dependsOn, role) {
+				t.Errorf("%s %s: DependsOn %v repeats its role %s", name, id, dependsOn, role)
+			}
+			// Every policy of the role is in DependsOn.
+			for pid, p := range all {
+				pol, _ := p.(map[string]any)
+				if pol["Type"] != "AWS::IAM::Policy" {
+					continue
+				}
+				raw, _ := json.Marshal(props(pol)["Roles"])
+				if strings.Contains(string(raw), `{"Ref":"`+role+`"}`) && !slices.Contains(dependsOn, pid) {
+					t.Errorf("%s %s: DependsOn %v lacks the policy %s of its role", name, id, dependsOn, pid)
+				}
+			}
+			if name != "VoiceOps-global" && len(dependsOn) == 0 {
+				t.Errorf("%s %s: no DependsOn: a regional function's role has a policy", name, id)
+			}
+		}
+	}
+}
+
+// getAttTarget returns the logical ID of {"Fn::GetAtt": [id, attr]}, or "".
+func getAttTarget(v any) string {
+	m, _ := v.(map[string]any)
+	ga, _ := m["Fn::GetAtt"].([]any)
+	if len(ga) != 2 {
+		return ""
+	}
+	id, _ := ga[0].(string)
+	return id
+}
