@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strings"
@@ -69,6 +70,11 @@ type Function struct {
 	// ProjectFunctionPrefix* in the stack's region (any account; a function
 	// of another account must also allow the stack in its resource policy).
 	InvokesProjectFunctions bool
+	// ReadsInternalKey gives the function the internal key's secret: its
+	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
+	// whose main reads the key at cold start (lambdamain.IntakeDeps,
+	// lambdamain.ConversationDeps(..., true)) get it.
+	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
 	Routes []Route
@@ -118,8 +124,9 @@ var Functions = []Function{
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
 		Name: "intake", MemoryMB: 256, Timeout: 10 * time.Second,
-		Writes: []tables.Table{tables.Metrics},
-		Routes: []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
+		Writes:           []tables.Table{tables.Metrics},
+		ReadsInternalKey: true,
+		Routes:           []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -166,6 +173,7 @@ var Functions = []Function{
 		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Calls},
 		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Calls},
 		InvokesProjectFunctions: true,
+		ReadsInternalKey:        true, // the voice intake's internal routes
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
@@ -309,20 +317,27 @@ type deps struct {
 	internalKey internalKey
 }
 
+// internalKeyEnv names the internal key's secret in the environment of the
+// functions that read it (lambdamain.InternalKeyEnv).
+const internalKeyEnv = "INTERNAL_KEY_PARAMETER"
+
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
-	env := map[string]*string{
-		"SERVICE_REGION":         jsii.String(cfg.Region.Name),
-		"DELIVERY_QUEUE_URL":     d.queue.delivery.QueueUrl(),
-		"INTERNAL_KEY_PARAMETER": d.internalKey.secret.SecretArn(),
+	common := map[string]*string{
+		"SERVICE_REGION":     jsii.String(cfg.Region.Name),
+		"DELIVERY_QUEUE_URL": d.queue.delivery.QueueUrl(),
 	}
 	for _, t := range tables.All {
-		env[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
+		common[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
 	}
 
 	out := map[string]awslambda.Function{}
 	for _, f := range fns {
+		env := maps.Clone(common)
+		if f.ReadsInternalKey {
+			env[internalKeyEnv] = d.internalKey.secret.SecretArn()
+		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
 			MemorySize:    jsii.Number(f.MemoryMB),
@@ -348,7 +363,9 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 					*awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), ProjectFunctionPrefix)),
 			}))
 		}
-		d.internalKey.secret.GrantRead(fn, nil)
+		if f.ReadsInternalKey {
+			d.internalKey.secret.GrantRead(fn, nil)
+		}
 		out[f.Name] = fn
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
@@ -199,9 +200,11 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 		})
 		for _, f := range Functions {
 			vars := obj{
-				"SERVICE_REGION":         r.Name,
-				"DELIVERY_QUEUE_URL":     obj{"Ref": assertions.Match_AnyValue()},
-				"INTERNAL_KEY_PARAMETER": obj{"Ref": assertions.Match_AnyValue()},
+				"SERVICE_REGION":     r.Name,
+				"DELIVERY_QUEUE_URL": obj{"Ref": assertions.Match_AnyValue()},
+			}
+			if f.ReadsInternalKey {
+				vars[internalKeyEnv] = obj{"Ref": assertions.Match_AnyValue()}
 			}
 			for _, tbl := range tables.All {
 				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
@@ -586,4 +589,105 @@ func getAttTarget(v any) string {
 	}
 	id, _ := ga[0].(string)
 	return id
+}
+
+// TestOnlyFunctionsThatReadTheInternalKeyGetIt: the internal key's secret
+// is granted, and named in INTERNAL_KEY_PARAMETER, to the functions marked
+// ReadsInternalKey alone; no other function's role has any Secrets Manager
+// permission on it.
+func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
+	if internalKeyEnv != lambdamain.InternalKeyEnv {
+		t.Fatalf("internalKeyEnv %q, lambdamain reads %q", internalKeyEnv, lambdamain.InternalKeyEnv)
+	}
+	var readers []string
+	for _, f := range Functions {
+		if f.ReadsInternalKey {
+			readers = append(readers, f.Name)
+		}
+	}
+	if len(readers) == 0 {
+		t.Fatal("no function reads the internal key, yet the intake needs it")
+	}
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := defaultSynth(t).json[name]
+		all, _ := tmpl["Resources"].(map[string]any)
+		var secret string
+		for id, res := range all {
+			if res.(map[string]any)["Type"] == "AWS::SecretsManager::Secret" {
+				secret = id
+			}
+		}
+		if secret == "" {
+			t.Fatalf("%s: no secret", name)
+		}
+		for _, f := range Functions {
+			id, fn := functionResource(t, tmpl, f.Name)
+			vars, _ := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			_, hasVar := vars[internalKeyEnv]
+			raw, _ := json.Marshal(vars)
+			if strings.Contains(string(raw), secret) && !f.ReadsInternalKey {
+				t.Errorf("%s %s: environment names the secret: %s", name, f.Name, raw)
+			}
+			actions := secretActions(tmpl, getAttTarget(props(fn)["Role"]), secret)
+			switch {
+			case f.ReadsInternalKey && (!hasVar || !slices.Contains(actions, "secretsmanager:GetSecretValue")):
+				t.Errorf("%s %s (%s) reads the internal key: env %v, actions on the secret %v", name, f.Name, id, hasVar, actions)
+			case !f.ReadsInternalKey && (hasVar || len(actions) > 0):
+				t.Errorf("%s %s (%s) does not read the internal key, yet has %s=%v and actions %v on it",
+					name, f.Name, id, internalKeyEnv, hasVar, actions)
+			}
+		}
+	}
+}
+
+// functionResource returns the logical ID and resource of a function, by its
+// voiceops-function tag.
+func functionResource(tb testing.TB, tmpl map[string]any, fn string) (string, map[string]any) {
+	tb.Helper()
+	all, _ := tmpl["Resources"].(map[string]any)
+	for id, r := range all {
+		res, _ := r.(map[string]any)
+		if res["Type"] != "AWS::Lambda::Function" {
+			continue
+		}
+		tags, _ := props(res)["Tags"].([]any)
+		for _, tag := range tags {
+			if m, _ := tag.(map[string]any); m["Key"] == FunctionTag && m["Value"] == fn {
+				return id, res
+			}
+		}
+	}
+	tb.Fatalf("no function tagged %s=%s", FunctionTag, fn)
+	return "", nil
+}
+
+// secretActions lists the actions of every Allow statement, in the policies
+// attached to role, whose resources reference the secret secretID, or are a
+// wildcard that could match it.
+func secretActions(tmpl map[string]any, role, secretID string) []string {
+	var out []string
+	for _, pol := range resources(tmpl, "AWS::IAM::Policy") {
+		roles, _ := json.Marshal(props(pol)["Roles"])
+		if !strings.Contains(string(roles), `{"Ref":"`+role+`"}`) {
+			continue
+		}
+		doc, _ := props(pol)["PolicyDocument"].(map[string]any)
+		stmts, _ := doc["Statement"].([]any)
+		for _, st := range stmts {
+			st := st.(map[string]any)
+			if st["Effect"] != "Allow" {
+				continue
+			}
+			res, _ := json.Marshal(st["Resource"])
+			secretish := strings.Contains(string(res), `"`+secretID+`"`) || strings.Contains(string(res), `"*"`) ||
+				strings.Contains(string(res), ":secret:")
+			for _, a := range strings1(st["Action"]) {
+				if secretish && strings.HasPrefix(a, "secretsmanager:") {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
 }

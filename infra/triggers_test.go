@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -262,4 +263,25 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 	check(t, "intake route", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
 	})
+}
+
+// readsInternalKey matches a function main that reads the internal key at
+// cold start: the lambdamain helpers that do, or the key's variable itself.
+var readsInternalKey = regexp.MustCompile(`IntakeDeps\(|InternalKeyDigest\(|InternalKeyEnv|ConversationDeps\([^)]*,\s*true\)`)
+
+// TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
+// function whose main reads the internal key without it would fail at cold
+// start in AWS (no variable, no permission), and one with it that never
+// reads the key holds a permission it does not use.
+func TestReadsInternalKeyMatchesTheCode(t *testing.T) {
+	for _, f := range Functions {
+		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads := readsInternalKey.Match(src); reads != f.ReadsInternalKey {
+			t.Errorf("function %s: its main.go reads the internal key: %v; its entry says ReadsInternalKey: %v",
+				f.Name, reads, f.ReadsInternalKey)
+		}
+	}
 }
