@@ -9,8 +9,9 @@ package main
 // goBundling below). Why bundling rather than running go build in main()
 // before constructing the stacks:
 //
-//   - The CLI decides what to build: `cdk deploy VoiceOps-us` builds only the
-//     functions of that stack, `cdk ls` and `cdk destroy` build nothing.
+//   - The CLI decides what to build: `cdk ls` and `cdk destroy` build
+//     nothing, `cdk deploy --exclusively VoiceOps-us` only what that stack
+//     needs; each function is built once per app, not once per stack.
 //   - The asset is hashed from the bundle CDK staged (AssetHashType OUTPUT),
 //     not from the sources: the builds are reproducible (-trimpath,
 //     -buildvcs=false, CGO_ENABLED=0, the toolchain of go.mod), so code
