@@ -3,9 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/voiceops/opsapi/shared/tables"
@@ -53,7 +53,8 @@ type QueueConsumer struct {
 // and what invokes it. Adding a function to the product is one entry in
 // Functions (and its directory under functions/).
 type Function struct {
-	// Name is the directory under functions/ and under dist/.
+	// Name is the directory under functions/ that the function is built
+	// from (see bundle.go).
 	Name     string
 	MemoryMB int
 	Timeout  time.Duration
@@ -69,6 +70,11 @@ type Function struct {
 	// ProjectFunctionPrefix* in the stack's region (any account; a function
 	// of another account must also allow the stack in its resource policy).
 	InvokesProjectFunctions bool
+	// ReadsInternalKey gives the function the internal key's secret: its
+	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
+	// whose main reads the key at cold start (lambdamain.IntakeDeps,
+	// lambdamain.ConversationDeps(..., true)) get it.
+	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
 	Routes []Route
@@ -118,8 +124,9 @@ var Functions = []Function{
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
 		Name: "intake", MemoryMB: 256, Timeout: 10 * time.Second,
-		Writes: []tables.Table{tables.Metrics},
-		Routes: []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
+		Writes:           []tables.Table{tables.Metrics},
+		ReadsInternalKey: true,
+		Routes:           []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -166,6 +173,7 @@ var Functions = []Function{
 		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Calls},
 		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Calls},
 		InvokesProjectFunctions: true,
+		ReadsInternalKey:        true, // the voice intake's internal routes
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
@@ -302,18 +310,6 @@ func validateFunctions(fns []Function) error {
 	return errors.Join(errs...)
 }
 
-// bundleDir returns dist/<name>, the directory holding the function's
-// bootstrap binary, or an error telling the user how to build it.
-func bundleDir(distDir, name string) (string, error) {
-	dir := filepath.Join(distDir, name)
-	info, err := os.Stat(filepath.Join(dir, "bootstrap"))
-	if err != nil || !info.Mode().IsRegular() {
-		return "", fmt.Errorf("missing Lambda bundle %s: run ./scripts/build.sh first (it builds functions/<name> into dist/<name>/bootstrap)",
-			filepath.Join(dir, "bootstrap"))
-	}
-	return dir, nil
-}
-
 // deps are the resources of a stack that functions are wired to.
 type deps struct {
 	tables      map[string]awsdynamodb.Table // by tables.Table.ID
@@ -321,45 +317,41 @@ type deps struct {
 	internalKey internalKey
 }
 
+// internalKeyEnv names the internal key's secret in the environment of the
+// functions that read it (lambdamain.InternalKeyEnv).
+const internalKeyEnv = "INTERNAL_KEY_PARAMETER"
+
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
-	env := map[string]*string{
-		"SERVICE_REGION":         jsii.String(cfg.Region.Name),
-		"DELIVERY_QUEUE_URL":     d.queue.delivery.QueueUrl(),
-		"INTERNAL_KEY_PARAMETER": d.internalKey.secret.SecretArn(),
+	common := map[string]*string{
+		"SERVICE_REGION":     jsii.String(cfg.Region.Name),
+		"DELIVERY_QUEUE_URL": d.queue.delivery.QueueUrl(),
 	}
 	for _, t := range tables.All {
-		env[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
+		common[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
 	}
 
 	out := map[string]awslambda.Function{}
 	for _, f := range fns {
-		dir, err := bundleDir(cfg.DistDir, f.Name)
-		if err != nil {
-			return nil, err
+		env := maps.Clone(common)
+		if f.ReadsInternalKey {
+			env[internalKeyEnv] = d.internalKey.secret.SecretArn()
 		}
-		id := constructID(f.Name)
-		logs := awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-			Retention:     awslogs.RetentionDays_ONE_MONTH,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		})
-		fn := awslambda.NewFunction(stack, jsii.String(id), &awslambda.FunctionProps{
+		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
-			Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
-			Architecture:  awslambda.Architecture_ARM_64(),
-			Handler:       jsii.String("bootstrap"),
-			Code:          awslambda.Code_FromAsset(jsii.String(dir), nil),
 			MemorySize:    jsii.Number(f.MemoryMB),
 			Timeout:       awscdk.Duration_Seconds(jsii.Number(f.Timeout.Seconds())),
 			Environment:   &env,
-			LogGroup:      logs,
 			LoggingFormat: awslambda.LoggingFormat_JSON,
 			Tracing:       awslambda.Tracing_ACTIVE,
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
 			RetryAttempts: retryAttempts(f),
 		})
+		if err != nil {
+			return nil, err
+		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
 			d.queue.delivery.GrantSendMessages(fn)
@@ -371,10 +363,82 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 					*awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), ProjectFunctionPrefix)),
 			}))
 		}
-		d.internalKey.secret.GrantRead(fn, nil)
+		if f.ReadsInternalKey {
+			d.internalKey.secret.GrantRead(fn, nil)
+		}
 		out[f.Name] = fn
 	}
 	return out, nil
+}
+
+// newGoFunction creates a Lambda function running functions/<name>: Go on
+// the provided.al2023 runtime, arm64, its code built by b (bundle.go), with
+// its own log group and a voiceops-function tag naming it. props gives the
+// rest. A failed build is returned as the error.
+func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps) (fn awslambda.Function, err error) {
+	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
+	props.Architecture = awslambda.Architecture_ARM_64()
+	props.Handler = jsii.String("bootstrap")
+	props.LogGroup = awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_ONE_MONTH,
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	defer func() {
+		// The build runs inside the jsii call that stages the asset; its
+		// failure comes back as a panic of that call.
+		if r := recover(); r != nil {
+			if err = b.failure(name); err == nil {
+				err = fmt.Errorf("function %s: %v", name, r)
+			}
+		}
+	}()
+	props.Code = b.code(name)
+	fn = awslambda.NewFunction(stack, jsii.String(id), &props)
+	awscdk.Tags_Of(fn).Add(jsii.String(FunctionTag), jsii.String(name), nil)
+	dependOnPoliciesNotRole(fn.Role())
+	return fn, nil
+}
+
+// FunctionTag tags every function (and its role) with the function's name,
+// the directory under functions/ it is built from; scripts/checkbundles
+// reads it to find each function's bundle in cdk.out.
+const FunctionTag = "voiceops-function"
+
+// rolePolicies stands for a function's role wherever the role is a
+// dependency. CDK makes each function DependsOn its role, so that the
+// function is not created before its permissions exist; that names both the
+// AWS::IAM::Role and its policies. The role half is redundant: the
+// function's Role property already references the role with Fn::GetAtt
+// (cfn-lint W3005). As a dependency, the role is therefore its policies
+// alone: every child construct but the AWS::IAM::Role, read when the app is
+// prepared, after every grant. A policy references its role, so depending on
+// it still orders the function after the role.
+type rolePolicies struct {
+	constructs.Dependable
+	role awsiam.IRole
+}
+
+// DependencyRoots implements constructs.Dependable.
+func (r *rolePolicies) DependencyRoots() *[]constructs.IConstruct {
+	roots := []constructs.IConstruct{}
+	var self string
+	if c := r.role.Node().DefaultChild(); c != nil {
+		self = *c.Node().Path()
+	}
+	for _, c := range *r.role.Node().Children() {
+		if *c.Node().Path() != self {
+			roots = append(roots, c)
+		}
+	}
+	return &roots
+}
+
+// dependOnPoliciesNotRole makes whatever depends on role depend on its
+// policies only (see rolePolicies).
+func dependOnPoliciesNotRole(role awsiam.IRole) {
+	p := &rolePolicies{role: role}
+	constructs.NewDependable_Override(p)
+	constructs.Dependable_Implement(role, p)
 }
 
 func retryAttempts(f Function) *float64 {

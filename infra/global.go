@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 )
@@ -24,42 +23,33 @@ type GlobalConfig struct {
 	CertificateArn string
 	Throttle       Throttle
 	Message        string
+	Bundler        *Bundler // builds the function's code
 }
 
-// misdirectedHandler is the whole function: a few lines of inline Node.js, so
-// that the stack needs no bundle and no build.
-const misdirectedHandler = `exports.handler = async (event) => ({
-  statusCode: 421,
-  headers: {
-    "content-type": "application/json",
-    "x-request-id": (event.requestContext && event.requestContext.requestId) || "",
-  },
-  body: JSON.stringify({ message: process.env.MESSAGE }),
-});
-`
+// MisdirectedFunction is the global stack's one function, functions/misdirected:
+// it answers every request 421 with Message (in its MESSAGE variable).
+const MisdirectedFunction = "misdirected"
 
 // NewGlobalStack builds the VoiceOps-global stack.
-func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) awscdk.Stack {
+func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) (awscdk.Stack, error) {
+	if err := cfg.Bundler.check(MisdirectedFunction); err != nil {
+		return nil, err
+	}
 	stack := awscdk.NewStack(scope, jsii.String("VoiceOps-global"), &awscdk.StackProps{
 		Env:         env(cfg.Account, cfg.AWSRegion),
 		Description: jsii.String("VoiceOps unprefixed address: 421 with the regional addresses"),
 	})
 	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("voiceops"), nil)
 
-	fn := awslambda.NewFunction(stack, jsii.String("Misdirected"), &awslambda.FunctionProps{
-		Description:  jsii.String("Answers 421: use a regional address"),
-		Runtime:      awslambda.Runtime_NODEJS_22_X(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("index.handler"),
-		Code:         awslambda.Code_FromInline(jsii.String(misdirectedHandler)),
-		MemorySize:   jsii.Number(128),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(3)),
-		Environment:  &map[string]*string{"MESSAGE": jsii.String(cfg.Message)},
-		LogGroup: awslogs.NewLogGroup(stack, jsii.String("MisdirectedLogs"), &awslogs.LogGroupProps{
-			Retention:     awslogs.RetentionDays_ONE_MONTH,
-			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
-		}),
+	fn, err := newGoFunction(stack, constructID(MisdirectedFunction), MisdirectedFunction, cfg.Bundler, awslambda.FunctionProps{
+		Description: jsii.String("Answers 421: use a regional address"),
+		MemorySize:  jsii.Number(128),
+		Timeout:     awscdk.Duration_Seconds(jsii.Number(3)),
+		Environment: &map[string]*string{"MESSAGE": jsii.String(cfg.Message)},
 	})
+	if err != nil {
+		return nil, err
+	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("GlobalApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName:            jsii.String("voiceops-global"),
 		CreateDefaultStage: jsii.Bool(false),
@@ -91,7 +81,7 @@ func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) awscdk.Stack {
 		Description: jsii.String("URL of the unprefixed address (always 421)"),
 		Value:       stage.Url(),
 	})
-	return stack
+	return stack, nil
 }
 
 // globalMessage is the 421 body's message. It names the regional hosts when

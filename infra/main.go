@@ -10,8 +10,6 @@
 //	account             AWS account ID (default CDK_DEFAULT_ACCOUNT; when
 //	                    neither is set the stacks are account-agnostic, so
 //	                    synth never needs credentials)
-//	distDir             directory of the Lambda bundles (default dist, built
-//	                    by scripts/build.sh; synth fails if one is missing)
 //	deletionProtection  true (default) | false: table deletion protection,
 //	                    retain-on-delete and stack termination protection
 //	apiRateLimit        steady requests per second of each API stage (100)
@@ -28,6 +26,9 @@
 //
 // Every key but region and account may be given per region by suffixing it
 // with ".<region>", e.g. -c certificateArn.uk=arn:aws:acm:eu-west-2:...
+//
+// Synthesizing builds the functions (bundle.go): it needs Go, and no step
+// before it.
 package main
 
 import (
@@ -64,8 +65,8 @@ type Throttle struct {
 // StackConfig is everything a regional stack is built from.
 type StackConfig struct {
 	Region             Region
-	Account            string // "" leaves the stack account-agnostic
-	DistDir            string
+	Account            string   // "" leaves the stack account-agnostic
+	Bundler            *Bundler // builds the functions' code
 	DeletionProtection bool
 	Throttle           Throttle
 	Domains            map[Host]string // custom domains; empty for none
@@ -100,8 +101,13 @@ func main() {
 
 func run() int {
 	defer jsii.Close()
+	root, err := moduleRoot(".")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "infra:", err)
+		return 1
+	}
 	app := awscdk.NewApp(nil)
-	if _, err := build(app, Functions, os.Getenv); err != nil {
+	if _, err := build(app, Functions, os.Getenv, NewBundler(root, GoBuilder(root))); err != nil {
 		fmt.Fprintln(os.Stderr, "infra:", err)
 		return 1
 	}
@@ -109,14 +115,16 @@ func run() int {
 	return 0
 }
 
-// build adds the stacks chosen by the app's context to app and returns them.
-func build(app awscdk.App, fns []Function, getenv func(string) string) ([]awscdk.Stack, error) {
+// build adds the stacks chosen by the app's context to app and returns them;
+// b builds the functions' code.
+func build(app awscdk.App, fns []Function, getenv func(string) string, b *Bundler) ([]awscdk.Stack, error) {
 	cfg, err := configFromContext(app.Node(), getenv)
 	if err != nil {
 		return nil, err
 	}
 	var stacks []awscdk.Stack
 	for _, sc := range cfg.Stacks {
+		sc.Bundler = b
 		s, err := NewRegionalStack(app, sc, fns)
 		if err != nil {
 			return nil, err
@@ -124,7 +132,12 @@ func build(app awscdk.App, fns []Function, getenv func(string) string) ([]awscdk
 		stacks = append(stacks, s)
 	}
 	if cfg.Global != nil {
-		stacks = append(stacks, NewGlobalStack(app, *cfg.Global))
+		cfg.Global.Bundler = b
+		s, err := NewGlobalStack(app, *cfg.Global)
+		if err != nil {
+			return nil, err
+		}
+		stacks = append(stacks, s)
 	}
 	return stacks, nil
 }
@@ -135,7 +148,7 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 		return nil, err
 	}
 	for _, f := range fns {
-		if _, err := bundleDir(cfg.DistDir, f.Name); err != nil {
+		if err := cfg.Bundler.check(f.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +218,6 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 		sc := StackConfig{
 			Region:             r,
 			Account:            account,
-			DistDir:            c.regional("distDir", r.Name, "dist"),
 			DeletionProtection: true,
 			Domains: map[Host]string{
 				StudioHost: strings.ReplaceAll(c.regional("studioDomain", r.Name, ""), "{region}", r.Name),

@@ -13,31 +13,44 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// fakeDist holds a stand-in bootstrap for every function the tests use: the
-// assertions are about the template, not the binaries (scripts/synth-lint.sh
-// synthesizes with the real bundles).
-var fakeDist string
+// testBundler builds every function, real and test-only, with fakeBuild
+// from a stand-in module whose functions/<name>/main.go are empty: the
+// assertions are about the templates, not the binaries. The real builds are
+// checked by TestRealBuild* (bundle_test.go) and by scripts/synth-lint.sh,
+// on every function of the cloud assembly.
+var testBundler *Bundler
+
+// fakeBuild writes a stand-in bootstrap that names the function, so that
+// bundles differ by function as real ones do.
+func fakeBuild(name, outDir string) error {
+	return os.WriteFile(filepath.Join(outDir, "bootstrap"), []byte("#!/bin/sh\n# "+name+"\n"), 0o755)
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
 		defer jsii.Close()
-		dir, err := os.MkdirTemp("", "voiceops-dist-")
+		root, err := os.MkdirTemp("", "voiceops-functions-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
+		defer os.RemoveAll(root)
+		names := []string{MisdirectedFunction}
 		for _, f := range append(append([]Function{}, Functions...), testFunctions...) {
-			if err := os.MkdirAll(filepath.Join(dir, f.Name), 0o755); err != nil {
+			names = append(names, f.Name)
+		}
+		for _, name := range names {
+			dir := filepath.Join(root, "functions", name)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
-			if err := os.WriteFile(filepath.Join(dir, f.Name, "bootstrap"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
 		}
-		fakeDist = dir
+		testBundler = NewBundler(root, fakeBuild)
 		return m.Run()
 	}())
 }
@@ -74,13 +87,18 @@ func cdkJSONContext(tb testing.TB) map[string]any {
 // function list, then synthesizes every stack.
 func trySynth(tb testing.TB, overrides map[string]any, fns []Function) (*synthesized, error) {
 	tb.Helper()
+	return trySynthWith(tb, overrides, fns, testBundler, tb.TempDir())
+}
+
+// trySynthWith is trySynth with a bundler and the cloud assembly's directory.
+func trySynthWith(tb testing.TB, overrides map[string]any, fns []Function, b *Bundler, outdir string) (*synthesized, error) {
+	tb.Helper()
 	ctx := cdkJSONContext(tb)
-	ctx["distDir"] = fakeDist
 	for k, v := range overrides {
 		ctx[k] = v
 	}
-	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(tb.TempDir())})
-	stacks, err := build(app, fns, func(string) string { return "" })
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx, Outdir: jsii.String(outdir)})
+	stacks, err := build(app, fns, func(string) string { return "" }, b)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
@@ -197,15 +198,17 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 			tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(len(Functions)))
 			tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), objectLike(obj{"RetentionInDays": 30}))
 		})
-		vars := obj{
-			"SERVICE_REGION":         r.Name,
-			"DELIVERY_QUEUE_URL":     obj{"Ref": assertions.Match_AnyValue()},
-			"INTERNAL_KEY_PARAMETER": obj{"Ref": assertions.Match_AnyValue()},
-		}
-		for _, tbl := range tables.All {
-			vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
-		}
 		for _, f := range Functions {
+			vars := obj{
+				"SERVICE_REGION":     r.Name,
+				"DELIVERY_QUEUE_URL": obj{"Ref": assertions.Match_AnyValue()},
+			}
+			if f.ReadsInternalKey {
+				vars[internalKeyEnv] = obj{"Ref": assertions.Match_AnyValue()}
+			}
+			for _, tbl := range tables.All {
+				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
+			}
 			check(t, name+" function "+f.Name, func() {
 				tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
 					"Description":   fmt.Sprintf("VoiceOps %s (%s)", f.Name, r.Name),
@@ -217,7 +220,8 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 					"TracingConfig": obj{"Mode": "Active"},
 					"LoggingConfig": objectLike(obj{"LogFormat": "JSON", "LogGroup": obj{"Ref": assertions.Match_AnyValue()}}),
 					"Environment":   obj{"Variables": assertions.Match_ObjectEquals(&vars)},
-					"Code":          objectLike(obj{"S3Key": assertions.Match_AnyValue()}),
+					"Code":          objectLike(obj{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))}),
+					"Tags":          arrayWith(obj{"Key": FunctionTag, "Value": f.Name}),
 				})
 			})
 		}
@@ -502,13 +506,188 @@ func TestGlobalStackAnswers421(t *testing.T) {
 	check(t, "global stack", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(1))
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
-			"Code":    obj{"ZipFile": assertions.Match_StringLikeRegexp(jsii.String("statusCode: 421"))},
-			"Runtime": assertions.Match_StringLikeRegexp(jsii.String("^nodejs")),
+			"Code":          objectLike(obj{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`^[0-9a-f]{64}\.zip$`))}),
+			"Runtime":       "provided.al2023",
+			"Architectures": []any{"arm64"},
+			"Handler":       "bootstrap",
 			"Environment": obj{"Variables": obj{
 				"MESSAGE": assertions.Match_StringLikeRegexp(jsii.String("^use a regional address: ")),
 			}},
+			"Tags": arrayWith(obj{"Key": FunctionTag, "Value": MisdirectedFunction}),
 		})
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "$default"})
 		tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(0))
+		tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(0))
 	})
+}
+
+// TestEveryFunctionIsGoOnArm: the templates hold only Go functions on
+// provided.al2023 and arm64 (no inline code, no other runtime, including any
+// function a CDK construct might add behind our back).
+func TestEveryFunctionIsGoOnArm(t *testing.T) {
+	s := defaultSynth(t)
+	for name, tmpl := range s.templates {
+		check(t, name, func() {
+			tmpl.AllResourcesProperties(jsii.String("AWS::Lambda::Function"), objectLike(obj{
+				"Runtime":       "provided.al2023",
+				"Architectures": []any{"arm64"},
+				"Handler":       "bootstrap",
+				"Code":          obj{"S3Bucket": assertions.Match_AnyValue(), "S3Key": assertions.Match_AnyValue()},
+			}))
+		})
+		if n := len(resources(s.json[name], "AWS::Lambda::Function")); n == 0 {
+			t.Errorf("%s has no function", name)
+		}
+	}
+}
+
+// TestFunctionsDependOnTheirPoliciesNotTheirRoles: each function is created
+// after its policies (DependsOn), and its role is not repeated in DependsOn,
+// since the Role property's Fn::GetAtt already orders them (cfn-lint W3005).
+func TestFunctionsDependOnTheirPoliciesNotTheirRoles(t *testing.T) {
+	s := defaultSynth(t)
+	for name, tmpl := range s.json {
+		all, _ := tmpl["Resources"].(map[string]any)
+		for id, r := range all {
+			res, _ := r.(map[string]any)
+			if res["Type"] != "AWS::Lambda::Function" {
+				continue
+			}
+			role := getAttTarget(props(res)["Role"])
+			if role == "" {
+				t.Errorf("%s %s: Role is not a Fn::GetAtt: %v", name, id, props(res)["Role"])
+				continue
+			}
+			dependsOn := strings1(res["DependsOn"])
+			if slices.Contains(dependsOn, role) {
+				t.Errorf("%s %s: DependsOn %v repeats its role %s", name, id, dependsOn, role)
+			}
+			// Every policy of the role is in DependsOn.
+			for pid, p := range all {
+				pol, _ := p.(map[string]any)
+				if pol["Type"] != "AWS::IAM::Policy" {
+					continue
+				}
+				raw, _ := json.Marshal(props(pol)["Roles"])
+				if strings.Contains(string(raw), `{"Ref":"`+role+`"}`) && !slices.Contains(dependsOn, pid) {
+					t.Errorf("%s %s: DependsOn %v lacks the policy %s of its role", name, id, dependsOn, pid)
+				}
+			}
+			if name != "VoiceOps-global" && len(dependsOn) == 0 {
+				t.Errorf("%s %s: no DependsOn: a regional function's role has a policy", name, id)
+			}
+		}
+	}
+}
+
+// getAttTarget returns the logical ID of {"Fn::GetAtt": [id, attr]}, or "".
+func getAttTarget(v any) string {
+	m, _ := v.(map[string]any)
+	ga, _ := m["Fn::GetAtt"].([]any)
+	if len(ga) != 2 {
+		return ""
+	}
+	id, _ := ga[0].(string)
+	return id
+}
+
+// TestOnlyFunctionsThatReadTheInternalKeyGetIt: the internal key's secret
+// is granted, and named in INTERNAL_KEY_PARAMETER, to the functions marked
+// ReadsInternalKey alone; no other function's role has any Secrets Manager
+// permission on it.
+func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
+	if internalKeyEnv != lambdamain.InternalKeyEnv {
+		t.Fatalf("internalKeyEnv %q, lambdamain reads %q", internalKeyEnv, lambdamain.InternalKeyEnv)
+	}
+	var readers []string
+	for _, f := range Functions {
+		if f.ReadsInternalKey {
+			readers = append(readers, f.Name)
+		}
+	}
+	if len(readers) == 0 {
+		t.Fatal("no function reads the internal key, yet the intake needs it")
+	}
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := defaultSynth(t).json[name]
+		all, _ := tmpl["Resources"].(map[string]any)
+		var secret string
+		for id, res := range all {
+			if res.(map[string]any)["Type"] == "AWS::SecretsManager::Secret" {
+				secret = id
+			}
+		}
+		if secret == "" {
+			t.Fatalf("%s: no secret", name)
+		}
+		for _, f := range Functions {
+			id, fn := functionResource(t, tmpl, f.Name)
+			vars, _ := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
+			_, hasVar := vars[internalKeyEnv]
+			raw, _ := json.Marshal(vars)
+			if strings.Contains(string(raw), secret) && !f.ReadsInternalKey {
+				t.Errorf("%s %s: environment names the secret: %s", name, f.Name, raw)
+			}
+			actions := secretActions(tmpl, getAttTarget(props(fn)["Role"]), secret)
+			switch {
+			case f.ReadsInternalKey && (!hasVar || !slices.Contains(actions, "secretsmanager:GetSecretValue")):
+				t.Errorf("%s %s (%s) reads the internal key: env %v, actions on the secret %v", name, f.Name, id, hasVar, actions)
+			case !f.ReadsInternalKey && (hasVar || len(actions) > 0):
+				t.Errorf("%s %s (%s) does not read the internal key, yet has %s=%v and actions %v on it",
+					name, f.Name, id, internalKeyEnv, hasVar, actions)
+			}
+		}
+	}
+}
+
+// functionResource returns the logical ID and resource of a function, by its
+// voiceops-function tag.
+func functionResource(tb testing.TB, tmpl map[string]any, fn string) (string, map[string]any) {
+	tb.Helper()
+	all, _ := tmpl["Resources"].(map[string]any)
+	for id, r := range all {
+		res, _ := r.(map[string]any)
+		if res["Type"] != "AWS::Lambda::Function" {
+			continue
+		}
+		tags, _ := props(res)["Tags"].([]any)
+		for _, tag := range tags {
+			if m, _ := tag.(map[string]any); m["Key"] == FunctionTag && m["Value"] == fn {
+				return id, res
+			}
+		}
+	}
+	tb.Fatalf("no function tagged %s=%s", FunctionTag, fn)
+	return "", nil
+}
+
+// secretActions lists the actions of every Allow statement, in the policies
+// attached to role, whose resources reference the secret secretID, or are a
+// wildcard that could match it.
+func secretActions(tmpl map[string]any, role, secretID string) []string {
+	var out []string
+	for _, pol := range resources(tmpl, "AWS::IAM::Policy") {
+		roles, _ := json.Marshal(props(pol)["Roles"])
+		if !strings.Contains(string(roles), `{"Ref":"`+role+`"}`) {
+			continue
+		}
+		doc, _ := props(pol)["PolicyDocument"].(map[string]any)
+		stmts, _ := doc["Statement"].([]any)
+		for _, st := range stmts {
+			st := st.(map[string]any)
+			if st["Effect"] != "Allow" {
+				continue
+			}
+			res, _ := json.Marshal(st["Resource"])
+			secretish := strings.Contains(string(res), `"`+secretID+`"`) || strings.Contains(string(res), `"*"`) ||
+				strings.Contains(string(res), ":secret:")
+			for _, a := range strings1(st["Action"]) {
+				if secretish && strings.HasPrefix(a, "secretsmanager:") {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
 }

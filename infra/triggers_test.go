@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,18 +101,6 @@ func TestAlarmTopic(t *testing.T) {
 	})
 }
 
-func TestMissingBundleFailsWithBuildHint(t *testing.T) {
-	empty := t.TempDir()
-	_, err := trySynth(t, map[string]any{"region": "us", "distDir": empty}, Functions)
-	if err == nil {
-		t.Fatal("synth without bundles succeeded")
-	}
-	want := filepath.Join(empty, Functions[0].Name, "bootstrap")
-	if !strings.Contains(err.Error(), "./scripts/build.sh") || !strings.Contains(err.Error(), want) {
-		t.Errorf("err = %v, want it to name %s and ./scripts/build.sh", err, want)
-	}
-}
-
 func TestRegionContext(t *testing.T) {
 	for _, tc := range []struct {
 		region string
@@ -166,9 +155,10 @@ func keys[V any](m map[string]V) []string {
 }
 
 // TestFunctionsMatchDirectories keeps Functions and functions/ in step: every
-// function directory with a main.go has an entry, every entry a directory.
+// function directory with a main.go has an entry (or is the global stack's
+// function), every entry a directory.
 func TestFunctionsMatchDirectories(t *testing.T) {
-	listed := map[string]bool{}
+	listed := map[string]bool{MisdirectedFunction: true}
 	for _, f := range Functions {
 		listed[f.Name] = true
 		if info, err := os.Stat(filepath.Join("..", "functions", f.Name)); err != nil || !info.IsDir() {
@@ -273,4 +263,25 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 	check(t, "intake route", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
 	})
+}
+
+// readsInternalKey matches a function main that reads the internal key at
+// cold start: the lambdamain helpers that do, or the key's variable itself.
+var readsInternalKey = regexp.MustCompile(`IntakeDeps\(|InternalKeyDigest\(|InternalKeyEnv|ConversationDeps\([^)]*,\s*true\)`)
+
+// TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
+// function whose main reads the internal key without it would fail at cold
+// start in AWS (no variable, no permission), and one with it that never
+// reads the key holds a permission it does not use.
+func TestReadsInternalKeyMatchesTheCode(t *testing.T) {
+	for _, f := range Functions {
+		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reads := readsInternalKey.Match(src); reads != f.ReadsInternalKey {
+			t.Errorf("function %s: its main.go reads the internal key: %v; its entry says ReadsInternalKey: %v",
+				f.Name, reads, f.ReadsInternalKey)
+		}
+	}
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds every Lambda function: each functions/<name>/ holding a main.go
-# becomes dist/<name>/bootstrap, a linux/arm64 static binary for the
-# provided.al2023 runtime. The CDK app (infra/) takes its code from dist/ and
-# refuses to synthesize when a bundle is missing. dist/ is rebuilt from
-# scratch and is not committed.
+# Optional: builds every Lambda function into dist/<name>/bootstrap, to look
+# at the binaries (sizes, symbols) without synthesizing. Nothing needs it:
+# `cdk synth` and `cdk deploy` build each function themselves, with these
+# same flags (infra/bundle.go; a test keeps the two in step), into the cloud
+# assembly (cdk.out/asset.<hash>/bootstrap). dist/ is rebuilt from scratch and
+# is not committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,7 @@ for main in functions/*/main.go; do
   dir=$(dirname "$main")
   name=$(basename "$dir")
   mkdir -p "dist/$name"
-  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+  env GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath -buildvcs=false '-ldflags=-s -w' \
     -o "dist/$name/bootstrap" "./$dir"
   printf '%-16s dist/%s/bootstrap (%s bytes)\n' "$name" "$name" "$(wc -c <"dist/$name/bootstrap" | tr -d ' ')"
   built=$((built + 1))

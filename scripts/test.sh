@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of the project: vet, the Go tests with the race detector
-# (the store contract suite and the SQS tests against a moto server that this
-# script starts on a free port), the CDK assertions, a synth of every regional
-# stack with the real CDK CLI, and cfn-lint on the templates.
+# Runs every test of the project: the check that no build artefact is
+# tracked (scripts/check-artefacts.sh), vet, the Go tests with the race
+# detector (the store contract suite and the SQS tests against a moto server
+# that this script starts on a free port), the CDK assertions, a synth of
+# every stack with the real CDK CLI (which builds every function), cfn-lint
+# on the templates and the check of the bundles (scripts/synth-lint.sh;
+# BUNDLE_SIZE_CHECK=warn only reports oversized ones).
 #
 # Needs: Go, Python with moto_server and cfn-lint (preinstalled here; the
 # script installs them with pip if missing), Node with npx.
@@ -21,6 +24,9 @@ ensure_python_tool() { # command, pip package
     python3 -m pip install --quiet "$2"
   fi
 }
+step "no build artefacts tracked"
+./scripts/check-artefacts.sh
+
 ensure_python_tool moto_server 'moto[server]'
 ensure_python_tool cfn-lint cfn-lint
 
@@ -48,12 +54,10 @@ step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
 if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
-  step "building Lambda bundles"
-  ./scripts/build.sh
   step "go test ./infra (CDK assertions; no -race: jsii is slow under it)"
   go test -count=1 ./infra/...
   if [ -x scripts/synth-lint.sh ]; then
-    step "cdk synth (real CDK CLI) and cfn-lint"
+    step "cdk synth (real CDK CLI, building every function), cfn-lint and bundle checks"
     ./scripts/synth-lint.sh
   fi
 fi
