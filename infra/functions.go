@@ -17,6 +17,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
@@ -98,7 +99,7 @@ func apiRoutes(host Host, paths ...string) []Route {
 var Functions = []Function{
 	{
 		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Reads:        []tables.Table{tables.Config, tables.Deliveries},
 		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
 		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
@@ -157,7 +158,8 @@ var Functions = []Function{
 		// table). A week's series decodes some 100,000 items, and a list
 		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
 		Name: "conversations", MemoryMB: 1024, Timeout: 29 * time.Second,
-		Reads: []tables.Table{tables.Config, tables.Conversations},
+		Reads:  []tables.Table{tables.Config, tables.Conversations},
+		Writes: []tables.Table{tables.Metrics}, // its own api_errors
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v3/{account_id}/{project_id}/conversations"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
@@ -317,16 +319,12 @@ type deps struct {
 	internalKey internalKey
 }
 
-// internalKeyEnv names the internal key's secret in the environment of the
-// functions that read it (lambdamain.InternalKeyEnv).
-const internalKeyEnv = "INTERNAL_KEY_PARAMETER"
-
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
 	common := map[string]*string{
-		"SERVICE_REGION":     jsii.String(cfg.Region.Name),
-		"DELIVERY_QUEUE_URL": d.queue.delivery.QueueUrl(),
+		lambdamain.RegionEnv: jsii.String(cfg.Region.Name),
+		lambdamain.QueueEnv:  d.queue.delivery.QueueUrl(),
 	}
 	for _, t := range tables.All {
 		common[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
@@ -336,7 +334,7 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 	for _, f := range fns {
 		env := maps.Clone(common)
 		if f.ReadsInternalKey {
-			env[internalKeyEnv] = d.internalKey.secret.SecretArn()
+			env[lambdamain.InternalKeyEnv] = d.internalKey.secret.SecretArn()
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),

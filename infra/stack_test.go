@@ -204,7 +204,7 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 				"DELIVERY_QUEUE_URL": obj{"Ref": assertions.Match_AnyValue()},
 			}
 			if f.ReadsInternalKey {
-				vars[internalKeyEnv] = obj{"Ref": assertions.Match_AnyValue()}
+				vars[lambdamain.InternalKeyEnv] = obj{"Ref": assertions.Match_AnyValue()}
 			}
 			for _, tbl := range tables.All {
 				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
@@ -596,9 +596,6 @@ func getAttTarget(v any) string {
 // ReadsInternalKey alone; no other function's role has any Secrets Manager
 // permission on it.
 func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
-	if internalKeyEnv != lambdamain.InternalKeyEnv {
-		t.Fatalf("internalKeyEnv %q, lambdamain reads %q", internalKeyEnv, lambdamain.InternalKeyEnv)
-	}
 	var readers []string
 	for _, f := range Functions {
 		if f.ReadsInternalKey {
@@ -624,7 +621,7 @@ func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
 		for _, f := range Functions {
 			id, fn := functionResource(t, tmpl, f.Name)
 			vars, _ := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
-			_, hasVar := vars[internalKeyEnv]
+			_, hasVar := vars[lambdamain.InternalKeyEnv]
 			raw, _ := json.Marshal(vars)
 			if strings.Contains(string(raw), secret) && !f.ReadsInternalKey {
 				t.Errorf("%s %s: environment names the secret: %s", name, f.Name, raw)
@@ -635,7 +632,7 @@ func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
 				t.Errorf("%s %s (%s) reads the internal key: env %v, actions on the secret %v", name, f.Name, id, hasVar, actions)
 			case !f.ReadsInternalKey && (hasVar || len(actions) > 0):
 				t.Errorf("%s %s (%s) does not read the internal key, yet has %s=%v and actions %v on it",
-					name, f.Name, id, internalKeyEnv, hasVar, actions)
+					name, f.Name, id, lambdamain.InternalKeyEnv, hasVar, actions)
 			}
 		}
 	}

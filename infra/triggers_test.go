@@ -267,7 +267,7 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 
 // readsInternalKey matches a function main that reads the internal key at
 // cold start: the lambdamain helpers that do, or the key's variable itself.
-var readsInternalKey = regexp.MustCompile(`IntakeDeps\(|InternalKeyDigest\(|InternalKeyEnv|ConversationDeps\([^)]*,\s*true\)`)
+var readsInternalKey = regexp.MustCompile(`internalkey\.Digest\(|InternalKeyEnv`)
 
 // TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
 // function whose main reads the internal key without it would fail at cold
