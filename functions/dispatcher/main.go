@@ -46,7 +46,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.New(dynamodb.NewFromConfig(cfg), names).Stores(),
+		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), names),
 		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), url),
 		// Deployed stacks never deliver to loopback or private addresses.
 		Sender: webhook.NewSender(webhook.Options{}),

@@ -24,6 +24,7 @@ import (
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -63,8 +64,8 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 		return api.Deps{}, aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := dynamo.New(db, names)
-	stores := store.Stores()
+	store := dynamo.NewConfig(db, names.Config, names.Deliveries)
+	stores := dynamo.NewStores(db, names)
 	deps := api.Deps{
 		Stores: stores,
 		Auth:   auth.New(stores.Accounts, region.Region, time.Now),
@@ -72,7 +73,7 @@ func apiDeps(ctx context.Context, getenv func(string) string) (api.Deps, aws.Con
 		Log:    slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	}
 	if names.Metrics != "" {
-		deps.Metrics = &metrics.Recorder{Store: dynamo.NewMetrics(db, names.Metrics)}
+		deps.Metrics = &metrics.Recorder{Store: metricstore.New(db, names.Metrics)}
 	}
 	if url := getenv(QueueEnv); url != "" {
 		deps.Outbox = delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), url), time.Now)
@@ -144,8 +145,8 @@ func NewBackend(ctx context.Context, getenv func(string) string) (Backend, error
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	return Backend{
-		Stores:  dynamo.New(db, names).Stores(),
-		Metrics: dynamo.NewMetrics(db, names.Metrics),
+		Stores:  dynamo.NewStores(db, names),
+		Metrics: metricstore.New(db, names.Metrics),
 		Queue:   queue.NewSQS(sqs.NewFromConfig(cfg), url),
 		Log:     slog.New(slog.NewJSONHandler(os.Stderr, nil)),
 	}, nil

@@ -1,4 +1,8 @@
-package dynamo
+// Package metricstore is the metric store (metrics.Store) on the DynamoDB
+// metrics table. It is apart from shared/dynamo because its items hold
+// DDSketch sketches in their protobuf encoding: only the functions that
+// record or read metrics link those libraries.
+package metricstore
 
 import (
 	"context"
@@ -11,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -59,30 +64,30 @@ var (
 	attrMetricTTL = tables.Metrics.TTLAttribute
 )
 
-// MetricsDB is the part of the DynamoDB client the metric store uses.
-type MetricsDB interface {
+// DB is the part of the DynamoDB client the metric store uses.
+type DB interface {
 	BatchWriteItem(ctx context.Context, params *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	Query(ctx context.Context, params *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-var _ MetricsDB = (*dynamodb.Client)(nil)
+var _ DB = (*dynamodb.Client)(nil)
 
-// Metrics is the metric store on the metrics table.
-type Metrics struct {
-	db    MetricsDB
+// Store is the metric store on the metrics table.
+type Store struct {
+	db    DB
 	table string
 	now   func() time.Time
 }
 
-// NewMetrics returns a metric store on table; it never builds a client.
-func NewMetrics(db MetricsDB, table string) *Metrics {
-	return &Metrics{db: db, table: table, now: time.Now}
+// New returns the metric store on the metrics table named table.
+func New(db DB, table string) *Store {
+	return &Store{db: db, table: table, now: time.Now}
 }
 
-var _ metrics.Store = (*Metrics)(nil)
+var _ metrics.Store = (*Store)(nil)
 
-// MetricPartition returns the partition key of a scope's buckets.
-func MetricPartition(s metrics.Scope) string {
+// Partition returns the partition key of a scope's buckets.
+func Partition(s metrics.Scope) string {
 	if s.ProjectID == "" {
 		return metricPKPrefix + s.AccountID
 	}
@@ -109,7 +114,7 @@ func metricExpiry(minute time.Time) time.Time { return minute.Add(metrics.Retent
 
 func encodeMetricBucket(b metrics.Bucket) (item, error) {
 	it := item{
-		attrMetricPK:  avS(MetricPartition(b.Scope)),
+		attrMetricPK:  avS(Partition(b.Scope)),
 		attrMetricSK:  avS(metricMinuteKey(b.Minute) + "#" + voiceops.RandomBase62(16)),
 		attrMetricTTL: avN(metricExpiry(b.Minute).Unix()),
 	}
@@ -132,25 +137,30 @@ func encodeMetricBucket(b metrics.Bucket) (item, error) {
 }
 
 func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
-	r := reader{it: it}
-	sk := r.str(attrMetricSK)
+	skv, _ := it[attrMetricSK].(*types.AttributeValueMemberS)
+	var sk string
+	if skv != nil {
+		sk = skv.Value
+	}
 	minute, _, ok := strings.Cut(sk, "#")
 	sec, err := strconv.ParseInt(minute, 10, 64)
 	if !ok || len(minute) != metricMinuteDigits || err != nil {
 		return metrics.Bucket{}, fmt.Errorf("metric item %q: malformed sort key", sk)
 	}
+	var bad error
 	count := func(name string) int64 {
-		if p := r.optNum(name); p != nil {
-			return *p
+		n, err := optNum(it, name)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("metric item %q: attribute %s: %w", sk, name, err)
 		}
-		return 0
+		return n
 	}
 	b := metrics.Bucket{Scope: s, Minute: time.Unix(sec, 0).UTC(), Counts: metrics.Counts{
 		Activity: count(attrMetricActivity), Turns: count(attrMetricTurns), APIErrors: count(attrMetricAPIErrors),
 		FunctionErrors: count(attrMetricFunctionErrors), CallCrashes: count(attrMetricCallCrashes), CallVolume: count(attrMetricCallVolume),
 	}}
-	if r.err != nil {
-		return metrics.Bucket{}, r.err
+	if bad != nil {
+		return metrics.Bucket{}, bad
 	}
 	if v, ok := it[attrMetricLatency]; ok {
 		bin, ok := v.(*types.AttributeValueMemberB)
@@ -169,7 +179,7 @@ func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
 // unprocessed. Buckets already past the retention are not written. When it
 // fails, some batches may have been written: a caller that retries the
 // whole call counts those twice (at least once, never lost).
-func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
+func (m *Store) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
 	combined, err := metrics.Combine(buckets)
 	if err != nil {
 		return err
@@ -198,7 +208,7 @@ func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) erro
 
 // batchWrite writes up to 25 items, calling again with the unprocessed
 // ones after a growing, jittered pause.
-func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
+func (m *Store) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
 	for attempt := 1; ; attempt++ {
 		out, err := m.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{m.table: writes},
@@ -213,7 +223,7 @@ func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) e
 		if attempt == unprocessedAttempts {
 			return wrap("AddBuckets", fmt.Errorf("%d items still unprocessed after %d calls", len(writes), attempt))
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := dynamo.Backoff(ctx, attempt); err != nil {
 			return wrap("AddBuckets", err)
 		}
 	}
@@ -222,7 +232,7 @@ func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) e
 // ReadBuckets reads the scope's items of the minutes in [from, to) with one
 // Query (following its pages), ignores expired ones, and merges the items
 // of each minute.
-func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
 	// Minutes are whole, so minute >= from iff minute >= ceil(from), and
 	// minute < to iff minute < ceil(to). No sort key equals a bare minute
 	// key, so BETWEEN's inclusive upper end still excludes ceil(to).
@@ -234,7 +244,7 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 		TableName:                 &m.table,
 		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
 		ExpressionAttributeNames:  map[string]string{"#pk": attrMetricPK, "#sk": attrMetricSK},
-		ExpressionAttributeValues: item{":pk": avS(MetricPartition(s)), ":lo": avS(metricMinuteKey(lo)), ":hi": avS(metricMinuteKey(hi))},
+		ExpressionAttributeValues: item{":pk": avS(Partition(s)), ":lo": avS(metricMinuteKey(lo)), ":hi": avS(metricMinuteKey(hi))},
 		ConsistentRead:            aws.Bool(true),
 	}
 	now := m.now()
@@ -245,7 +255,7 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 			return nil, wrap("ReadBuckets", err)
 		}
 		for _, it := range out.Items {
-			if expired(it, now) {
+			if dynamo.Expired(it, now) {
 				continue
 			}
 			b, err := decodeMetricBucket(s, it)
@@ -267,4 +277,29 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 		out = []metrics.Bucket{}
 	}
 	return out, nil
+}
+
+// item is one stored item.
+type item = map[string]types.AttributeValue
+
+func avS(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+func avN(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// optNum reads a number attribute that may be absent (or NULL): 0 then.
+func optNum(it item, name string) (int64, error) {
+	switch v := it[name].(type) {
+	case nil, *types.AttributeValueMemberNULL:
+		return 0, nil
+	case *types.AttributeValueMemberN:
+		return strconv.ParseInt(v.Value, 10, 64)
+	default:
+		return 0, fmt.Errorf("want a number, got %T", v)
+	}
+}
+
+// wrap returns an SDK error as a plain (so internal: 500) error.
+func wrap(op string, err error) error {
+	return fmt.Errorf("metricstore: %s: %w", op, err)
 }
