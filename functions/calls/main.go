@@ -21,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
@@ -58,17 +59,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]})
-	stores := store.Stores()
+	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &metrics.Recorder{Store: dynamo.NewMetrics(db, env[2])}
+	rec := &metrics.Recorder{Store: metricstore.New(db, env[2])}
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), InternalKeyDigest: digest,
-		Engine: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(), DNI: store.DNI(), Metrics: rec,
+		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest,
+		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: awslambda.NewFromConfig(cfg)}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
-		Pools: store.DNI(), Calls: dynamo.NewCalls(db, env[3]),
+		Pools: config.DNI(), Calls: dynamo.NewCalls(db, env[3]),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
 	}), lambda.WithContext(ctx))
 	return nil

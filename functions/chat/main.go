@@ -17,6 +17,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
@@ -46,13 +47,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	store := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]})
-	stores := store.Stores()
+	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &metrics.Recorder{Store: dynamo.NewMetrics(db, env[2])}
+	rec := &metrics.Recorder{Store: metricstore.New(db, env[2])}
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Projects: stores.Accounts,
-		Engine: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(), DNI: store.DNI(), Metrics: rec,
+		Keys: auth.New(config, region.Region, time.Now), Projects: config,
+		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: awslambda.NewFromConfig(cfg)}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},

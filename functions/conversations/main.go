@@ -43,9 +43,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Conversations: env[1]}).Stores()
+	config := dynamo.NewConfig(db, env[0], "")
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Projects: stores.Accounts, Conversations: stores.Conversations,
+		Keys: auth.New(config, region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env[1]),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 	}), lambda.WithContext(ctx))
 	return nil

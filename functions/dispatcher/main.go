@@ -39,7 +39,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	log := lambdamain.Logger()
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.New(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}).Stores(),
+		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
 		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
 		// Deployed stacks never deliver to loopback or private addresses.
 		Sender: webhook.NewSender(webhook.Options{}),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -41,8 +42,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]}).Stores()
-	e := newEvaluator(backend{Stores: stores, Metrics: dynamo.NewMetrics(db, env[1]), Queue: queue.NewSQS(sqs.NewFromConfig(cfg), env[3]),
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqs.NewFromConfig(cfg), env[3]),
 		Log: lambdamain.Logger()}, time.Now)
 	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
 	return nil

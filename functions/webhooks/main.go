@@ -47,7 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.New(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]}).Stores()
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now),

@@ -33,6 +33,7 @@ import (
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -260,8 +261,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	if err != nil {
 		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
 	}
-	store := dynamo.New(db, names)
-	stores := store.Stores()
+	store := dynamo.NewConfig(db, names.Config, names.Deliveries)
+	stores := dynamo.NewStores(db, names)
 	q := queue.NewSQS(sqsClient, url)
 	d = delivery.NewDispatcher(dispatcherConfig(stores, q))
 	consumeCtx, stop := context.WithCancel(ctx)
@@ -273,7 +274,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		}})
 	}()
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: dynamo.NewMetrics(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls),
 		close: func() { stop(); <-done },
 	}, nil

@@ -140,8 +140,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		d := dynamo.New(dynamodb.NewFromConfig(cfg), names)
-		st = &stores{accounts: d.Stores().Accounts, agents: d.AgentConfigs(), dni: d.DNI()}
+		d := dynamo.NewConfig(dynamodb.NewFromConfig(cfg), names.Config, names.Deliveries)
+		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI()}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}

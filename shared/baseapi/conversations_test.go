@@ -808,7 +808,7 @@ func TestConversationsPaginationDynamo(t *testing.T) {
 	db := awstest.DynamoDB(t)
 	names := awstest.Tables(t, db)
 	cdb := &countingDB{DB: db}
-	stores := dynamo.New(cdb, names).Stores()
+	stores := dynamo.NewStores(cdb, names)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	clk := func() time.Time { return now }
 	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: clk}

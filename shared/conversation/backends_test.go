@@ -16,6 +16,6 @@ func backends(t *testing.T) []backend {
 		return bs
 	}
 	c := awstest.DynamoDB(t)
-	s := dynamo.New(c, awstest.Tables(t, c))
-	return append(bs, backend{"dynamodb", s.Stores(), s.AgentConfigs()})
+	names := awstest.Tables(t, c)
+	return append(bs, backend{"dynamodb", dynamo.NewStores(c, names), dynamo.NewConfig(c, names.Config, names.Deliveries).AgentConfigs()})
 }

@@ -48,7 +48,7 @@ func decodeProject(it item) (voiceops.Project, error) {
 	return p, r.err
 }
 
-func (s *Store) CreateAccount(ctx context.Context, a voiceops.Account) error {
+func (s *Config) CreateAccount(ctx context.Context, a voiceops.Account) error {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: encodeAccount(a),
 		ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
@@ -62,7 +62,7 @@ func (s *Store) CreateAccount(ctx context.Context, a voiceops.Account) error {
 	return nil
 }
 
-func (s *Store) GetAccount(ctx context.Context, accountID string) (voiceops.Account, error) {
+func (s *Config) GetAccount(ctx context.Context, accountID string) (voiceops.Account, error) {
 	it, found, err := s.get(ctx, "GetAccount", accountKey(accountID))
 	if err != nil || !found {
 		return voiceops.Account{}, notFound(err)
@@ -76,7 +76,7 @@ func (s *Store) GetAccount(ctx context.Context, accountID string) (voiceops.Acco
 
 // ListAccounts returns every account ordered by ID, from the shared index
 // (eventually consistent: an account created a moment ago may be missing).
-func (s *Store) ListAccounts(ctx context.Context) ([]voiceops.Account, error) {
+func (s *Config) ListAccounts(ctx context.Context) ([]voiceops.Account, error) {
 	items, err := s.query(ctx, "ListAccounts", &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(index1.Name),
 		KeyConditionExpression:    aws.String("#gpk = :gpk"),
@@ -99,7 +99,7 @@ func (s *Store) ListAccounts(ctx context.Context) ([]voiceops.Account, error) {
 
 // CreateProject stores a project of an existing account (else ErrNotFound)
 // in one transaction.
-func (s *Store) CreateProject(ctx context.Context, p voiceops.Project) error {
+func (s *Config) CreateProject(ctx context.Context, p voiceops.Project) error {
 	o, err := s.transact(ctx, "CreateProject", []types.TransactWriteItem{
 		s.txExists(accountKey(p.AccountID)),
 		s.txPutNew(encodeProject(p)),
@@ -115,7 +115,7 @@ func (s *Store) CreateProject(ctx context.Context, p voiceops.Project) error {
 	return nil
 }
 
-func (s *Store) GetProject(ctx context.Context, accountID, projectID string) (voiceops.Project, error) {
+func (s *Config) GetProject(ctx context.Context, accountID, projectID string) (voiceops.Project, error) {
 	it, found, err := s.get(ctx, "GetProject", projectKey(accountID, projectID))
 	if err != nil || !found {
 		return voiceops.Project{}, notFound(err)
@@ -128,7 +128,7 @@ func (s *Store) GetProject(ctx context.Context, accountID, projectID string) (vo
 }
 
 // ListProjects returns the account's projects ordered by ID.
-func (s *Store) ListProjects(ctx context.Context, accountID string) ([]voiceops.Project, error) {
+func (s *Config) ListProjects(ctx context.Context, accountID string) ([]voiceops.Project, error) {
 	items, err := s.queryPrefix(ctx, "ListProjects", pkAccount+accountID, skProject)
 	if err != nil {
 		return nil, err

@@ -27,9 +27,9 @@ func agentConfigKey(accountID, projectID string) item {
 }
 
 // AgentConfigs returns the store of the projects' agent configurations.
-func (s *Store) AgentConfigs() voiceops.AgentConfigStore { return agentConfigs{s} }
+func (s *Config) AgentConfigs() voiceops.AgentConfigStore { return agentConfigs{s} }
 
-type agentConfigs struct{ s *Store }
+type agentConfigs struct{ s *Config }
 
 var _ voiceops.AgentConfigStore = agentConfigs{}
 

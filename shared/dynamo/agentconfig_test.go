@@ -12,7 +12,7 @@ func TestAgentConfigsContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.RunAgentConfigs(t, func(t *testing.T) (voiceops.Stores, voiceops.AgentConfigStore) {
-		s := dynamo.New(db, newTables(t, c))
-		return s.Stores(), s.AgentConfigs()
+		names := newTables(t, c)
+		return dynamo.NewStores(db, names), dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs()
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -32,7 +33,7 @@ import (
 func TestDynamoCallsPerRequest(t *testing.T) {
 	c := client(t)
 	db := &countingDB{DB: c}
-	stores := dynamo.New(db, newTables(t, c)).Stores()
+	stores := dynamo.NewStores(db, newTables(t, c))
 	ctx := context.Background()
 	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
 	if _, err := prov.CreateAccount(ctx, "acct_calls", "calls"); err != nil {
@@ -114,13 +115,13 @@ func TestDynamoCallsPerRequest(t *testing.T) {
 
 // countingMetricsCalls counts the metric store's calls.
 type countingMetricsCalls struct {
-	dynamo.MetricsDB
+	metricstore.DB
 	c *countingDB
 }
 
 func (m countingMetricsCalls) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	m.c.count("BatchWriteItem")
-	return m.MetricsDB.BatchWriteItem(ctx, in, o...)
+	return m.DB.BatchWriteItem(ctx, in, o...)
 }
 
 // TestDynamoCallsPerChatTurn counts the DynamoDB calls of a warm chat turn
@@ -130,8 +131,8 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 	c := client(t)
 	db := &countingDB{DB: c}
 	names := newTables(t, c)
-	store := dynamo.New(db, names)
-	stores := store.Stores()
+	store := dynamo.NewConfig(db, names.Config, names.Deliveries)
+	stores := dynamo.NewStores(db, names)
 	ctx := context.Background()
 	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
 	if _, err := prov.CreateAccount(ctx, "acct_chat", "chat"); err != nil {
@@ -152,7 +153,7 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec := &metrics.Recorder{Store: dynamo.NewMetrics(countingMetricsCalls{MetricsDB: c, c: db}, names.Metrics)}
+	rec := &metrics.Recorder{Store: metricstore.New(countingMetricsCalls{DB: c, c: db}, names.Metrics)}
 	engine := &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
 		Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log}
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts, Now: time.Now, Log: log},

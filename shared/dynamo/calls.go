@@ -28,13 +28,10 @@ const (
 )
 
 // Calls is the DynamoDB store of outbound calls.
-type Calls struct {
-	db    DB
-	table string
-}
+type Calls struct{ store }
 
 // NewCalls returns the call store on the calls table named table.
-func NewCalls(db DB, table string) *Calls { return &Calls{db: db, table: table} }
+func NewCalls(db DB, table string) *Calls { return &Calls{newStore(db, table)} }
 
 var _ voiceops.CallStore = (*Calls)(nil)
 

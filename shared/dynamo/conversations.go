@@ -54,9 +54,9 @@ import (
 //
 // The hour index entry of an (hour, shard) is written in the transaction
 // of a conversation that starts there, but only by the first such
-// conversation a Store (a process) creates: every later one would contend
-// for the same item, and DynamoDB cancels transactions that touch one
-// item at once. The Store remembers the entries it has written
+// conversation a Conversations store (a process) creates: every later one
+// would contend for the same item, and DynamoDB cancels transactions that
+// touch one item at once. The store remembers the entries it has written
 // (hourCache); an entry can only be missing for an hour no conversation
 // has been written in.
 //
@@ -129,6 +129,21 @@ var intervalAttrs = []string{
 	attrVariantID, attrVariantName, attrFromNumber, attrToNumber, attrASRLang, attrTTSLang,
 	attrExpires, attrTTL,
 }
+
+// Conversations is the store of the conversations table.
+type Conversations struct {
+	store
+	// hours remembers the hour index entries this store has written.
+	hours *hourCache
+}
+
+// NewConversations returns the store of the conversations table named
+// table.
+func NewConversations(db DB, table string) *Conversations {
+	return &Conversations{store: newStore(db, table), hours: newHourCache()}
+}
+
+var _ voiceops.ConversationStore = (*Conversations)(nil)
 
 // --- keys -------------------------------------------------------------------------
 
@@ -226,7 +241,7 @@ func expiredAt(it item, now time.Time) bool {
 			return !now.Before(t)
 		}
 	}
-	return expired(it, now)
+	return Expired(it, now)
 }
 
 func (r *reader) optTimeValue(name string) time.Time {
@@ -369,14 +384,14 @@ func decodeTurn(it item) (voiceops.Turn, error) {
 // not expired (DynamoDB deletes expired items late).
 const condLiveVersion = "#version = :expect AND (attribute_not_exists(#expires) OR #expires > :now)"
 
-func (s *Store) liveVersionValues(expect int64) (map[string]string, item) {
+func (s *Conversations) liveVersionValues(expect int64) (map[string]string, item) {
 	return map[string]string{"#version": attrVersion, "#expires": attrExpires},
 		item{":expect": avN(expect), ":now": avS(sortKeyTime(s.now()))}
 }
 
 // staleOrGone returns the error of a failed condLiveVersion, from the item
 // as it was (ALL_OLD; nil when missing).
-func (s *Store) staleOrGone(old item) error {
+func (s *Conversations) staleOrGone(old item) error {
 	if len(old) == 0 || expiredAt(old, s.now()) {
 		return voiceops.ErrNotFound
 	}
@@ -394,7 +409,7 @@ func checkNextVersion(c voiceops.Conversation, expectVersion int64) error {
 // is new, else ErrAlreadyExists), the turns marker, the first turn when
 // there is one, and the hour index entry unless this store wrote it
 // already.
-func (s *Store) CreateConversation(ctx context.Context, c voiceops.Conversation, first *voiceops.Turn) error {
+func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conversation, first *voiceops.Turn) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
 		return err
@@ -407,7 +422,7 @@ func (s *Store) CreateConversation(ctx context.Context, c voiceops.Conversation,
 	marker := key(turnsPK(c.AccountID, c.ProjectID, c.ID), skTurnsMarker)
 	marker[attrID] = avS(c.ID)
 	setExpiry(marker, c.ExpiresAt, 0)
-	table := &s.conversationsTable
+	table := &s.table
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: table, Item: conv, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK}},
 		{Put: &types.Put{TableName: table, Item: marker}},
@@ -443,7 +458,7 @@ func (s *Store) CreateConversation(ctx context.Context, c voiceops.Conversation,
 	return nil
 }
 
-// hourCache remembers the hour index entries a Store has written. A nil
+// hourCache remembers the hour index entries a store has written. A nil
 // cache remembers nothing (every create writes its entry).
 type hourCache struct {
 	mu   sync.Mutex
@@ -478,12 +493,12 @@ func (h *hourCache) add(k string) {
 }
 
 // GetConversation is one GetItem.
-func (s *Store) GetConversation(ctx context.Context, accountID, projectID, conversationID string) (voiceops.Conversation, error) {
+func (s *Conversations) GetConversation(ctx context.Context, accountID, projectID, conversationID string) (voiceops.Conversation, error) {
 	k, ok := conversationKey(accountID, projectID, conversationID)
 	if !ok {
 		return voiceops.Conversation{}, voiceops.ErrNotFound
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.conversationsTable, Key: k, ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return voiceops.Conversation{}, wrap("GetConversation", err)
 	}
@@ -501,7 +516,7 @@ func (s *Store) GetConversation(ctx context.Context, accountID, projectID, conve
 // stored version being expectVersion (and on it being live), the new
 // turn, conditional on its index being free, and the shared ID's item when
 // the conversation has a shared ID (the turn that hands off).
-func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
+func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
 		return err
@@ -518,7 +533,7 @@ func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops
 		return err
 	}
 	names, values := s.liveVersionValues(expectVersion)
-	table := &s.conversationsTable
+	table := &s.table
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName: table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
@@ -546,7 +561,7 @@ func (s *Store) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops
 // expectVersion (and on the conversation being live); for a conversation
 // with a shared ID, one TransactWriteItems of that Put and the shared ID's
 // item.
-func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
+func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
 		return err
@@ -561,7 +576,7 @@ func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation,
 	names, values := s.liveVersionValues(expectVersion)
 	if put, ok := s.sharedIDPut(c); ok { // sharedid.go
 		o, err := s.transact(ctx, "UpdateConversation", []types.TransactWriteItem{{Put: &types.Put{
-			TableName: &s.conversationsTable, Item: conv, ConditionExpression: aws.String(condLiveVersion),
+			TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
 			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}}, put})
@@ -574,7 +589,7 @@ func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation,
 		return nil
 	}
 	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.conversationsTable, Item: conv, ConditionExpression: aws.String(condLiveVersion),
+		TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
 		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -591,12 +606,12 @@ func (s *Store) UpdateConversation(ctx context.Context, c voiceops.Conversation,
 
 // Turns is one Query (more only past 1 MB of turns): the conversation's
 // turns partition, whose marker says the conversation exists.
-func (s *Store) Turns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
+func (s *Conversations) Turns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
 	if !voiceops.ValidConversationID(conversationID) {
 		return nil, voiceops.ErrNotFound
 	}
 	in := &dynamodb.QueryInput{
-		TableName:                 &s.conversationsTable,
+		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String("#pk = :pk"),
 		ExpressionAttributeNames:  namePK,
 		ExpressionAttributeValues: item{":pk": avS(turnsPK(accountID, projectID, conversationID))},
@@ -645,7 +660,7 @@ func (s *Store) Turns(ctx context.Context, accountID, projectID, conversationID 
 // conversations in the range, one Query per shard holding some (more past
 // 1 MB); hours are read in parallel batches that double while the page is
 // not full, so a dense range reads little more than the page.
-func (s *Store) ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
+func (s *Conversations) ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
 	return s.listConversations(ctx, "ListConversations", accountID, projectID, from, to, after, limit, false)
 }
 
@@ -654,7 +669,7 @@ func (s *Store) ListConversations(ctx context.Context, accountID, projectID stri
 // FromNumber, ToNumber, ASRLang, TTSLang, StartedAt, EndedAt, EndReason,
 // InProgress and ExpiresAt (the others are zero), read with a projection:
 // the read of the concurrency sweep and of offsets skipped over.
-func (s *Store) ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
+func (s *Conversations) ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
 	return s.listConversations(ctx, "ListConversationIntervals", accountID, projectID, from, to, after, limit, true)
 }
 
@@ -678,7 +693,7 @@ type hourShards struct {
 	shards []int
 }
 
-func (s *Store) listConversations(ctx context.Context, op, accountID, projectID string, from, to time.Time, after string, limit int, intervals bool) ([]voiceops.Conversation, error) {
+func (s *Conversations) listConversations(ctx context.Context, op, accountID, projectID string, from, to time.Time, after string, limit int, intervals bool) ([]voiceops.Conversation, error) {
 	if after != "" && !voiceops.ValidConversationID(after) {
 		return nil, voiceops.ErrInvalidCursor
 	}
@@ -740,14 +755,14 @@ func (s *Store) listConversations(ctx context.Context, op, accountID, projectID 
 // conversationHours reads the hour index: the hours from first to last
 // (inclusive) with conversations, and their shards, in order. One Query
 // per shard, in parallel.
-func (s *Store) conversationHours(ctx context.Context, op, accountID, projectID string, first, last time.Time) ([]hourShards, error) {
+func (s *Conversations) conversationHours(ctx context.Context, op, accountID, projectID string, first, last time.Time) ([]hourShards, error) {
 	results := make([][]item, voiceops.ConversationShards)
 	errs := make([]error, voiceops.ConversationShards)
 	var wg sync.WaitGroup
 	for shard := range voiceops.ConversationShards {
 		wg.Go(func() {
-			results[shard], errs[shard] = s.conv().query(ctx, op, &dynamodb.QueryInput{
-				TableName:                &s.conversationsTable,
+			results[shard], errs[shard] = s.query(ctx, op, &dynamodb.QueryInput{
+				TableName:                &s.table,
 				KeyConditionExpression:   aws.String("#pk = :pk AND #sk BETWEEN :first AND :last"),
 				ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK},
 				ExpressionAttributeValues: item{
@@ -783,16 +798,10 @@ func (s *Store) conversationHours(ctx context.Context, op, accountID, projectID 
 	return out, nil
 }
 
-// conv returns the store working on the conversations table, so the
-// helpers of items.go (query) serve it too.
-func (s *Store) conv() *Store {
-	return &Store{db: s.db, table: s.conversationsTable, deliveriesTable: s.deliveriesTable, conversationsTable: s.conversationsTable, hours: s.hours, now: s.now}
-}
-
 // rangeRead reads the conversations with sort keys in [lo, hi], other than
 // after, from the shards of one hour.
 type rangeRead struct {
-	s                    *Store
+	s                    *Conversations
 	op                   string
 	accountID, projectID string
 	lo, hi, after        string
@@ -815,7 +824,7 @@ func (r rangeRead) hour(ctx context.Context, h hourShards, limit int) ([]item, e
 	readers := make([]*shardReader, len(h.shards))
 	for i, shard := range h.shards {
 		in := &dynamodb.QueryInput{
-			TableName:                &r.s.conversationsTable,
+			TableName:                &r.s.table,
 			KeyConditionExpression:   aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
 			ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK},
 			ExpressionAttributeValues: item{

@@ -34,7 +34,7 @@ func TestConversationsContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.RunConversations(t, func(t *testing.T) voiceops.Stores {
-		return dynamo.New(db, conversationTables(t, c)).Stores()
+		return dynamo.NewStores(db, conversationTables(t, c))
 	})
 }
 
@@ -44,7 +44,7 @@ type lister interface {
 	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error)
 }
 
-var _ lister = (*dynamo.Store)(nil)
+var _ lister = (*dynamo.Conversations)(nil)
 
 func testConversation(started time.Time) voiceops.Conversation {
 	return voiceops.Conversation{
@@ -60,7 +60,7 @@ func testConversation(started time.Time) voiceops.Conversation {
 func TestConversationCallBudget(t *testing.T) {
 	c := client(t)
 	db := &countingDB{DB: c}
-	s := dynamo.New(db, conversationTables(t, c))
+	s := dynamo.NewConversations(db, conversationTables(t, c).Conversations)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	conv := testConversation(now)
@@ -132,7 +132,7 @@ func shardsOf(cs ...voiceops.Conversation) int {
 func TestConversationLayout(t *testing.T) {
 	c := client(t)
 	names := conversationTables(t, c)
-	s := dynamo.New(c, names)
+	s := dynamo.NewConversations(c, names.Conversations)
 	ctx := t.Context()
 	started := time.Date(2025, 3, 14, 9, 26, 53, 589_000_000, time.UTC)
 	conv := testConversation(started)
@@ -238,7 +238,7 @@ func TestConversationIDs(t *testing.T) {
 
 func TestConversationSDKErrorsAreInternal(t *testing.T) {
 	throttled := &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException", Message: "Dynamo says: throttled"}
-	s := dynamo.New(&failingDB{err: func(int) error { return throttled }}, dynamo.TableNamesFor("x"))
+	s := dynamo.NewConversations(&failingDB{err: func(int) error { return throttled }}, "x-conversations")
 	now := time.Now()
 	conv := testConversation(now)
 	calls := map[string]func(context.Context) error{
@@ -292,7 +292,7 @@ func TestHourIndexWrittenOnce(t *testing.T) {
 	c := client(t)
 	names := conversationTables(t, c)
 	db := &itemsDB{DB: c}
-	s := dynamo.New(db, names)
+	s := dynamo.NewConversations(db, names.Conversations)
 	started := time.Now().UTC().Truncate(time.Hour).Add(7 * time.Minute)
 	conv := func(offset time.Duration) voiceops.Conversation {
 		cv := testConversation(started.Add(offset))
@@ -306,7 +306,7 @@ func TestHourIndexWrittenOnce(t *testing.T) {
 		}
 	}
 	// Another process (store) writes the entry again with its first one.
-	if err := dynamo.New(db, names).CreateConversation(t.Context(), other, nil); err != nil {
+	if err := dynamo.NewConversations(db, names.Conversations).CreateConversation(t.Context(), other, nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int{3, 2, 3}; !slices.Equal(db.sizes, want) {

@@ -87,17 +87,16 @@ func decodeDelivery(it item) (voiceops.Delivery, error) {
 // CreateDeliveries is one transaction of conditional Puts per 100
 // deliveries. Those whose condition fails exist already: the transaction is
 // written again without them.
-func (s *Store) CreateDeliveries(ctx context.Context, ds []voiceops.Delivery) error {
-	d := s.dlv()
+func (s *Deliveries) CreateDeliveries(ctx context.Context, ds []voiceops.Delivery) error {
 	for len(ds) > 0 {
 		chunk := ds[:min(len(ds), 100)]
 		ds = ds[len(chunk):]
 		for len(chunk) > 0 {
 			writes := make([]types.TransactWriteItem, len(chunk))
 			for i, dl := range chunk {
-				writes[i] = d.txPutNew(encodeDelivery(dl))
+				writes[i] = s.txPutNew(encodeDelivery(dl))
 			}
-			o, err := d.transact(ctx, "CreateDeliveries", writes)
+			o, err := s.transact(ctx, "CreateDeliveries", writes)
 			if err != nil {
 				return err
 			}
@@ -117,8 +116,8 @@ func (s *Store) CreateDeliveries(ctx context.Context, ds []voiceops.Delivery) er
 }
 
 // GetDelivery is one GetItem.
-func (s *Store) GetDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {
-	it, found, err := s.dlv().get(ctx, "GetDelivery", deliveryKey(accountID, endpointID, deliveryID))
+func (s *Deliveries) GetDelivery(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {
+	it, found, err := s.get(ctx, "GetDelivery", deliveryKey(accountID, endpointID, deliveryID))
 	if err != nil || !found {
 		return voiceops.Delivery{}, notFound(err)
 	}
@@ -131,17 +130,16 @@ func (s *Store) GetDelivery(ctx context.Context, accountID, endpointID, delivery
 
 // ListDeliveries is one Query of the endpoint's index partition, newest
 // first, bounded below by the TTL (more calls only past 1 MB).
-func (s *Store) ListDeliveries(ctx context.Context, accountID, endpointID string, limit int) ([]voiceops.Delivery, error) {
+func (s *Deliveries) ListDeliveries(ctx context.Context, accountID, endpointID string, limit int) ([]voiceops.Delivery, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	d := s.dlv()
 	// Created after now-TTL: the expired items that TTL has not deleted yet
 	// are left out by the key condition itself (and by queryLimit at the
 	// very edge).
-	lo := sortKeyTime(d.now().Add(-voiceops.DeliveryLogTTL))
-	items, err := d.queryLimit(ctx, "ListDeliveries", &dynamodb.QueryInput{
-		TableName:                 &d.table,
+	lo := sortKeyTime(s.now().Add(-voiceops.DeliveryLogTTL))
+	items, err := s.queryLimit(ctx, "ListDeliveries", &dynamodb.QueryInput{
+		TableName:                 &s.table,
 		IndexName:                 aws.String(deliveriesIndex.Name),
 		KeyConditionExpression:    aws.String("#pk = :pk AND #sk >= :lo"),
 		ExpressionAttributeNames:  map[string]string{"#pk": attrDlvGSI1PK, "#sk": attrDlvGSI1SK},
@@ -163,17 +161,16 @@ func (s *Store) ListDeliveries(ctx context.Context, accountID, endpointID string
 }
 
 // RecordAttempt is one PutItem conditional on attempt_count.
-func (s *Store) RecordAttempt(ctx context.Context, dl voiceops.Delivery, expectAttempts int) error {
-	d := s.dlv()
-	_, err := d.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &d.table, Item: encodeDelivery(dl),
+func (s *Deliveries) RecordAttempt(ctx context.Context, dl voiceops.Delivery, expectAttempts int) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table, Item: encodeDelivery(dl),
 		ConditionExpression:                 aws.String("#count = :expect"),
 		ExpressionAttributeNames:            map[string]string{"#count": attrAttemptCount},
 		ExpressionAttributeValues:           item{":expect": avN(int64(expectAttempts))},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
-		if len(old) == 0 || expired(old, d.now()) {
+		if len(old) == 0 || Expired(old, s.now()) {
 			return voiceops.ErrNotFound
 		}
 		return voiceops.ErrConflictingWrite

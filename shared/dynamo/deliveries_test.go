@@ -12,6 +12,6 @@ func TestDeliveriesContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.RunDeliveries(t, func(t *testing.T) voiceops.Stores {
-		return dynamo.New(db, newTables(t, c)).Stores()
+		return dynamo.NewStores(db, newTables(t, c))
 	})
 }

@@ -45,9 +45,9 @@ func dniKey(accountID, projectID, number string) item {
 }
 
 // DNI returns the store of the projects' DNI pools.
-func (s *Store) DNI() voiceops.DNIStore { return dniStore{s} }
+func (s *Config) DNI() voiceops.DNIStore { return dniStore{s} }
 
-type dniStore struct{ s *Store }
+type dniStore struct{ s *Config }
 
 var _ voiceops.DNIStore = dniStore{}
 

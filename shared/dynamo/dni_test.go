@@ -12,7 +12,7 @@ func TestDNIContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.RunDNI(t, func(t *testing.T) (voiceops.Stores, voiceops.DNIStore) {
-		s := dynamo.New(db, newTables(t, c))
-		return s.Stores(), s.DNI()
+		names := newTables(t, c)
+		return dynamo.NewStores(db, names), dynamo.NewConfig(db, names.Config, names.Deliveries).DNI()
 	})
 }

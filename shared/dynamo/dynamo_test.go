@@ -32,7 +32,7 @@ func TestContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.Run(t, func(t *testing.T) voiceops.Stores {
-		return dynamo.New(db, newTables(t, c)).Stores()
+		return dynamo.NewStores(db, newTables(t, c))
 	})
 }
 
@@ -106,20 +106,20 @@ func TestRuleShard(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range 400 {
 		id := "acct_" + strconv.Itoa(i)
-		s := dynamo.RuleShardOf(id)
-		if s < 0 || s >= dynamo.RuleShards || s != dynamo.RuleShardOf(id) {
+		s := voiceops.RuleShardOf(id)
+		if s < 0 || s >= voiceops.RuleShards || s != voiceops.RuleShardOf(id) {
 			t.Fatalf("RuleShardOf(%q) = %d", id, s)
 		}
 		seen[dynamo.RuleShardKey(s)] = true
 	}
-	if len(seen) != dynamo.RuleShards {
-		t.Errorf("400 accounts spread over %d shards, want all %d", len(seen), dynamo.RuleShards)
+	if len(seen) != voiceops.RuleShards {
+		t.Errorf("400 accounts spread over %d shards, want all %d", len(seen), voiceops.RuleShards)
 	}
 	if got := dynamo.RuleShardKey(7); got != "RULES#07" {
 		t.Errorf("RuleShardKey(7) = %q", got)
 	}
 	// FNV-32a of "" is 2166136261, and 2166136261 % 16 = 5.
-	if got := dynamo.RuleShardOf(""); got != 5 {
+	if got := voiceops.RuleShardOf(""); got != 5 {
 		t.Errorf("RuleShardOf(\"\") = %d, want 5", got)
 	}
 }
@@ -253,7 +253,8 @@ func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transa
 func TestCallBudget(t *testing.T) {
 	c := client(t)
 	db := &countingDB{DB: c}
-	s := dynamo.New(db, newTables(t, c))
+	names := newTables(t, c)
+	s := dynamo.NewConfig(db, names.Config, names.Deliveries)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 
@@ -433,7 +434,7 @@ func TestSDKErrorsAreInternal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var last error
-			s := dynamo.New(&failingDB{err: func(n int) error { last = tc.err(n); return last }}, dynamo.TableNamesFor("x")).Stores()
+			s := dynamo.NewStores(&failingDB{err: func(n int) error { last = tc.err(n); return last }}, dynamo.TableNamesFor("x"))
 			for name, call := range everyMethod(s) {
 				last = nil
 				err := call(t.Context())
@@ -458,7 +459,7 @@ func TestSDKErrorsAreInternal(t *testing.T) {
 
 func TestContextCancelled(t *testing.T) {
 	c := client(t)
-	s := dynamo.New(c, newTables(t, c)).Stores()
+	s := dynamo.NewStores(c, newTables(t, c))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for name, call := range everyMethod(s) {
@@ -498,7 +499,7 @@ func (c *conflictingDB) TransactWriteItems(ctx context.Context, in *dynamodb.Tra
 func TestTransactionConflictsAreRetried(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
-	direct := dynamo.New(c, names)
+	direct := dynamo.NewConfig(c, names.Config, names.Deliveries)
 	acct := voiceops.Account{ID: voiceops.NewID(voiceops.PrefixAccount), Name: "a", CreatedAt: time.Now()}
 	if err := direct.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
@@ -509,7 +510,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 
 	t.Run("a few conflicts, then success", func(t *testing.T) {
 		db := &conflictingDB{DB: c, conflicts: 2}
-		if err := dynamo.New(db, names).CreateRule(t.Context(), rule); err != nil {
+		if err := dynamo.NewConfig(db, names.Config, names.Deliveries).CreateRule(t.Context(), rule); err != nil {
 			t.Fatalf("CreateRule: %v", err)
 		}
 		if db.calls != 3 {
@@ -523,7 +524,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 		db := &conflictingDB{DB: c, conflicts: 1000}
 		r := rule
 		r.ID = voiceops.NewID(voiceops.PrefixRule)
-		err := dynamo.New(db, names).CreateRule(t.Context(), r)
+		err := dynamo.NewConfig(db, names.Config, names.Deliveries).CreateRule(t.Context(), r)
 		if !errors.Is(err, voiceops.ErrConflictingWrite) {
 			t.Fatalf("CreateRule: want ErrConflictingWrite, got %v", err)
 		}
@@ -541,7 +542,7 @@ func TestTransactionConflictsAreRetried(t *testing.T) {
 func TestExpiredItemsAreIgnored(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
-	s := dynamo.New(c, names)
+	s := dynamo.NewConfig(c, names.Config, names.Deliveries)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	acct := voiceops.Account{ID: voiceops.NewID(voiceops.PrefixAccount), Name: "a", CreatedAt: now}
@@ -600,7 +601,7 @@ func TestExpiredItemsAreIgnored(t *testing.T) {
 func TestEvaluatorIndex(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
-	s := dynamo.New(c, names)
+	s := dynamo.NewConfig(c, names.Config, names.Deliveries)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	acct := voiceops.Account{ID: voiceops.NewID(voiceops.PrefixAccount), Name: "a", CreatedAt: now}
@@ -620,7 +621,7 @@ func TestEvaluatorIndex(t *testing.T) {
 	indexed := func() []string {
 		t.Helper()
 		var ids []string
-		for shard := range dynamo.RuleShards {
+		for shard := range voiceops.RuleShards {
 			out, err := c.Query(ctx, &dynamodb.QueryInput{
 				TableName: aws.String(names.Config), IndexName: aws.String(tables.Config.GSIs[0].Name),
 				KeyConditionExpression:    aws.String("#p = :p"),
@@ -635,8 +636,8 @@ func TestEvaluatorIndex(t *testing.T) {
 				if err != nil {
 					t.Fatalf("DecodeRule: %v", err)
 				}
-				if shard != dynamo.RuleShardOf(r.AccountID) {
-					t.Errorf("rule %s on shard %d, want %d", r.ID, shard, dynamo.RuleShardOf(r.AccountID))
+				if shard != voiceops.RuleShardOf(r.AccountID) {
+					t.Errorf("rule %s on shard %d, want %d", r.ID, shard, voiceops.RuleShardOf(r.AccountID))
 				}
 				ids = append(ids, r.ID)
 			}

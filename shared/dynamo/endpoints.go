@@ -54,7 +54,7 @@ func decodeEndpoint(it item) (voiceops.WebhookEndpoint, error) {
 
 // CreateEndpoint is one transaction: take a place under the account's
 // endpoint limit and put the endpoint.
-func (s *Store) CreateEndpoint(ctx context.Context, e voiceops.WebhookEndpoint) error {
+func (s *Config) CreateEndpoint(ctx context.Context, e voiceops.WebhookEndpoint) error {
 	const place, put = 0, 1
 	o, err := s.transact(ctx, "CreateEndpoint", []types.TransactWriteItem{
 		place: s.txTakePlace(e.AccountID, attrEndpointCount, voiceops.MaxEndpointsPerAccount),
@@ -74,7 +74,7 @@ func (s *Store) CreateEndpoint(ctx context.Context, e voiceops.WebhookEndpoint) 
 }
 
 // GetEndpoint is one GetItem.
-func (s *Store) GetEndpoint(ctx context.Context, accountID, endpointID string) (voiceops.WebhookEndpoint, error) {
+func (s *Config) GetEndpoint(ctx context.Context, accountID, endpointID string) (voiceops.WebhookEndpoint, error) {
 	it, found, err := s.get(ctx, "GetEndpoint", endpointKey(accountID, endpointID))
 	if err != nil || !found {
 		return voiceops.WebhookEndpoint{}, notFound(err)
@@ -87,7 +87,7 @@ func (s *Store) GetEndpoint(ctx context.Context, accountID, endpointID string) (
 }
 
 // ListEndpoints is one Query (more only past a page of 1 MB).
-func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]voiceops.WebhookEndpoint, error) {
+func (s *Config) ListEndpoints(ctx context.Context, accountID string) ([]voiceops.WebhookEndpoint, error) {
 	items, err := s.queryPrefix(ctx, "ListEndpoints", pkAccount+accountID, skEndpoint)
 	if err != nil {
 		return nil, err
@@ -105,13 +105,13 @@ func (s *Store) ListEndpoints(ctx context.Context, accountID string) ([]voiceops
 }
 
 // UpdateEndpoint is one conditional PutItem.
-func (s *Store) UpdateEndpoint(ctx context.Context, e voiceops.WebhookEndpoint, expectVersion int64) error {
+func (s *Config) UpdateEndpoint(ctx context.Context, e voiceops.WebhookEndpoint, expectVersion int64) error {
 	return s.putVersion(ctx, "UpdateEndpoint", encodeEndpoint(e), expectVersion)
 }
 
 // DeleteEndpoint reads the endpoint, then deletes it and frees its place in
 // one transaction conditional on the version read: two calls.
-func (s *Store) DeleteEndpoint(ctx context.Context, accountID, endpointID string) error {
+func (s *Config) DeleteEndpoint(ctx context.Context, accountID, endpointID string) error {
 	for range deleteAttempts {
 		e, err := s.GetEndpoint(ctx, accountID, endpointID)
 		if err != nil {

@@ -64,7 +64,7 @@ const (
 // cancellation only for conflicts with concurrent transactions is retried a
 // few times with jittered backoff, then returned as ErrConflictingWrite.
 // Every other failure is an internal error.
-func (s *Store) transact(ctx context.Context, op string, items []types.TransactWriteItem) (outcome, error) {
+func (s *store) transact(ctx context.Context, op string, items []types.TransactWriteItem) (outcome, error) {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
 	for attempt := 1; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
@@ -97,11 +97,17 @@ func (s *Store) transact(ctx context.Context, op string, items []types.TransactW
 		case attempt == conflictAttempts:
 			return outcome{}, voiceops.ErrConflictingWrite
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := Backoff(ctx, attempt); err != nil {
 			return outcome{}, wrap(op, err)
 		}
 	}
 }
+
+// Backoff waits before the next try of a call that DynamoDB turned down
+// for contention (a transaction conflict, unprocessed batch items): a
+// random pause that grows with attempt (from 1). It returns ctx's error if
+// ctx ends first.
+func Backoff(ctx context.Context, attempt int) error { return sleep(ctx, backoff(attempt)) }
 
 // backoff returns a random delay that grows with the attempt number.
 func backoff(attempt int) time.Duration {

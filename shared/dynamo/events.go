@@ -17,6 +17,18 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
+// Deliveries is the store of the deliveries table: alert events and their
+// deliveries (the event store and the delivery store of the domain).
+type Deliveries struct{ store }
+
+// NewDeliveries returns the store of the deliveries table named table.
+func NewDeliveries(db DB, table string) *Deliveries { return &Deliveries{newStore(db, table)} }
+
+var (
+	_ voiceops.EventStore    = (*Deliveries)(nil)
+	_ voiceops.DeliveryStore = (*Deliveries)(nil)
+)
+
 // Alert events live in the deliveries table, next to their deliveries:
 //
 //	event     pk=EVT#<acct>             sk=<event_id>
@@ -143,15 +155,9 @@ func eventPut(table string, e voiceops.AlertEvent) *types.Put {
 	}
 }
 
-// dlv returns the store working on the deliveries table, so the helpers of
-// items.go and errors.go (get, query, transact) serve both tables.
-func (s *Store) dlv() *Store {
-	return &Store{db: s.db, table: s.deliveriesTable, deliveriesTable: s.deliveriesTable, now: s.now}
-}
-
 // PutEvent is one conditional PutItem: ErrAlreadyExists when the ID exists.
-func (s *Store) PutEvent(ctx context.Context, e voiceops.AlertEvent) error {
-	p := eventPut(s.deliveriesTable, e)
+func (s *Deliveries) PutEvent(ctx context.Context, e voiceops.AlertEvent) error {
+	p := eventPut(s.table, e)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
 		ExpressionAttributeNames: p.ExpressionAttributeNames,
@@ -166,8 +172,8 @@ func (s *Store) PutEvent(ctx context.Context, e voiceops.AlertEvent) error {
 }
 
 // GetEvent is one GetItem.
-func (s *Store) GetEvent(ctx context.Context, accountID, eventID string) (voiceops.AlertEvent, error) {
-	it, found, err := s.dlv().get(ctx, "GetEvent", eventKey(accountID, eventID))
+func (s *Deliveries) GetEvent(ctx context.Context, accountID, eventID string) (voiceops.AlertEvent, error) {
+	it, found, err := s.get(ctx, "GetEvent", eventKey(accountID, eventID))
 	if err != nil || !found {
 		return voiceops.AlertEvent{}, notFound(err)
 	}
@@ -181,12 +187,11 @@ func (s *Store) GetEvent(ctx context.Context, accountID, eventID string) (voiceo
 // PendingEvents is one Query per outbox shard (OutboxShards, run at once),
 // each reading at most limit of the shard's oldest pending events created
 // in the last DeliveryLogTTL; the merge keeps the oldest limit.
-func (s *Store) PendingEvents(ctx context.Context, createdBefore time.Time, limit int) ([]voiceops.AlertEvent, error) {
+func (s *Deliveries) PendingEvents(ctx context.Context, createdBefore time.Time, limit int) ([]voiceops.AlertEvent, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	d := s.dlv()
-	lo := sortKeyTime(d.now().Add(-voiceops.DeliveryLogTTL))
+	lo := sortKeyTime(s.now().Add(-voiceops.DeliveryLogTTL))
 	hi := sortKeyTime(createdBefore) + "$" // '$' sorts after the '#' that ends the time
 	var (
 		wg      sync.WaitGroup
@@ -195,8 +200,8 @@ func (s *Store) PendingEvents(ctx context.Context, createdBefore time.Time, limi
 	)
 	for shard := range OutboxShards {
 		wg.Go(func() {
-			results[shard], errs[shard] = d.queryLimit(ctx, "PendingEvents", &dynamodb.QueryInput{
-				TableName:                 &d.table,
+			results[shard], errs[shard] = s.queryLimit(ctx, "PendingEvents", &dynamodb.QueryInput{
+				TableName:                 &s.table,
 				IndexName:                 aws.String(deliveriesIndex.Name),
 				KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
 				ExpressionAttributeNames:  map[string]string{"#pk": attrDlvGSI1PK, "#sk": attrDlvGSI1SK},
@@ -237,7 +242,7 @@ func sortEventsOldestFirst(es []voiceops.AlertEvent) {
 
 // queryLimit returns up to limit live items of a query, reading pages with
 // Limit set until it has them or the query ends.
-func (s *Store) queryLimit(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]item, error) {
+func (s *store) queryLimit(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]item, error) {
 	var items []item
 	now := s.now()
 	for {
@@ -247,7 +252,7 @@ func (s *Store) queryLimit(ctx context.Context, op string, in *dynamodb.QueryInp
 			return nil, wrap(op, err)
 		}
 		for _, it := range out.Items {
-			if !expired(it, now) {
+			if !Expired(it, now) {
 				items = append(items, it)
 			}
 		}
@@ -260,9 +265,9 @@ func (s *Store) queryLimit(ctx context.Context, op string, in *dynamodb.QueryInp
 
 // MarkFannedOut is one UpdateItem removing the outbox index attributes;
 // marking twice is harmless.
-func (s *Store) MarkFannedOut(ctx context.Context, accountID, eventID string) error {
+func (s *Deliveries) MarkFannedOut(ctx context.Context, accountID, eventID string) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.deliveriesTable), Key: eventKey(accountID, eventID),
+		TableName: &s.table, Key: eventKey(accountID, eventID),
 		UpdateExpression:         aws.String("REMOVE #g1pk, #g1sk"),
 		ConditionExpression:      aws.String(condExists),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#g1pk": attrDlvGSI1PK, "#g1sk": attrDlvGSI1SK},

@@ -12,7 +12,7 @@ func TestEventsContract(t *testing.T) {
 	c := client(t)
 	db := &serialDB{DB: c}
 	storetest.RunEvents(t, func(t *testing.T) voiceops.Stores {
-		return dynamo.New(db, newTables(t, c)).Stores()
+		return dynamo.NewStores(db, newTables(t, c))
 	})
 }
 

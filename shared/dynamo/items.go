@@ -51,17 +51,10 @@ const (
 	gsiRulePrefix = "RULES#"
 )
 
-// RuleShards is how many evaluator-index partitions enabled rules spread
-// over; the evaluator queries RuleShardKey of every shard.
-const RuleShards = voiceops.RuleShards
-
 // RuleShardKey returns the evaluator-index partition of shard (0 to
-// RuleShards-1): "RULES#00" to "RULES#15".
+// voiceops.RuleShards-1, voiceops.RuleShardOf an account): "RULES#00" to
+// "RULES#15".
 func RuleShardKey(shard int) string { return fmt.Sprintf("%s%02d", gsiRulePrefix, shard) }
-
-// RuleShardOf returns the evaluator-index shard of an account's rules: the
-// FNV-32a hash of the account ID modulo RuleShards.
-func RuleShardOf(accountID string) int { return voiceops.RuleShardOf(accountID) }
 
 func key(pk, sk string) item { return item{attrPK: avS(pk), attrSK: avS(sk)} }
 
@@ -258,10 +251,10 @@ func (r *reader) stringMap(name string) map[string]string {
 	return out
 }
 
-// expired reports whether the item's TTL attribute (unix seconds) has
-// passed. DynamoDB deletes such items up to days late, so every read
-// ignores them.
-func expired(it item, now time.Time) bool {
+// Expired reports whether the item's TTL attribute (tables.TTL, unix
+// seconds) has passed. DynamoDB deletes such items up to days late, so
+// every read of every table ignores them (shared/dynamo/metricstore too).
+func Expired(it map[string]types.AttributeValue, now time.Time) bool {
 	n, ok := it[attrTTL].(*types.AttributeValueMemberN)
 	if !ok {
 		return false
@@ -280,12 +273,12 @@ func expired(it item, now time.Time) bool {
 // --- reads ----------------------------------------------------------------------
 
 // get reads one item; found is false when it is missing or expired.
-func (s *Store) get(ctx context.Context, op string, k item) (it item, found bool, err error) {
+func (s *store) get(ctx context.Context, op string, k item) (it item, found bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, false, wrap(op, err)
 	}
-	if len(out.Item) == 0 || expired(out.Item, s.now()) {
+	if len(out.Item) == 0 || Expired(out.Item, s.now()) {
 		return nil, false, nil
 	}
 	return out.Item, true, nil
@@ -293,7 +286,7 @@ func (s *Store) get(ctx context.Context, op string, k item) (it item, found bool
 
 // queryPrefix returns the live items of partition pk whose sort key starts
 // with prefix, in sort-key order, following every page.
-func (s *Store) queryPrefix(ctx context.Context, op, pk, prefix string) ([]item, error) {
+func (s *store) queryPrefix(ctx context.Context, op, pk, prefix string) ([]item, error) {
 	return s.query(ctx, op, &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String("#pk = :pk AND begins_with(#sk, :prefix)"),
@@ -303,7 +296,7 @@ func (s *Store) queryPrefix(ctx context.Context, op, pk, prefix string) ([]item,
 	})
 }
 
-func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput) ([]item, error) {
+func (s *store) query(ctx context.Context, op string, in *dynamodb.QueryInput) ([]item, error) {
 	var items []item
 	now := s.now()
 	for {
@@ -312,7 +305,7 @@ func (s *Store) query(ctx context.Context, op string, in *dynamodb.QueryInput) (
 			return nil, wrap(op, err)
 		}
 		for _, it := range out.Items {
-			if !expired(it, now) {
+			if !Expired(it, now) {
 				items = append(items, it)
 			}
 		}
@@ -336,14 +329,14 @@ const (
 var namePK = map[string]string{"#pk": attrPK}
 
 // txPutNew puts an item that must not exist yet.
-func (s *Store) txPutNew(it item) types.TransactWriteItem {
+func (s *store) txPutNew(it item) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
 	}}
 }
 
 // txExists checks that an item exists.
-func (s *Store) txExists(k item) types.TransactWriteItem {
+func (s *store) txExists(k item) types.TransactWriteItem {
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName: &s.table, Key: k, ConditionExpression: aws.String(condExists), ExpressionAttributeNames: namePK,
 	}}
@@ -351,7 +344,7 @@ func (s *Store) txExists(k item) types.TransactWriteItem {
 
 // txPutVersion replaces an item whose version is expect; on failure the
 // outcome's old item tells a stale version (present) from a missing item.
-func (s *Store) txPutVersion(it item, expect int64) types.TransactWriteItem {
+func (s *store) txPutVersion(it item, expect int64) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String(condVersion),
 		ExpressionAttributeNames:            map[string]string{"#version": attrVersion},
@@ -361,7 +354,7 @@ func (s *Store) txPutVersion(it item, expect int64) types.TransactWriteItem {
 }
 
 // txDeleteVersion deletes an item whose version is expect.
-func (s *Store) txDeleteVersion(k item, expect int64) types.TransactWriteItem {
+func (s *store) txDeleteVersion(k item, expect int64) types.TransactWriteItem {
 	return types.TransactWriteItem{Delete: &types.Delete{
 		TableName: &s.table, Key: k, ConditionExpression: aws.String(condVersion),
 		ExpressionAttributeNames:  map[string]string{"#version": attrVersion},
@@ -372,7 +365,7 @@ func (s *Store) txDeleteVersion(k item, expect int64) types.TransactWriteItem {
 // txTakePlace adds one to a counter of the account item if it is below max;
 // on failure the outcome's old item is the account (limit reached) or nil
 // (no such account).
-func (s *Store) txTakePlace(accountID, counter string, max int) types.TransactWriteItem {
+func (s *store) txTakePlace(accountID, counter string, max int) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table, Key: accountKey(accountID),
 		UpdateExpression:                    aws.String("ADD #count :one"),
@@ -384,7 +377,7 @@ func (s *Store) txTakePlace(accountID, counter string, max int) types.TransactWr
 }
 
 // txFreePlace subtracts one from a counter of the account item.
-func (s *Store) txFreePlace(accountID, counter string) types.TransactWriteItem {
+func (s *store) txFreePlace(accountID, counter string) types.TransactWriteItem {
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: &s.table, Key: accountKey(accountID),
 		UpdateExpression:          aws.String("ADD #count :minus"),
@@ -397,7 +390,7 @@ func (s *Store) txFreePlace(accountID, counter string) types.TransactWriteItem {
 // putVersion replaces an item whose version is expect, in one PutItem:
 // ErrConflictingWrite when the stored version differs, ErrNotFound when
 // there is no such item.
-func (s *Store) putVersion(ctx context.Context, op string, it item, expect int64) error {
+func (s *store) putVersion(ctx context.Context, op string, it item, expect int64) error {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String(condVersion),
 		ExpressionAttributeNames:            map[string]string{"#version": attrVersion},
@@ -405,7 +398,7 @@ func (s *Store) putVersion(ctx context.Context, op string, it item, expect int64
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
-		if len(old) == 0 || expired(old, s.now()) {
+		if len(old) == 0 || Expired(old, s.now()) {
 			return voiceops.ErrNotFound
 		}
 		return voiceops.ErrConflictingWrite

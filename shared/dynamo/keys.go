@@ -52,7 +52,7 @@ func decodeKey(it item) (voiceops.Key, error) {
 // CreateKey writes both items of a key in one transaction, checking that
 // the account (and project) exist: ErrNotFound otherwise, ErrAlreadyExists
 // when the digest or key ID is already stored.
-func (s *Store) CreateKey(ctx context.Context, k voiceops.Key) error {
+func (s *Config) CreateKey(ctx context.Context, k voiceops.Key) error {
 	writes := []types.TransactWriteItem{
 		s.txExists(accountKey(k.AccountID)),
 		s.txPutNew(encodeKey(digestKey(k.Digest), k)),
@@ -74,7 +74,7 @@ func (s *Store) CreateKey(ctx context.Context, k voiceops.Key) error {
 }
 
 // KeyByDigest reads the digest item: one GetItem.
-func (s *Store) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
+func (s *Config) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
 	it, found, err := s.get(ctx, "KeyByDigest", digestKey(digest))
 	if err != nil || !found {
 		return voiceops.Key{}, notFound(err)
@@ -87,7 +87,7 @@ func (s *Store) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, e
 }
 
 // ListKeys returns the account's keys ordered by creation time, then ID.
-func (s *Store) ListKeys(ctx context.Context, accountID string) ([]voiceops.Key, error) {
+func (s *Config) ListKeys(ctx context.Context, accountID string) ([]voiceops.Key, error) {
 	items, err := s.queryPrefix(ctx, "ListKeys", pkAccount+accountID, skKey)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ const revokeAttempts = 3
 // RevokeKey marks both items of a key revoked in one transaction. The
 // account item's condition (not yet revoked) detects a concurrent
 // revocation, whose time is then kept and returned.
-func (s *Store) RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) (voiceops.Key, error) {
+func (s *Config) RevokeKey(ctx context.Context, accountID, keyID string, at time.Time) (voiceops.Key, error) {
 	for range revokeAttempts {
 		it, found, err := s.get(ctx, "RevokeKey", accountKeyKey(accountID, keyID))
 		if err != nil || !found {

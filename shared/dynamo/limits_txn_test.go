@@ -38,7 +38,7 @@ const (
 // DB, so a change of dynamo's constructors (per-table constructors such as
 // dynamo.NewConfig(db, table)) changes this function only.
 func newLimitStores(db dynamo.DB) (voiceops.RuleStore, voiceops.EndpointStore) {
-	s := dynamo.New(db, dynamo.TableNames{Config: txnConfigTable, Deliveries: "test-deliveries", Conversations: "test-conversations"})
+	s := dynamo.NewConfig(db, txnConfigTable, "test-deliveries")
 	return s, s
 }
 

@@ -6,15 +6,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // MetricCounts writes count-only items on the metrics table: what a
 // function that only counts (the API functions' own api_errors) records,
 // without linking the latency sketches (sketches-go and protobuf, some 3 MB
 // of binary). The items are the ones the metric store writes for buckets
-// without turns (the layout in metrics.go), so readers see no difference.
+// without turns (the layout in metriclayout.go), so readers see no difference.
 type MetricCounts struct {
 	db    DB
 	table string
@@ -28,17 +26,17 @@ func NewMetricCounts(db DB, table string) *MetricCounts { return &MetricCounts{d
 // scope and, with a project, on the project's.
 func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string, at time.Time) error {
 	minute := at.UTC().Truncate(time.Minute)
-	partitions := []string{metricPKPrefix + accountID}
+	partitions := []string{MetricPartition(accountID, "")}
 	if projectID != "" {
-		partitions = append(partitions, metricPKPrefix+accountID+"#"+projectID)
+		partitions = append(partitions, MetricPartition(accountID, projectID))
 	}
 	for _, pk := range partitions {
 		_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: item{
-			attrMetricPK:        avS(pk),
-			attrMetricSK:        avS(metricMinuteKey(minute) + "#" + voiceops.RandomBase62(16)),
-			attrMetricTTL:       avN(metricExpiry(minute).Unix()),
-			attrMetricActivity:  avN(1),
-			attrMetricAPIErrors: avN(1),
+			metricAttrPK:        avS(pk),
+			metricAttrSK:        avS(MetricSortKey(minute)),
+			metricAttrTTL:       avN(MetricExpiry(minute).Unix()),
+			MetricAttrActivity:  avN(1),
+			MetricAttrAPIErrors: avN(1),
 		}})
 		if err != nil {
 			return wrap("APIError", err)

@@ -46,7 +46,7 @@ func encodeRule(r voiceops.AlertRule) item {
 	setOpt(it, attrCurrentValue, r.CurrentValue, avN)
 	it[attrVersion] = avN(r.Version)
 	if r.Enabled {
-		it[attrGSI1PK] = avS(RuleShardKey(RuleShardOf(r.AccountID)))
+		it[attrGSI1PK] = avS(RuleShardKey(voiceops.RuleShardOf(r.AccountID)))
 		it[attrGSI1SK] = avS(r.AccountID + "#" + r.ID)
 	}
 	return it
@@ -68,7 +68,7 @@ func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) 
 
 // CreateRule is one transaction: take a place under the account's rule
 // limit, put the rule, and check its project.
-func (s *Store) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
+func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 	const place, put, project = 0, 1, 2
 	writes := []types.TransactWriteItem{
 		place: s.txTakePlace(r.AccountID, attrRuleCount, voiceops.MaxRulesPerAccount),
@@ -94,7 +94,7 @@ func (s *Store) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 }
 
 // GetRule is one GetItem.
-func (s *Store) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+func (s *Config) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
 	it, found, err := s.get(ctx, "GetRule", ruleKey(accountID, ruleID))
 	if err != nil || !found {
 		return voiceops.AlertRule{}, notFound(err)
@@ -107,7 +107,7 @@ func (s *Store) GetRule(ctx context.Context, accountID, ruleID string) (voiceops
 }
 
 // ListRules is one Query (more only past a page of 1 MB).
-func (s *Store) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
+func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
 	items, err := s.queryPrefix(ctx, "ListRules", pkAccount+accountID, skRule)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (s *Store) ListRules(ctx context.Context, accountID string) ([]voiceops.Ale
 //
 // With events, the Put and one Put per event (in the deliveries table) are
 // one transaction: the state change and its events are written together.
-func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
+func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
 	checkProject = checkProject && r.ProjectID != nil
 	if !checkProject && len(events) == 0 {
 		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
@@ -161,7 +161,7 @@ func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVers
 }
 
 // ListEnabledRules is one Query of the sparse evaluator index per page.
-func (s *Store) ListEnabledRules(ctx context.Context, shard int) ([]voiceops.AlertRule, error) {
+func (s *Config) ListEnabledRules(ctx context.Context, shard int) ([]voiceops.AlertRule, error) {
 	items, err := s.query(ctx, "ListEnabledRules", &dynamodb.QueryInput{
 		TableName: &s.table, IndexName: aws.String(index1.Name),
 		KeyConditionExpression:    aws.String("#gpk = :gpk"),
@@ -188,7 +188,7 @@ const deleteAttempts = 3
 
 // DeleteRule reads the rule, then deletes it and frees its place in one
 // transaction conditional on the version read: two calls.
-func (s *Store) DeleteRule(ctx context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
+func (s *Config) DeleteRule(ctx context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
 	for range deleteAttempts {
 		r, err := s.GetRule(ctx, accountID, ruleID)
 		if err != nil {

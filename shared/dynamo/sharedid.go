@@ -43,24 +43,24 @@ func sharedIDKey(accountID, projectID, sharedID string) (item, bool) {
 }
 
 // sharedIDPut returns the Put of c's shared ID item, if c has one.
-func (s *Store) sharedIDPut(c voiceops.Conversation) (types.TransactWriteItem, bool) {
+func (s *Conversations) sharedIDPut(c voiceops.Conversation) (types.TransactWriteItem, bool) {
 	it, ok := sharedIDKey(c.AccountID, c.ProjectID, c.SharedID)
 	if !ok {
 		return types.TransactWriteItem{}, false
 	}
 	it[attrID] = avS(c.ID)
 	setExpiry(it, c.ExpiresAt, 0)
-	return types.TransactWriteItem{Put: &types.Put{TableName: &s.conversationsTable, Item: it}}, true
+	return types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: it}}, true
 }
 
 // ConversationBySharedID is two GetItems: the shared ID's item, then the
 // conversation it names (which must still carry that shared ID).
-func (s *Store) ConversationBySharedID(ctx context.Context, accountID, projectID, sharedID string) (voiceops.Conversation, error) {
+func (s *Conversations) ConversationBySharedID(ctx context.Context, accountID, projectID, sharedID string) (voiceops.Conversation, error) {
 	k, ok := sharedIDKey(accountID, projectID, sharedID)
 	if !ok {
 		return voiceops.Conversation{}, voiceops.ErrNotFound
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.conversationsTable, Key: k, ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return voiceops.Conversation{}, wrap("ConversationBySharedID", err)
 	}

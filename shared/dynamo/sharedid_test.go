@@ -46,7 +46,7 @@ func (d *txSizesDB) takeSizes() []int {
 func TestSharedIDCallBudget(t *testing.T) {
 	c := client(t)
 	db := &txSizesDB{countingDB: &countingDB{DB: c}}
-	s := dynamo.New(db, conversationTables(t, c))
+	s := dynamo.NewConversations(db, conversationTables(t, c).Conversations)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	conv := testConversation(now)

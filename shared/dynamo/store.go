@@ -2,19 +2,12 @@
 // shared/voiceops. It passes the same contract suite (shared/storetest) as
 // the in-memory implementation.
 //
-// Every record of the configuration table lives under its account's
-// partition ("ACCT#<account>"), so no query can cross tenants:
-//
-//	account   pk=ACCT#<id>    sk=A              also rule_count, endpoint_count; gsi1pk=ACCOUNTS gsi1sk=<id>
-//	project   pk=ACCT#<acct>  sk=PROJ#<id>
-//	key       pk=ACCT#<acct>  sk=KEY#<id>       listing and revoking
-//	key       pk=KEY#<digest> sk=K              lookup by digest (written in the same transaction)
-//	rule      pk=ACCT#<acct>  sk=RULE#<id>      enabled rules only: gsi1pk=RULES#<shard> gsi1sk=<acct>#<id>
-//	endpoint  pk=ACCT#<acct>  sk=WHE#<id>
-//
-// Per-account limits are counters on the account item, changed in the same
-// transaction as the record they count, under a condition: never a
-// read-then-write.
+// There is one store type per table, each built from the client and the
+// table's name: Config (accounts, projects, keys, rules, endpoints, DNI
+// pools and agent configurations), Deliveries (alert events and their
+// deliveries), Conversations (conversations and turns) and Calls (outbound
+// calls). The metric store, which needs the DDSketch encoding, is
+// shared/dynamo/metricstore. Adapters take their client; none builds one.
 package dynamo
 
 import (
@@ -88,35 +81,23 @@ func (n TableNames) Of(t tables.Table) string {
 	return ""
 }
 
-// Store implements the account, rule and endpoint stores on the
-// configuration table.
-type Store struct {
+// store is what every store of one table holds: the client, the table's
+// name, and the clock that tells expired items. The helpers of items.go and
+// errors.go (get, query, transact, ...) are its methods, so they serve
+// every table alike.
+type store struct {
 	db    DB
 	table string
-	// deliveriesTable holds alert events and deliveries (events.go).
-	deliveriesTable string
-	// conversationsTable holds conversations and turns (conversations.go);
-	// hours remembers the hour index entries written there.
-	conversationsTable string
-	hours              *hourCache
-	now                func() time.Time
+	now   func() time.Time
 }
 
-// New returns a store using db; it never builds a client itself.
-func New(db DB, names TableNames) *Store {
-	return &Store{db: db, table: names.Config, deliveriesTable: names.Deliveries, conversationsTable: names.Conversations, hours: newHourCache(), now: time.Now}
-}
+func newStore(db DB, table string) store { return store{db: db, table: table, now: time.Now} }
 
-// Stores returns the store behind every interface of the domain.
-func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s}
+// NewStores returns the domain's aggregate of stores over a stack's tables,
+// for what uses them all (the dev server, tests). A function builds only
+// the stores it uses: NewConfig, NewDeliveries, NewConversations.
+func NewStores(db DB, names TableNames) voiceops.Stores {
+	c := NewConfig(db, names.Config, names.Deliveries)
+	d := NewDeliveries(db, names.Deliveries)
+	return voiceops.Stores{Accounts: c, Rules: c, Endpoints: c, Events: d, Deliveries: d, Conversations: NewConversations(db, names.Conversations)}
 }
-
-var (
-	_ voiceops.AccountStore      = (*Store)(nil)
-	_ voiceops.RuleStore         = (*Store)(nil)
-	_ voiceops.EndpointStore     = (*Store)(nil)
-	_ voiceops.EventStore        = (*Store)(nil)
-	_ voiceops.DeliveryStore     = (*Store)(nil)
-	_ voiceops.ConversationStore = (*Store)(nil)
-)

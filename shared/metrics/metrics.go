@@ -46,7 +46,7 @@ const (
 	// minute), and how old an event may be. An event dated near that edge
 	// is accepted but its bucket expires soon after: no window (60 minutes
 	// at most) reads that far back.
-	Retention = 2 * time.Hour
+	Retention = voiceops.MetricRetention
 	// MaxFuture is how far ahead of the receiver's clock an event may be
 	// dated (producers' clocks drift a little).
 	MaxFuture = time.Minute

@@ -7,7 +7,7 @@ import (
 )
 
 // Store keeps buckets for Retention. Implementations: shared/memory and
-// shared/dynamo, held to one contract by shared/storetest.RunMetrics.
+// shared/dynamo/metricstore, held to one contract by shared/storetest.RunMetrics.
 type Store interface {
 	// AddBuckets adds buckets to what is stored: counts add up and sketches
 	// merge with those already stored for the same scope and minute.

@@ -1,5 +1,7 @@
 package voiceops
 
+import "time"
+
 // MetricKind is what a metric event reports: the "metric" of the internal
 // intake, counted per scope and minute by shared/metrics.
 type MetricKind string
@@ -85,3 +87,7 @@ func (m Metric) Source() (MetricSource, bool) {
 	}
 	return MetricSource{}, false
 }
+
+// MetricRetention is how long metric buckets are kept (from the start of
+// their minute), and how old a metric event may be.
+const MetricRetention = 2 * time.Hour

@@ -1,4 +1,4 @@
-package dynamo_test
+package metricstore_test
 
 import (
 	"context"
@@ -6,24 +6,26 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // TestMetricCountsReadBackAsAPIErrors: an api_error written by the lean
-// writer reads back through the metric store like a recorded event.
+// writer (shared/dynamo, no sketches) reads back through the metric store
+// like a recorded event: the two writers share one item layout.
 func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
 	db := client(t)
-	names := newTables(t, db)
+	table := newTable(t, db)
 	now := time.Now().UTC()
-	c := dynamo.NewMetricCounts(db, names.Metrics)
+	c := dynamo.NewMetricCounts(db, table)
 	if err := c.APIError(context.Background(), "acct_m", "proj_m", now); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.APIError(context.Background(), "acct_m", "", now); err != nil {
 		t.Fatal(err)
 	}
-	m := dynamo.NewMetrics(db, names.Metrics)
+	m := metricstore.New(db, table)
 	for scope, want := range map[metrics.Scope]int64{{AccountID: "acct_m"}: 2, {AccountID: "acct_m", ProjectID: "proj_m"}: 1} {
 		bs, err := m.ReadBuckets(context.Background(), scope, now.Add(-time.Hour), now.Add(time.Minute))
 		if err != nil {

@@ -1,4 +1,8 @@
-package dynamo
+// Package metricstore is the metric store (metrics.Store) on the DynamoDB
+// metrics table. It is apart from shared/dynamo because its items hold
+// DDSketch sketches in their protobuf encoding: only the functions that
+// record or read metrics link those libraries.
+package metricstore
 
 import (
 	"context"
@@ -11,40 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The metrics table holds one item per write of a scope's minute:
-//
-//	pk=M#<account>             sk=<minute: 10-digit unix seconds>#<random writer ID>
-//	pk=M#<account>#<project>   (same)
-//	attributes: activity, turns, api_errors, function_errors, call_crashes,
-//	call_volume (numbers, absent when 0), latency (binary: the DDSketch in
-//	its protobuf encoding, absent without turns), expires_at = minute + 2 h.
-//
-// Every AddBuckets writes new items rather than updating one item per
-// minute, so no single item takes every write of a busy project (an item
-// sustains about 1,000 writes a second; a partition far more). A read is
-// one Query of the scope's partition over the sort-key range of its
-// minutes; it merges the items of each minute. Account and project IDs
-// never contain '#', so the keys of two scopes never collide.
+// The items are laid out as shared/dynamo's metriclayout.go says.
 const (
-	metricPKPrefix = "M#"
-	// metricMinuteDigits is the width of the minute in the sort key: unix seconds
-	// fit in 10 digits until the year 2286, and fixed width sorts by time.
-	metricMinuteDigits = 10
-	metricMaxMinuteSec = 9_999_999_999
-
-	attrMetricActivity       = "activity"
-	attrMetricTurns          = "turns"
-	attrMetricAPIErrors      = "api_errors"
-	attrMetricFunctionErrors = "function_errors"
-	attrMetricCallCrashes    = "call_crashes"
-	attrMetricCallVolume     = "call_volume"
-	attrMetricLatency        = "latency"
-
 	// batchWriteMax is BatchWriteItem's limit of items per call.
 	batchWriteMax = 25
 	// unprocessedAttempts bounds the calls made for one batch while
@@ -59,42 +36,30 @@ var (
 	attrMetricTTL = tables.Metrics.TTLAttribute
 )
 
-// MetricsDB is the part of the DynamoDB client the metric store uses.
-type MetricsDB interface {
+// DB is the part of the DynamoDB client the metric store uses.
+type DB interface {
 	BatchWriteItem(ctx context.Context, params *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	Query(ctx context.Context, params *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
-var _ MetricsDB = (*dynamodb.Client)(nil)
+var _ DB = (*dynamodb.Client)(nil)
 
-// Metrics is the metric store on the metrics table.
-type Metrics struct {
-	db    MetricsDB
+// Store is the metric store on the metrics table.
+type Store struct {
+	db    DB
 	table string
 	now   func() time.Time
 }
 
-// NewMetrics returns a metric store on table; it never builds a client.
-func NewMetrics(db MetricsDB, table string) *Metrics {
-	return &Metrics{db: db, table: table, now: time.Now}
+// New returns the metric store on the metrics table named table.
+func New(db DB, table string) *Store {
+	return &Store{db: db, table: table, now: time.Now}
 }
 
-var _ metrics.Store = (*Metrics)(nil)
+var _ metrics.Store = (*Store)(nil)
 
-// MetricPartition returns the partition key of a scope's buckets.
-func MetricPartition(s metrics.Scope) string {
-	if s.ProjectID == "" {
-		return metricPKPrefix + s.AccountID
-	}
-	return metricPKPrefix + s.AccountID + "#" + s.ProjectID
-}
-
-// metricMinuteKey is the sort-key prefix of a minute: its unix seconds in
-// metricMinuteDigits digits, clamped to what that width holds.
-func metricMinuteKey(t time.Time) string {
-	sec := min(max(t.Unix(), 0), metricMaxMinuteSec)
-	return fmt.Sprintf("%0*d", metricMinuteDigits, sec)
-}
+// Partition returns the partition key of a scope's buckets.
+func Partition(s metrics.Scope) string { return dynamo.MetricPartition(s.AccountID, s.ProjectID) }
 
 // metricCeilMinute returns the first whole minute at or after t.
 func metricCeilMinute(t time.Time) time.Time {
@@ -105,17 +70,15 @@ func metricCeilMinute(t time.Time) time.Time {
 	return m
 }
 
-func metricExpiry(minute time.Time) time.Time { return minute.Add(metrics.Retention) }
-
 func encodeMetricBucket(b metrics.Bucket) (item, error) {
 	it := item{
-		attrMetricPK:  avS(MetricPartition(b.Scope)),
-		attrMetricSK:  avS(metricMinuteKey(b.Minute) + "#" + voiceops.RandomBase62(16)),
-		attrMetricTTL: avN(metricExpiry(b.Minute).Unix()),
+		attrMetricPK:  avS(Partition(b.Scope)),
+		attrMetricSK:  avS(dynamo.MetricSortKey(b.Minute)),
+		attrMetricTTL: avN(dynamo.MetricExpiry(b.Minute).Unix()),
 	}
 	for name, n := range map[string]int64{
-		attrMetricActivity: b.Counts.Activity, attrMetricTurns: b.Counts.Turns, attrMetricAPIErrors: b.Counts.APIErrors,
-		attrMetricFunctionErrors: b.Counts.FunctionErrors, attrMetricCallCrashes: b.Counts.CallCrashes, attrMetricCallVolume: b.Counts.CallVolume,
+		dynamo.MetricAttrActivity: b.Counts.Activity, dynamo.MetricAttrTurns: b.Counts.Turns, dynamo.MetricAttrAPIErrors: b.Counts.APIErrors,
+		dynamo.MetricAttrFunctionErrors: b.Counts.FunctionErrors, dynamo.MetricAttrCallCrashes: b.Counts.CallCrashes, dynamo.MetricAttrCallVolume: b.Counts.CallVolume,
 	} {
 		if n != 0 {
 			it[name] = avN(n)
@@ -126,36 +89,41 @@ func encodeMetricBucket(b metrics.Bucket) (item, error) {
 		if err != nil {
 			return nil, err
 		}
-		it[attrMetricLatency] = &types.AttributeValueMemberB{Value: enc}
+		it[dynamo.MetricAttrLatency] = &types.AttributeValueMemberB{Value: enc}
 	}
 	return it, nil
 }
 
 func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
-	r := reader{it: it}
-	sk := r.str(attrMetricSK)
+	skv, _ := it[attrMetricSK].(*types.AttributeValueMemberS)
+	var sk string
+	if skv != nil {
+		sk = skv.Value
+	}
 	minute, _, ok := strings.Cut(sk, "#")
 	sec, err := strconv.ParseInt(minute, 10, 64)
-	if !ok || len(minute) != metricMinuteDigits || err != nil {
+	if !ok || len(minute) != dynamo.MetricMinuteDigits || err != nil {
 		return metrics.Bucket{}, fmt.Errorf("metric item %q: malformed sort key", sk)
 	}
+	var bad error
 	count := func(name string) int64 {
-		if p := r.optNum(name); p != nil {
-			return *p
+		n, err := optNum(it, name)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("metric item %q: attribute %s: %w", sk, name, err)
 		}
-		return 0
+		return n
 	}
 	b := metrics.Bucket{Scope: s, Minute: time.Unix(sec, 0).UTC(), Counts: metrics.Counts{
-		Activity: count(attrMetricActivity), Turns: count(attrMetricTurns), APIErrors: count(attrMetricAPIErrors),
-		FunctionErrors: count(attrMetricFunctionErrors), CallCrashes: count(attrMetricCallCrashes), CallVolume: count(attrMetricCallVolume),
+		Activity: count(dynamo.MetricAttrActivity), Turns: count(dynamo.MetricAttrTurns), APIErrors: count(dynamo.MetricAttrAPIErrors),
+		FunctionErrors: count(dynamo.MetricAttrFunctionErrors), CallCrashes: count(dynamo.MetricAttrCallCrashes), CallVolume: count(dynamo.MetricAttrCallVolume),
 	}}
-	if r.err != nil {
-		return metrics.Bucket{}, r.err
+	if bad != nil {
+		return metrics.Bucket{}, bad
 	}
-	if v, ok := it[attrMetricLatency]; ok {
+	if v, ok := it[dynamo.MetricAttrLatency]; ok {
 		bin, ok := v.(*types.AttributeValueMemberB)
 		if !ok {
-			return metrics.Bucket{}, fmt.Errorf("metric item %q: attribute %s: want binary, got %T", sk, attrMetricLatency, v)
+			return metrics.Bucket{}, fmt.Errorf("metric item %q: attribute %s: want binary, got %T", sk, dynamo.MetricAttrLatency, v)
 		}
 		if b.Latency, err = metrics.DecodeSketch(bin.Value); err != nil {
 			return metrics.Bucket{}, fmt.Errorf("metric item %q: %w", sk, err)
@@ -169,7 +137,7 @@ func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
 // unprocessed. Buckets already past the retention are not written. When it
 // fails, some batches may have been written: a caller that retries the
 // whole call counts those twice (at least once, never lost).
-func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
+func (m *Store) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
 	combined, err := metrics.Combine(buckets)
 	if err != nil {
 		return err
@@ -177,7 +145,7 @@ func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) erro
 	now := m.now()
 	writes := make([]types.WriteRequest, 0, len(combined))
 	for _, b := range combined {
-		if !metricExpiry(b.Minute).After(now) {
+		if !dynamo.MetricExpiry(b.Minute).After(now) {
 			continue
 		}
 		it, err := encodeMetricBucket(b)
@@ -198,7 +166,7 @@ func (m *Metrics) AddBuckets(ctx context.Context, buckets []metrics.Bucket) erro
 
 // batchWrite writes up to 25 items, calling again with the unprocessed
 // ones after a growing, jittered pause.
-func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
+func (m *Store) batchWrite(ctx context.Context, writes []types.WriteRequest) error {
 	for attempt := 1; ; attempt++ {
 		out, err := m.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{m.table: writes},
@@ -213,7 +181,7 @@ func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) e
 		if attempt == unprocessedAttempts {
 			return wrap("AddBuckets", fmt.Errorf("%d items still unprocessed after %d calls", len(writes), attempt))
 		}
-		if err := sleep(ctx, backoff(attempt)); err != nil {
+		if err := dynamo.Backoff(ctx, attempt); err != nil {
 			return wrap("AddBuckets", err)
 		}
 	}
@@ -222,7 +190,7 @@ func (m *Metrics) batchWrite(ctx context.Context, writes []types.WriteRequest) e
 // ReadBuckets reads the scope's items of the minutes in [from, to) with one
 // Query (following its pages), ignores expired ones, and merges the items
 // of each minute.
-func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
 	// Minutes are whole, so minute >= from iff minute >= ceil(from), and
 	// minute < to iff minute < ceil(to). No sort key equals a bare minute
 	// key, so BETWEEN's inclusive upper end still excludes ceil(to).
@@ -234,7 +202,7 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 		TableName:                 &m.table,
 		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
 		ExpressionAttributeNames:  map[string]string{"#pk": attrMetricPK, "#sk": attrMetricSK},
-		ExpressionAttributeValues: item{":pk": avS(MetricPartition(s)), ":lo": avS(metricMinuteKey(lo)), ":hi": avS(metricMinuteKey(hi))},
+		ExpressionAttributeValues: item{":pk": avS(Partition(s)), ":lo": avS(dynamo.MetricMinuteKey(lo)), ":hi": avS(dynamo.MetricMinuteKey(hi))},
 		ConsistentRead:            aws.Bool(true),
 	}
 	now := m.now()
@@ -245,7 +213,7 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 			return nil, wrap("ReadBuckets", err)
 		}
 		for _, it := range out.Items {
-			if expired(it, now) {
+			if dynamo.Expired(it, now) {
 				continue
 			}
 			b, err := decodeMetricBucket(s, it)
@@ -267,4 +235,29 @@ func (m *Metrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to tim
 		out = []metrics.Bucket{}
 	}
 	return out, nil
+}
+
+// item is one stored item.
+type item = map[string]types.AttributeValue
+
+func avS(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+func avN(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// optNum reads a number attribute that may be absent (or NULL): 0 then.
+func optNum(it item, name string) (int64, error) {
+	switch v := it[name].(type) {
+	case nil, *types.AttributeValueMemberNULL:
+		return 0, nil
+	case *types.AttributeValueMemberN:
+		return strconv.ParseInt(v.Value, 10, 64)
+	default:
+		return 0, fmt.Errorf("want a number, got %T", v)
+	}
+}
+
+// wrap returns an SDK error as a plain (so internal: 500) error.
+func wrap(op string, err error) error {
+	return fmt.Errorf("metricstore: %s: %w", op, err)
 }

@@ -1,4 +1,4 @@
-package dynamo_test
+package metricstore_test
 
 import (
 	"context"
@@ -14,24 +14,32 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
+// client returns a client of the emulator's DynamoDB (awstest).
+func client(t *testing.T) *dynamodb.Client { return awstest.DynamoDB(t) }
+
+// newTable creates a fresh set of tables, deleted when the test ends, and
+// returns the metrics table's name.
+func newTable(t *testing.T, c *dynamodb.Client) string { return awstest.Tables(t, c).Metrics }
+
 func TestMetricsContract(t *testing.T) {
 	c := client(t)
 	// Every subtest uses fresh random scopes, so one table serves them all.
-	table := newTables(t, c).Metrics
-	storetest.RunMetrics(t, func(*testing.T) metrics.Store { return dynamo.NewMetrics(c, table) })
+	table := newTable(t, c)
+	storetest.RunMetrics(t, func(*testing.T) metrics.Store { return metricstore.New(c, table) })
 }
 
 // countingMetricsDB counts calls and can cut every Query page short, to
 // make DynamoDB paginate.
 type countingMetricsDB struct {
-	dynamo.MetricsDB
+	metricstore.DB
 	pageSize int32
 	mu       sync.Mutex
 	batches  []int // items per BatchWriteItem call
@@ -46,7 +54,7 @@ func (c *countingMetricsDB) BatchWriteItem(ctx context.Context, in *dynamodb.Bat
 	}
 	c.batches = append(c.batches, n)
 	c.mu.Unlock()
-	return c.MetricsDB.BatchWriteItem(ctx, in, o...)
+	return c.DB.BatchWriteItem(ctx, in, o...)
 }
 
 func (c *countingMetricsDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
@@ -56,7 +64,7 @@ func (c *countingMetricsDB) Query(ctx context.Context, in *dynamodb.QueryInput, 
 	if c.pageSize > 0 {
 		in.Limit = aws.Int32(c.pageSize)
 	}
-	return c.MetricsDB.Query(ctx, in, o...)
+	return c.DB.Query(ctx, in, o...)
 }
 
 func (c *countingMetricsDB) take() (batches []int, queries int) {
@@ -92,8 +100,8 @@ func newMetricScope() metrics.Scope {
 // as binary.
 func TestMetricsItems(t *testing.T) {
 	c := client(t)
-	table := newTables(t, c).Metrics
-	st := dynamo.NewMetrics(c, table)
+	table := newTable(t, c)
+	st := metricstore.New(c, table)
 	r := &metrics.Recorder{Store: st}
 	s := newMetricScope()
 	minute := metrics.Minute(time.Now()).Add(-10 * time.Minute)
@@ -141,9 +149,9 @@ func TestMetricsItems(t *testing.T) {
 // read (its pages aside), pages followed.
 func TestMetricsCallBudget(t *testing.T) {
 	c := client(t)
-	table := newTables(t, c).Metrics
-	db := &countingMetricsDB{MetricsDB: c}
-	st := dynamo.NewMetrics(db, table)
+	table := newTable(t, c)
+	db := &countingMetricsDB{DB: c}
+	st := metricstore.New(db, table)
 	s := newMetricScope()
 	base := metrics.Minute(time.Now()).Add(-60 * time.Minute)
 	events := make([]metrics.Event, 0, 60)
@@ -191,14 +199,14 @@ func TestMetricsCallBudget(t *testing.T) {
 // late, so reads skip them.
 func TestMetricsExpiredItemsIgnored(t *testing.T) {
 	c := client(t)
-	table := newTables(t, c).Metrics
-	st := dynamo.NewMetrics(c, table)
+	table := newTable(t, c)
+	st := metricstore.New(c, table)
 	s := newMetricScope()
 	minute := metrics.Minute(time.Now()).Add(-5 * time.Minute)
 	put := func(expires time.Time, volume int) {
 		t.Helper()
 		_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-			tables.PK:     &types.AttributeValueMemberS{Value: dynamo.MetricPartition(s)},
+			tables.PK:     &types.AttributeValueMemberS{Value: metricstore.Partition(s)},
 			tables.SK:     &types.AttributeValueMemberS{Value: strconv.FormatInt(minute.Unix(), 10) + "#" + voiceops.RandomBase62(8)},
 			tables.TTL:    &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
 			"activity":    &types.AttributeValueMemberN{Value: strconv.Itoa(volume)},
@@ -218,12 +226,12 @@ func TestMetricsExpiredItemsIgnored(t *testing.T) {
 
 func TestMetricsCorruptItemIsInternalError(t *testing.T) {
 	c := client(t)
-	table := newTables(t, c).Metrics
-	st := dynamo.NewMetrics(c, table)
+	table := newTable(t, c)
+	st := metricstore.New(c, table)
 	s := newMetricScope()
 	minute := metrics.Minute(time.Now()).Add(-5 * time.Minute)
 	_, err := c.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: map[string]types.AttributeValue{
-		tables.PK: &types.AttributeValueMemberS{Value: dynamo.MetricPartition(s)},
+		tables.PK: &types.AttributeValueMemberS{Value: metricstore.Partition(s)},
 		tables.SK: &types.AttributeValueMemberS{Value: strconv.FormatInt(minute.Unix(), 10) + "#x"},
 		"latency": &types.AttributeValueMemberB{Value: []byte("not a sketch")},
 	}})
@@ -286,7 +294,7 @@ func someBuckets(n int) []metrics.Bucket {
 
 func TestMetricsUnprocessedItemsAreRetried(t *testing.T) {
 	f := &fakeMetricsDB{unprocessed: 3}
-	if err := dynamo.NewMetrics(f, "m").AddBuckets(t.Context(), someBuckets(30)); err != nil {
+	if err := metricstore.New(f, "m").AddBuckets(t.Context(), someBuckets(30)); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.written) != 30 || f.calls != 2+3 {
@@ -294,21 +302,21 @@ func TestMetricsUnprocessedItemsAreRetried(t *testing.T) {
 	}
 
 	f = &fakeMetricsDB{unprocessed: -1}
-	err := dynamo.NewMetrics(f, "m").AddBuckets(t.Context(), someBuckets(3))
+	err := metricstore.New(f, "m").AddBuckets(t.Context(), someBuckets(3))
 	if err == nil || voiceops.KindOf(err) != voiceops.KindInternal {
 		t.Errorf("items never processed: %v, want an internal error", err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	f = &fakeMetricsDB{unprocessed: -1}
-	if err := dynamo.NewMetrics(f, "m").AddBuckets(ctx, someBuckets(3)); !errors.Is(err, context.Canceled) {
+	if err := metricstore.New(f, "m").AddBuckets(ctx, someBuckets(3)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled while retrying: %v", err)
 	}
 }
 
 func TestMetricsSDKErrorsAreInternal(t *testing.T) {
 	throttled := &smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException", Message: "table voiceops-us-metrics"}
-	st := dynamo.NewMetrics(&fakeMetricsDB{err: throttled}, "m")
+	st := metricstore.New(&fakeMetricsDB{err: throttled}, "m")
 	errAdd := st.AddBuckets(t.Context(), someBuckets(1))
 	_, errRead := st.ReadBuckets(t.Context(), metrics.Scope{AccountID: "acct_fake"}, time.Now().Add(-time.Hour), time.Now())
 	for name, err := range map[string]error{"AddBuckets": errAdd, "ReadBuckets": errRead} {
@@ -319,11 +327,11 @@ func TestMetricsSDKErrorsAreInternal(t *testing.T) {
 	}
 }
 
-func TestMetricPartition(t *testing.T) {
-	if got := dynamo.MetricPartition(metrics.Scope{AccountID: "acct_a"}); got != "M#acct_a" {
+func TestPartition(t *testing.T) {
+	if got := metricstore.Partition(metrics.Scope{AccountID: "acct_a"}); got != "M#acct_a" {
 		t.Errorf("account scope: %q", got)
 	}
-	if got := dynamo.MetricPartition(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_1"}); got != "M#acct_a#proj_1" {
+	if got := metricstore.Partition(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_1"}); got != "M#acct_a#proj_1" {
 		t.Errorf("project scope: %q", got)
 	}
 }
