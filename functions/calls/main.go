@@ -19,6 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -26,7 +27,6 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -61,7 +61,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &metrics.Recorder{Store: metricstore.New(db, env[2])}
+	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest,
 		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,

@@ -15,13 +15,13 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -49,7 +49,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &metrics.Recorder{Store: metricstore.New(db, env[2])}
+	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), Projects: config,
 		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,

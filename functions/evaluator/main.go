@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -53,7 +53,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 // the delivery queue.
 type backend struct {
 	Stores  voiceops.Stores
-	Metrics metrics.Store
+	Metrics buckets.Store
 	Queue   queue.Queue
 	Log     *slog.Logger
 }

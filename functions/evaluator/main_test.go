@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -45,7 +46,7 @@ func TestReplayScheduledEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := memory.NewMetrics()
-	rec := metrics.Recorder{Store: m}
+	rec := buckets.Recorder{Store: m}
 	for i := 0; i < 20; i++ {
 		if err := rec.Record(ctx, metrics.Event{AccountID: samples.AccountID, ProjectID: samples.ProjectID, Kind: metrics.TurnLatency, Value: 2500, At: now.Add(-2 * time.Minute)}); err != nil {
 			t.Fatal(err)

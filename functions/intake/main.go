@@ -14,11 +14,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
 )
@@ -47,7 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	lambda.StartWithOptions(handler(deps{
 		InternalKeyDigest: digest,
-		Metrics:           &metrics.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env[0])},
+		Metrics:           &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env[0])},
 		Now:               time.Now, Log: lambdamain.Logger(),
 	}), lambda.WithContext(ctx))
 	return nil

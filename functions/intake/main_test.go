@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -36,7 +37,7 @@ func TestReplayEvents(t *testing.T) {
 			store := memory.NewMetrics()
 			store.Now = func() time.Time { return now }
 			h := handler(deps{
-				Metrics: &metrics.Recorder{Store: store}, InternalKeyDigest: keys.Digest(samples.InternalKey),
+				Metrics: &buckets.Recorder{Store: store}, InternalKeyDigest: keys.Digest(samples.InternalKey),
 				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
 			res, err := h(ctx, ev)
@@ -67,7 +68,7 @@ func TestReplayEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := metrics.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Activity; got != int64(body.Accepted) {
+			if got := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Activity; got != int64(body.Accepted) {
 				t.Errorf("%d events stored for %s, want %d", got, samples.AccountID, body.Accepted)
 			}
 		})
@@ -80,7 +81,7 @@ func TestReplayWithoutTheKey(t *testing.T) {
 	if err != nil || len(evs) != 1 {
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
-	h := handler(deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()}, Now: time.Now,
+	h := handler(deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, Now: time.Now,
 		InternalKeyDigest: keys.Digest(keys.New(keys.KindInternal, voiceops.RegionUS)),
 		Log:               slog.New(slog.NewTextHandler(io.Discard, nil))})
 	for _, ev := range evs {

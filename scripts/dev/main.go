@@ -30,6 +30,7 @@ import (
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -129,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer b.close()
 	region := voiceops.Region(o.region)
 	internalKey := keys.New(keys.KindInternal, region)
-	recorder := &metrics.Recorder{Store: b.metrics}
+	recorder := &buckets.Recorder{Store: b.metrics}
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
 	engine := &conversation.Engine{
 		Store: b.stores.Conversations, Configs: b.configs, DNI: b.dni,
@@ -219,7 +220,7 @@ type backend struct {
 	configs    voiceops.AgentConfigStore
 	dni        voiceops.DNIStore
 	calls      voiceops.CallStore
-	metrics    metrics.Store
+	metrics    buckets.Store
 	dispatcher *delivery.Dispatcher
 	close      func()
 }

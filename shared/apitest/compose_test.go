@@ -9,6 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -25,7 +26,7 @@ type Deps struct {
 	Now               func() time.Time
 	Log               *slog.Logger
 	URLPolicy         voiceops.URLPolicy
-	Metrics           *metrics.Recorder
+	Metrics           *buckets.Recorder
 	InternalKeyDigest string
 	Outbox            Outbox
 	Conversations     *conversation.Engine

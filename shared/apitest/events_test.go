@@ -15,6 +15,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -92,7 +93,7 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		Conversations: &conversation.Engine{
 			Store: h.stores.Conversations, Configs: h.store.AgentConfigs(), Functions: h.fn,
-			Metrics: &metrics.Recorder{Store: h.metrics}, Now: h.clock.Now, Log: log,
+			Metrics: &buckets.Recorder{Store: h.metrics}, Now: h.clock.Now, Log: log,
 		},
 	})
 	h.conv = h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
@@ -189,7 +190,7 @@ func TestExternalEventWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := metrics.Summarize(bs, h.clock.Now().Add(-3600e9), h.clock.Now().Add(60e9)); s.Counts.FunctionErrors != 1 {
+	if s := buckets.Summarize(bs, h.clock.Now().Add(-3600e9), h.clock.Now().Add(60e9)); s.Counts.FunctionErrors != 1 {
 		t.Errorf("function errors %d, want 1", s.Counts.FunctionErrors)
 	}
 }

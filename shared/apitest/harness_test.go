@@ -16,12 +16,12 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -178,7 +178,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 			DNI:     h.store.DNI(),
-			Metrics: &metrics.Recorder{Store: memory.NewMetrics()},
+			Metrics: &buckets.Recorder{Store: memory.NewMetrics()},
 			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		},
 	}

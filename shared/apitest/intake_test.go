@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -42,7 +43,7 @@ type recordingStore struct {
 	fail error
 }
 
-func (s *recordingStore) AddBuckets(ctx context.Context, bs []metrics.Bucket) error {
+func (s *recordingStore) AddBuckets(ctx context.Context, bs []buckets.Bucket) error {
 	s.mu.Lock()
 	s.adds++
 	fail := s.fail
@@ -53,7 +54,7 @@ func (s *recordingStore) AddBuckets(ctx context.Context, bs []metrics.Bucket) er
 	return s.Metrics.AddBuckets(ctx, bs)
 }
 
-var _ metrics.Store = (*recordingStore)(nil)
+var _ buckets.Store = (*recordingStore)(nil)
 
 func newIntakeHarness(t *testing.T, wrap func(voiceops.Stores) voiceops.Stores) *intakeHarness {
 	t.Helper()
@@ -68,7 +69,7 @@ func newIntakeHarness(t *testing.T, wrap func(voiceops.Stores) voiceops.Stores) 
 	h.h = Studio(Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
 		Log:               slog.New(slog.NewTextHandler(ih.logs, nil)),
-		Metrics:           &metrics.Recorder{Store: ih.metrics},
+		Metrics:           &buckets.Recorder{Store: ih.metrics},
 		InternalKeyDigest: keys.Digest(testInternalKey),
 	})
 	return ih
@@ -111,14 +112,14 @@ func (h *intakeHarness) post(key string, body any) response {
 }
 
 // summary returns what the store holds for a scope over the last two hours.
-func (h *intakeHarness) summary(s metrics.Scope) metrics.Summary {
+func (h *intakeHarness) summary(s metrics.Scope) buckets.Summary {
 	h.t.Helper()
 	now := h.clock.Now()
 	bs, err := h.metrics.ReadBuckets(context.Background(), s, now.Add(-3*time.Hour), now.Add(time.Hour))
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return metrics.Summarize(bs, now.Add(-3*time.Hour), now.Add(time.Hour))
+	return buckets.Summarize(bs, now.Add(-3*time.Hour), now.Add(time.Hour))
 }
 
 func eventsBody(evs ...map[string]any) map[string]any { return map[string]any{"events": evs} }
@@ -141,13 +142,13 @@ func TestIntakeAccepts(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		scope metrics.Scope
-		want  metrics.Counts
+		want  buckets.Counts
 	}{
-		{metrics.Scope{AccountID: "acct_a"}, metrics.Counts{Activity: 6, Turns: 2, APIErrors: 3, CallVolume: 1, CallCrashes: 1}},
-		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}, metrics.Counts{Activity: 2, Turns: 2}},
-		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a2"}, metrics.Counts{Activity: 2, CallVolume: 1, CallCrashes: 1}},
-		{metrics.Scope{AccountID: "acct_b"}, metrics.Counts{Activity: 1}},
-		{metrics.Scope{AccountID: "acct_unknown_to_us", ProjectID: "proj_x"}, metrics.Counts{Activity: 1}},
+		{metrics.Scope{AccountID: "acct_a"}, buckets.Counts{Activity: 6, Turns: 2, APIErrors: 3, CallVolume: 1, CallCrashes: 1}},
+		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}, buckets.Counts{Activity: 2, Turns: 2}},
+		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a2"}, buckets.Counts{Activity: 2, CallVolume: 1, CallCrashes: 1}},
+		{metrics.Scope{AccountID: "acct_b"}, buckets.Counts{Activity: 1}},
+		{metrics.Scope{AccountID: "acct_unknown_to_us", ProjectID: "proj_x"}, buckets.Counts{Activity: 1}},
 	} {
 		if got := h.summary(tc.scope).Counts; got != tc.want {
 			t.Errorf("%v: %+v, want %+v", tc.scope, got, tc.want)
@@ -212,7 +213,7 @@ func TestIntakeInternalKey(t *testing.T) {
 	}
 	// Without a configured key, nothing gets in.
 	for _, digest := range []string{"", "not hex", "abcd"} {
-		srv := Intake(Deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv := Intake(Deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		req := httptest.NewRequest("POST", "/internal/v1/metric-events", strings.NewReader(`{"events":[]}`))
 		req.Header.Set("X-Internal-Key", testInternalKey)
 		req.Header.Set("Content-Type", "application/json")
@@ -227,7 +228,7 @@ func TestIntakeInternalKey(t *testing.T) {
 // TestIntakeHandler: the intake function serves the intake route only.
 func TestIntakeHandler(t *testing.T) {
 	mem := memory.NewMetrics()
-	h := Intake(Deps{Metrics: &metrics.Recorder{Store: mem}, InternalKeyDigest: keys.Digest(testInternalKey),
+	h := Intake(Deps{Metrics: &buckets.Recorder{Store: mem}, InternalKeyDigest: keys.Digest(testInternalKey),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	do := func(method, path, body string) int {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -418,7 +419,7 @@ func TestAPIErrorsWithoutRecorder(t *testing.T) {
 
 func ExampleIntake() {
 	digest := keys.Digest("the-internal-key")
-	h := Intake(Deps{Metrics: &metrics.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest,
+	h := Intake(Deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	req := httptest.NewRequest("POST", "/internal/v1/metric-events", strings.NewReader(
 		`{"events": [{"account_id": "acct_demo1", "project_id": "proj_demo1a", "metric": "turn_latency", "value": 840}]}`))

@@ -24,12 +24,18 @@ type FunctionRunner interface {
 	Run(ctx context.Context, t hooks.Target, c hooks.Call) (hooks.Result, error)
 }
 
+// Recorder records metric events (shared/buckets.Recorder): an interface,
+// so the engine links no sketch library.
+type Recorder interface {
+	Record(ctx context.Context, events ...metrics.Event) error
+}
+
 // Engine runs the conversations of every project of a region.
 type Engine struct {
 	Store     voiceops.ConversationStore
 	Configs   voiceops.AgentConfigStore
 	Functions FunctionRunner
-	Metrics   *metrics.Recorder // nil: record nothing
+	Metrics   Recorder // nil: record nothing
 	AgentDeps agent.Deps
 	Now       func() time.Time
 	Log       *slog.Logger

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -93,7 +94,7 @@ func newFixtureOn(t *testing.T, functions map[agent.Hook]bool, b backend) *fixtu
 	f.e = &Engine{
 		Store: stores.Conversations, Configs: f.configs,
 		Functions: hooks.NewRunner(hooks.Options{AllowLoopback: true, TLSConfig: f.pool}),
-		Metrics:   &metrics.Recorder{Store: f.metrics},
+		Metrics:   &buckets.Recorder{Store: f.metrics},
 		Now:       func() time.Time { return f.now },
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -122,13 +123,13 @@ func (f *fixture) say(id string, in TurnInput) Answer {
 }
 
 // counts sums the metric buckets of the project scope.
-func (f *fixture) counts() metrics.Summary {
+func (f *fixture) counts() buckets.Summary {
 	f.t.Helper()
 	bs, err := f.metrics.ReadBuckets(context.Background(), metrics.Scope{AccountID: "acct", ProjectID: "proj"}, f.now.Add(-time.Hour), f.now.Add(time.Minute))
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return metrics.Summarize(bs, f.now.Add(-time.Hour), f.now.Add(time.Minute))
+	return buckets.Summarize(bs, f.now.Add(-time.Hour), f.now.Add(time.Minute))
 }
 
 func TestVoiceConversationEndToEnd(t *testing.T) {

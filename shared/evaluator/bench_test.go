@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -25,7 +26,7 @@ func BenchmarkEvaluate10kAccounts(b *testing.B) {
 	store := memory.New()
 	stores := store.Stores()
 	m := &countingMetrics{Store: memory.NewMetrics()}
-	rec := metrics.Recorder{Store: m.Store}
+	rec := buckets.Recorder{Store: m.Store}
 	var events []metrics.Event
 	for a := 0; a < accounts; a++ {
 		acct := fmt.Sprintf("acct_%05d", a)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -29,7 +30,7 @@ const maxWindow = 60 * time.Minute
 type Evaluator struct {
 	Rules   voiceops.RuleStore
 	Events  voiceops.EventStore
-	Metrics metrics.Store
+	Metrics buckets.Store
 	Fanout  func(ctx context.Context, e voiceops.AlertEvent) error
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -133,8 +134,8 @@ func (e *Evaluator) Run(ctx context.Context) (Stats, error) {
 // evaluateScope reads the scope's buckets once and evaluates its rules.
 func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rules []voiceops.AlertRule, evalAt time.Time, crash *atomic.Bool) Stats {
 	var st Stats
-	from, to := metrics.Window(evalAt, maxWindow)
-	buckets, readErr := e.Metrics.ReadBuckets(ctx, scope, from, to)
+	from, to := buckets.Window(evalAt, maxWindow)
+	read, readErr := e.Metrics.ReadBuckets(ctx, scope, from, to)
 	st.MetricReads++
 	if readErr != nil {
 		e.Log.ErrorContext(ctx, "reading metric buckets", "account_id", scope.AccountID, "project_id", scope.ProjectID, "error", readErr)
@@ -147,8 +148,8 @@ func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rule
 		if readErr != nil {
 			o.Failed = true
 		} else {
-			wFrom, wTo := metrics.Window(evalAt, r.Window.Duration())
-			v, ok := metrics.Summarize(buckets, wFrom, wTo).Value(r.Metric)
+			wFrom, wTo := buckets.Window(evalAt, r.Window.Duration())
+			v, ok := buckets.Summarize(read, wFrom, wTo).Value(r.Metric)
 			o = voiceops.Outcome{Value: v, NoData: !ok}
 		}
 		next, ev := r.Evaluated(o, evalAt)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -20,7 +21,7 @@ type fixture struct {
 	store   *memory.Store
 	stores  voiceops.Stores
 	metrics *countingMetrics
-	rec     metrics.Recorder
+	rec     buckets.Recorder
 	now     time.Time
 	mu      sync.Mutex
 	fanned  map[string]int // event ID -> fan-outs
@@ -29,13 +30,13 @@ type fixture struct {
 
 // countingMetrics counts ReadBuckets calls and can fail them.
 type countingMetrics struct {
-	metrics.Store
+	buckets.Store
 	mu    sync.Mutex
 	reads int
 	fail  error
 }
 
-func (c *countingMetrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+func (c *countingMetrics) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]buckets.Bucket, error) {
 	c.mu.Lock()
 	c.reads++
 	fail := c.fail
@@ -53,7 +54,7 @@ func newFixture(t testing.TB) *fixture {
 	f := &fixture{t: t, store: memory.New(), now: start, fanned: map[string]int{}}
 	f.stores = f.store.Stores()
 	f.metrics = &countingMetrics{Store: memory.NewMetrics()}
-	f.rec = metrics.Recorder{Store: f.metrics.Store}
+	f.rec = buckets.Recorder{Store: f.metrics.Store}
 	ctx := context.Background()
 	for _, a := range []string{"acct_a", "acct_b"} {
 		if err := f.stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: a, CreatedAt: f.now}); err != nil {

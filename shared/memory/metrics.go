@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/metrics"
 )
 
@@ -17,24 +18,24 @@ type Metrics struct {
 	Now func() time.Time
 
 	mu        sync.Mutex
-	buckets   map[metrics.Scope]map[int64]metrics.Bucket // by scope, then minute (unix seconds)
+	buckets   map[metrics.Scope]map[int64]buckets.Bucket // by scope, then minute (unix seconds)
 	lastPrune time.Time
 }
 
 // NewMetrics returns an empty metric store on the system clock.
 func NewMetrics() *Metrics {
-	return &Metrics{Now: time.Now, buckets: map[metrics.Scope]map[int64]metrics.Bucket{}}
+	return &Metrics{Now: time.Now, buckets: map[metrics.Scope]map[int64]buckets.Bucket{}}
 }
 
-var _ metrics.Store = (*Metrics)(nil)
+var _ buckets.Store = (*Metrics)(nil)
 
 // metricExpired reports whether the bucket of minute has outlived the retention.
 func metricExpired(minute, now time.Time) bool { return !minute.Add(metrics.Retention).After(now) }
 
 // AddBuckets merges the buckets into the stored ones. The store keeps its
 // own copies: the caller may reuse what it passed.
-func (m *Metrics) AddBuckets(_ context.Context, buckets []metrics.Bucket) error {
-	combined, err := metrics.Combine(buckets) // copies, checked, one per scope and minute
+func (m *Metrics) AddBuckets(_ context.Context, bs []buckets.Bucket) error {
+	combined, err := buckets.Combine(bs) // copies, checked, one per scope and minute
 	if err != nil {
 		return err
 	}
@@ -48,13 +49,13 @@ func (m *Metrics) AddBuckets(_ context.Context, buckets []metrics.Bucket) error 
 		}
 		byMinute := m.buckets[b.Scope]
 		if byMinute == nil {
-			byMinute = map[int64]metrics.Bucket{}
+			byMinute = map[int64]buckets.Bucket{}
 			m.buckets[b.Scope] = byMinute
 		}
 		k := b.Minute.Unix()
 		if old, ok := byMinute[k]; ok {
 			// old is the store's own; merging it with b yields a new copy.
-			merged, err := metrics.Combine([]metrics.Bucket{old, b})
+			merged, err := buckets.Combine([]buckets.Bucket{old, b})
 			if err != nil {
 				return err
 			}
@@ -84,17 +85,17 @@ func (m *Metrics) prune(now time.Time) {
 }
 
 // ReadBuckets returns copies of the live buckets of s in [from, to).
-func (m *Metrics) ReadBuckets(_ context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+func (m *Metrics) ReadBuckets(_ context.Context, s metrics.Scope, from, to time.Time) ([]buckets.Bucket, error) {
 	now := m.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []metrics.Bucket{}
+	out := []buckets.Bucket{}
 	for _, b := range m.buckets[s] {
 		if !b.Minute.Before(from) && b.Minute.Before(to) && !metricExpired(b.Minute, now) {
 			out = append(out, b.Clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b metrics.Bucket) int { return a.Minute.Compare(b.Minute) })
+	slices.SortFunc(out, func(a, b buckets.Bucket) int { return a.Minute.Compare(b.Minute) })
 	return out, nil
 }
 

@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/storetest"
 )
 
 func TestMetricsContract(t *testing.T) {
-	storetest.RunMetrics(t, func(*testing.T) metrics.Store { return memory.NewMetrics() })
+	storetest.RunMetrics(t, func(*testing.T) buckets.Store { return memory.NewMetrics() })
 }
 
 // TestMetricsPrune: buckets past the retention are dropped from memory,
@@ -21,7 +22,7 @@ func TestMetricsPrune(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	m := memory.NewMetrics()
 	m.Now = func() time.Time { return now }
-	r := &metrics.Recorder{Store: m}
+	r := &buckets.Recorder{Store: m}
 	if err := r.Record(ctx, metrics.Count(metrics.CallVolume, "acct_a", "proj_1", now.Add(-time.Minute))); err != nil {
 		t.Fatal(err)
 	}

@@ -9,16 +9,17 @@ import (
 
 	"github.com/DataDog/sketches-go/ddsketch"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// RunMetrics runs the contract of metrics.Store. newStore is called once
+// RunMetrics runs the contract of buckets.Store. newStore is called once
 // per subtest; the scopes of every subtest are fresh random IDs, so a
 // store may also be shared. The stores must use the system clock: the
 // buckets are dated around time.Now(), since those older than
 // metrics.Retention are gone.
-func RunMetrics(t *testing.T, newStore func(t *testing.T) metrics.Store) {
+func RunMetrics(t *testing.T, newStore func(t *testing.T) buckets.Store) {
 	t.Helper()
 	t.Run("AddAndRead", func(t *testing.T) { testMetricsAddAndRead(t, newStore(t)) })
 	t.Run("AddsMerge", func(t *testing.T) { testMetricsAddsMerge(t, newStore(t)) })
@@ -42,14 +43,14 @@ func newScope(project bool) metrics.Scope {
 	return s
 }
 
-func mustRecord(t *testing.T, st metrics.Store, events ...metrics.Event) {
+func mustRecord(t *testing.T, st buckets.Store, events ...metrics.Event) {
 	t.Helper()
-	if err := (&metrics.Recorder{Store: st}).Record(ctx(t), events...); err != nil {
+	if err := (&buckets.Recorder{Store: st}).Record(ctx(t), events...); err != nil {
 		t.Fatalf("Record: %v", err)
 	}
 }
 
-func mustRead(t *testing.T, st metrics.Store, s metrics.Scope, from, to time.Time) []metrics.Bucket {
+func mustRead(t *testing.T, st buckets.Store, s metrics.Scope, from, to time.Time) []buckets.Bucket {
 	t.Helper()
 	bs, err := st.ReadBuckets(ctx(t), s, from, to)
 	if err != nil {
@@ -78,7 +79,7 @@ func mustRead(t *testing.T, st metrics.Store, s metrics.Scope, from, to time.Tim
 	return bs
 }
 
-func minutesOf(bs []metrics.Bucket) []string {
+func minutesOf(bs []buckets.Bucket) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = b.Minute.Format("15:04")
@@ -86,14 +87,14 @@ func minutesOf(bs []metrics.Bucket) []string {
 	return out
 }
 
-func wantMinutes(t *testing.T, what string, bs []metrics.Bucket, want ...time.Time) {
+func wantMinutes(t *testing.T, what string, bs []buckets.Bucket, want ...time.Time) {
 	t.Helper()
 	ok := len(bs) == len(want)
 	for i := 0; ok && i < len(bs); i++ {
 		ok = bs[i].Minute.Equal(want[i])
 	}
 	if !ok {
-		w := make([]metrics.Bucket, len(want))
+		w := make([]buckets.Bucket, len(want))
 		for i, m := range want {
 			w[i].Minute = m
 		}
@@ -102,7 +103,7 @@ func wantMinutes(t *testing.T, what string, bs []metrics.Bucket, want ...time.Ti
 }
 
 // percentiles returns p50 and p95 of a bucket's sketch.
-func percentiles(b metrics.Bucket) string {
+func percentiles(b buckets.Bucket) string {
 	if b.Latency == nil {
 		return "none"
 	}
@@ -113,7 +114,7 @@ func percentiles(b metrics.Bucket) string {
 	return fmt.Sprintf("p50=%v p95=%v", qs[0], qs[1])
 }
 
-func testMetricsAddAndRead(t *testing.T, st metrics.Store) {
+func testMetricsAddAndRead(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	p := newScope(true)
 	acct := metrics.Scope{AccountID: p.AccountID}
@@ -129,12 +130,12 @@ func testMetricsAddAndRead(t *testing.T, st metrics.Store) {
 		)
 	}
 	events = append(events, metrics.Count(metrics.CallCrashes, p.AccountID, p.ProjectID, base.Add(2*time.Minute)))
-	want := metrics.Aggregate(events)
+	want := buckets.Aggregate(events)
 	mustRecord(t, st, events...)
 
 	for _, s := range []metrics.Scope{acct, p} {
 		got := mustRead(t, st, s, base, base.Add(5*time.Minute))
-		var w []metrics.Bucket
+		var w []buckets.Bucket
 		for _, b := range want {
 			if b.Scope == s {
 				w = append(w, b)
@@ -159,7 +160,7 @@ func testMetricsAddAndRead(t *testing.T, st metrics.Store) {
 	}
 }
 
-func testMetricsAddsMerge(t *testing.T, st metrics.Store) {
+func testMetricsAddsMerge(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	s := newScope(false)
 	latency := func(v float64, sec int) metrics.Event {
@@ -168,8 +169,8 @@ func testMetricsAddsMerge(t *testing.T, st metrics.Store) {
 	// Three adds to one minute, the last with two buckets of that minute.
 	mustRecord(t, st, latency(100, 1), metrics.Count(metrics.APIErrors, s.AccountID, "", base))
 	mustRecord(t, st, latency(200, 59))
-	b1 := metrics.Aggregate([]metrics.Event{latency(300, 30)})
-	b2 := metrics.Aggregate([]metrics.Event{latency(400, 31), metrics.Count(metrics.APIErrors, s.AccountID, "", base)})
+	b1 := buckets.Aggregate([]metrics.Event{latency(300, 30)})
+	b2 := buckets.Aggregate([]metrics.Event{latency(400, 31), metrics.Count(metrics.APIErrors, s.AccountID, "", base)})
 	if err := st.AddBuckets(ctx(t), append(b1, b2...)); err != nil {
 		t.Fatal(err)
 	}
@@ -177,16 +178,16 @@ func testMetricsAddsMerge(t *testing.T, st metrics.Store) {
 	if len(got) != 1 {
 		t.Fatalf("%d buckets, want 1: %v", len(got), minutesOf(got))
 	}
-	if want := (metrics.Counts{Activity: 6, Turns: 4, APIErrors: 2}); got[0].Counts != want {
+	if want := (buckets.Counts{Activity: 6, Turns: 4, APIErrors: 2}); got[0].Counts != want {
 		t.Errorf("counts %+v, want %+v", got[0].Counts, want)
 	}
-	all := metrics.Aggregate([]metrics.Event{latency(100, 1), latency(200, 59), latency(300, 30), latency(400, 31)})
+	all := buckets.Aggregate([]metrics.Event{latency(100, 1), latency(200, 59), latency(300, 30), latency(400, 31)})
 	if percentiles(got[0]) != percentiles(all[0]) {
 		t.Errorf("merged sketch %s, want %s", percentiles(got[0]), percentiles(all[0]))
 	}
 }
 
-func testMetricsRange(t *testing.T, st metrics.Store) {
+func testMetricsRange(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	s := newScope(true)
 	var events []metrics.Event
@@ -205,7 +206,7 @@ func testMetricsRange(t *testing.T, st metrics.Store) {
 	wantMinutes(t, "[base, base+5m) in UTC-5", mustRead(t, st, s, m(0).In(zone), m(5).In(zone)), m(0), m(4))
 }
 
-func testMetricsScopes(t *testing.T, st metrics.Store) {
+func testMetricsScopes(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	a := newScope(false)
 	// Similar IDs: one is a prefix of the other.
@@ -243,7 +244,7 @@ func testMetricsScopes(t *testing.T, st metrics.Store) {
 	}
 }
 
-func testMetricsExpiry(t *testing.T, st metrics.Store) {
+func testMetricsExpiry(t *testing.T, st buckets.Store) {
 	now := time.Now()
 	s := newScope(false)
 	old := metrics.Minute(now.Add(-metrics.Retention - time.Minute))
@@ -257,10 +258,10 @@ func testMetricsExpiry(t *testing.T, st metrics.Store) {
 	wantMinutes(t, "the last 4 hours", mustRead(t, st, s, now.Add(-4*time.Hour), now.Add(time.Minute)), live)
 }
 
-func testMetricsCopies(t *testing.T, st metrics.Store) {
+func testMetricsCopies(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	s := newScope(false)
-	buckets := metrics.Aggregate([]metrics.Event{{AccountID: s.AccountID, Kind: metrics.TurnLatency, Value: 100, At: base}})
+	buckets := buckets.Aggregate([]metrics.Event{{AccountID: s.AccountID, Kind: metrics.TurnLatency, Value: 100, At: base}})
 	if err := st.AddBuckets(ctx(t), buckets); err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +279,11 @@ func testMetricsCopies(t *testing.T, st metrics.Store) {
 	}
 }
 
-func testMetricsInvalid(t *testing.T, st metrics.Store) {
+func testMetricsInvalid(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	s := newScope(false)
-	good := metrics.Aggregate([]metrics.Event{metrics.Count(metrics.APIErrors, s.AccountID, "", base)})
-	for name, bad := range map[string]metrics.Bucket{
+	good := buckets.Aggregate([]metrics.Event{metrics.Count(metrics.APIErrors, s.AccountID, "", base)})
+	for name, bad := range map[string]buckets.Bucket{
 		"no account":         {Minute: base},
 		"minute not whole":   {Scope: s, Minute: base.Add(time.Second)},
 		"no minute":          {Scope: s},
@@ -290,7 +291,7 @@ func testMetricsInvalid(t *testing.T, st metrics.Store) {
 		"malformed account":  {Scope: metrics.Scope{AccountID: "M#x"}, Minute: base},
 		"negative latencies": {Scope: s, Minute: base, Latency: negativeSketch()},
 	} {
-		if err := st.AddBuckets(ctx(t), append(append([]metrics.Bucket{}, good...), bad)); err == nil {
+		if err := st.AddBuckets(ctx(t), append(append([]buckets.Bucket{}, good...), bad)); err == nil {
 			t.Errorf("%s: AddBuckets accepted an invalid bucket", name)
 		}
 	}
@@ -300,12 +301,12 @@ func testMetricsInvalid(t *testing.T, st metrics.Store) {
 }
 
 func negativeSketch() *ddsketch.DDSketch {
-	s := metrics.NewSketch()
+	s := buckets.NewSketch()
 	_ = s.Add(-5)
 	return s
 }
 
-func testMetricsMany(t *testing.T, st metrics.Store) {
+func testMetricsMany(t *testing.T, st buckets.Store) {
 	base := metrics.Minute(time.Now()).Add(-90 * time.Minute)
 	s := newScope(true)
 	var events []metrics.Event
@@ -321,8 +322,8 @@ func testMetricsMany(t *testing.T, st metrics.Store) {
 		if len(got) != 90 {
 			t.Fatalf("%v: %d buckets, want 90", sc, len(got))
 		}
-		sum := metrics.Summarize(got, base, base.Add(90*time.Minute))
-		if want := (metrics.Counts{Activity: 180, Turns: 90, CallVolume: 90}); sum.Counts != want {
+		sum := buckets.Summarize(got, base, base.Add(90*time.Minute))
+		if want := (buckets.Counts{Activity: 180, Turns: 90, CallVolume: 90}); sum.Counts != want {
 			t.Errorf("%v: counts %+v, want %+v", sc, sum.Counts, want)
 		}
 		if p50, ok := sum.Value(voiceops.MetricTurnLatencyP50); !ok || p50 < 53 || p50 > 55 {
@@ -331,7 +332,7 @@ func testMetricsMany(t *testing.T, st metrics.Store) {
 	}
 }
 
-func testMetricsConcurrent(t *testing.T, st metrics.Store) {
+func testMetricsConcurrent(t *testing.T, st buckets.Store) {
 	base := metricsBase()
 	s := newScope(true)
 	const writers, each = 20, 10
@@ -346,7 +347,7 @@ func testMetricsConcurrent(t *testing.T, st metrics.Store) {
 				events[i] = metrics.Event{AccountID: s.AccountID, ProjectID: s.ProjectID, Kind: metrics.TurnLatency,
 					Value: float64(w*each + i), At: base.Add(time.Duration(i) * time.Second)}
 			}
-			errs <- (&metrics.Recorder{Store: st}).Record(context.Background(), events...)
+			errs <- (&buckets.Recorder{Store: st}).Record(context.Background(), events...)
 		}()
 	}
 	wg.Wait()

@@ -55,7 +55,7 @@ type Intake struct {
 	Now     func() time.Time
 }
 
-// Recorder stores metric events (shared/metrics.Recorder).
+// Recorder stores metric events (shared/buckets.Recorder).
 type Recorder interface {
 	Record(ctx context.Context, events ...metrics.Event) error
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -31,7 +32,7 @@ func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum := metrics.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute))
+		sum := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute))
 		if v, _ := sum.Value(voiceops.MetricAPIErrors); v != want || sum.Counts.Activity != want {
 			t.Errorf("%v: api_errors %d activity %d, want %d", scope, v, sum.Counts.Activity, want)
 		}

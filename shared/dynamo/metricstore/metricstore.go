@@ -1,4 +1,4 @@
-// Package metricstore is the metric store (metrics.Store) on the DynamoDB
+// Package metricstore is the metric store (buckets.Store) on the DynamoDB
 // metrics table. It is apart from shared/dynamo because its items hold
 // DDSketch sketches in their protobuf encoding: only the functions that
 // record or read metrics link those libraries.
@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
@@ -56,7 +57,7 @@ func New(db DB, table string) *Store {
 	return &Store{db: db, table: table, now: time.Now}
 }
 
-var _ metrics.Store = (*Store)(nil)
+var _ buckets.Store = (*Store)(nil)
 
 // Partition returns the partition key of a scope's buckets.
 func Partition(s metrics.Scope) string { return dynamo.MetricPartition(s.AccountID, s.ProjectID) }
@@ -70,7 +71,7 @@ func metricCeilMinute(t time.Time) time.Time {
 	return m
 }
 
-func encodeMetricBucket(b metrics.Bucket) (item, error) {
+func encodeMetricBucket(b buckets.Bucket) (item, error) {
 	it := item{
 		attrMetricPK:  avS(Partition(b.Scope)),
 		attrMetricSK:  avS(dynamo.MetricSortKey(b.Minute)),
@@ -85,7 +86,7 @@ func encodeMetricBucket(b metrics.Bucket) (item, error) {
 		}
 	}
 	if b.Latency != nil && !b.Latency.IsEmpty() {
-		enc, err := metrics.EncodeSketch(b.Latency)
+		enc, err := buckets.EncodeSketch(b.Latency)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +95,7 @@ func encodeMetricBucket(b metrics.Bucket) (item, error) {
 	return it, nil
 }
 
-func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
+func decodeMetricBucket(s metrics.Scope, it item) (buckets.Bucket, error) {
 	skv, _ := it[attrMetricSK].(*types.AttributeValueMemberS)
 	var sk string
 	if skv != nil {
@@ -103,7 +104,7 @@ func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
 	minute, _, ok := strings.Cut(sk, "#")
 	sec, err := strconv.ParseInt(minute, 10, 64)
 	if !ok || len(minute) != dynamo.MetricMinuteDigits || err != nil {
-		return metrics.Bucket{}, fmt.Errorf("metric item %q: malformed sort key", sk)
+		return buckets.Bucket{}, fmt.Errorf("metric item %q: malformed sort key", sk)
 	}
 	var bad error
 	count := func(name string) int64 {
@@ -113,20 +114,20 @@ func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
 		}
 		return n
 	}
-	b := metrics.Bucket{Scope: s, Minute: time.Unix(sec, 0).UTC(), Counts: metrics.Counts{
+	b := buckets.Bucket{Scope: s, Minute: time.Unix(sec, 0).UTC(), Counts: buckets.Counts{
 		Activity: count(dynamo.MetricAttrActivity), Turns: count(dynamo.MetricAttrTurns), APIErrors: count(dynamo.MetricAttrAPIErrors),
 		FunctionErrors: count(dynamo.MetricAttrFunctionErrors), CallCrashes: count(dynamo.MetricAttrCallCrashes), CallVolume: count(dynamo.MetricAttrCallVolume),
 	}}
 	if bad != nil {
-		return metrics.Bucket{}, bad
+		return buckets.Bucket{}, bad
 	}
 	if v, ok := it[dynamo.MetricAttrLatency]; ok {
 		bin, ok := v.(*types.AttributeValueMemberB)
 		if !ok {
-			return metrics.Bucket{}, fmt.Errorf("metric item %q: attribute %s: want binary, got %T", sk, dynamo.MetricAttrLatency, v)
+			return buckets.Bucket{}, fmt.Errorf("metric item %q: attribute %s: want binary, got %T", sk, dynamo.MetricAttrLatency, v)
 		}
-		if b.Latency, err = metrics.DecodeSketch(bin.Value); err != nil {
-			return metrics.Bucket{}, fmt.Errorf("metric item %q: %w", sk, err)
+		if b.Latency, err = buckets.DecodeSketch(bin.Value); err != nil {
+			return buckets.Bucket{}, fmt.Errorf("metric item %q: %w", sk, err)
 		}
 	}
 	return b, nil
@@ -137,8 +138,8 @@ func decodeMetricBucket(s metrics.Scope, it item) (metrics.Bucket, error) {
 // unprocessed. Buckets already past the retention are not written. When it
 // fails, some batches may have been written: a caller that retries the
 // whole call counts those twice (at least once, never lost).
-func (m *Store) AddBuckets(ctx context.Context, buckets []metrics.Bucket) error {
-	combined, err := metrics.Combine(buckets)
+func (m *Store) AddBuckets(ctx context.Context, bs []buckets.Bucket) error {
+	combined, err := buckets.Combine(bs)
 	if err != nil {
 		return err
 	}
@@ -190,13 +191,13 @@ func (m *Store) batchWrite(ctx context.Context, writes []types.WriteRequest) err
 // ReadBuckets reads the scope's items of the minutes in [from, to) with one
 // Query (following its pages), ignores expired ones, and merges the items
 // of each minute.
-func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]metrics.Bucket, error) {
+func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]buckets.Bucket, error) {
 	// Minutes are whole, so minute >= from iff minute >= ceil(from), and
 	// minute < to iff minute < ceil(to). No sort key equals a bare minute
 	// key, so BETWEEN's inclusive upper end still excludes ceil(to).
 	lo, hi := metricCeilMinute(from), metricCeilMinute(to)
 	if !lo.Before(hi) {
-		return []metrics.Bucket{}, nil
+		return []buckets.Bucket{}, nil
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 &m.table,
@@ -206,7 +207,7 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		ConsistentRead:            aws.Bool(true),
 	}
 	now := m.now()
-	var parts []metrics.Bucket
+	var parts []buckets.Bucket
 	for {
 		out, err := m.db.Query(ctx, in)
 		if err != nil {
@@ -227,12 +228,12 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	out, err := metrics.Combine(parts)
+	out, err := buckets.Combine(parts)
 	if err != nil {
 		return nil, wrap("ReadBuckets", err)
 	}
 	if out == nil {
-		out = []metrics.Bucket{}
+		out = []buckets.Bucket{}
 	}
 	return out, nil
 }

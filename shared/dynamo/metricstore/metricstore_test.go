@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/storetest"
@@ -33,7 +34,7 @@ func TestMetricsContract(t *testing.T) {
 	c := client(t)
 	// Every subtest uses fresh random scopes, so one table serves them all.
 	table := newTable(t, c)
-	storetest.RunMetrics(t, func(*testing.T) metrics.Store { return metricstore.New(c, table) })
+	storetest.RunMetrics(t, func(*testing.T) buckets.Store { return metricstore.New(c, table) })
 }
 
 // countingMetricsDB counts calls and can cut every Query page short, to
@@ -102,7 +103,7 @@ func TestMetricsItems(t *testing.T) {
 	c := client(t)
 	table := newTable(t, c)
 	st := metricstore.New(c, table)
-	r := &metrics.Recorder{Store: st}
+	r := &buckets.Recorder{Store: st}
 	s := newMetricScope()
 	minute := metrics.Minute(time.Now()).Add(-10 * time.Minute)
 	for range 2 { // two writes of the same minute: two items
@@ -140,7 +141,7 @@ func TestMetricsItems(t *testing.T) {
 		}
 	}
 	got, err := st.ReadBuckets(t.Context(), s, minute, minute.Add(time.Minute))
-	if err != nil || len(got) != 1 || got[0].Counts != (metrics.Counts{Activity: 4, Turns: 2, APIErrors: 2}) {
+	if err != nil || len(got) != 1 || got[0].Counts != (buckets.Counts{Activity: 4, Turns: 2, APIErrors: 2}) {
 		t.Errorf("ReadBuckets merging two items: %+v, %v", got, err)
 	}
 }
@@ -159,7 +160,7 @@ func TestMetricsCallBudget(t *testing.T) {
 		// 30 minutes x (account + project) = 60 buckets.
 		events = append(events, metrics.Count(metrics.CallVolume, s.AccountID, s.ProjectID, base.Add(time.Duration(i)*time.Minute)))
 	}
-	if err := (&metrics.Recorder{Store: st}).Record(t.Context(), events...); err != nil {
+	if err := (&buckets.Recorder{Store: st}).Record(t.Context(), events...); err != nil {
 		t.Fatal(err)
 	}
 	batches, queries := db.take()
@@ -283,13 +284,13 @@ func (f *fakeMetricsDB) Query(context.Context, *dynamodb.QueryInput, ...func(*dy
 	return nil, f.err
 }
 
-func someBuckets(n int) []metrics.Bucket {
+func someBuckets(n int) []buckets.Bucket {
 	base := metrics.Minute(time.Now()).Add(-time.Hour)
 	events := make([]metrics.Event, n)
 	for i := range events {
 		events[i] = metrics.Count(metrics.APIErrors, "acct_fake", "", base.Add(time.Duration(i)*time.Minute))
 	}
-	return metrics.Aggregate(events)
+	return buckets.Aggregate(events)
 }
 
 func TestMetricsUnprocessedItemsAreRetried(t *testing.T) {

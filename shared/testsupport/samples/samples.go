@@ -19,6 +19,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/hooks"
@@ -195,7 +196,7 @@ type Memory struct {
 	Store   *memory.Store
 	Stores  voiceops.Stores
 	Calls   *memory.Calls
-	Metrics *metrics.Recorder
+	Metrics *buckets.Recorder
 	Auth    *auth.Authenticator
 	Engine  *conversation.Engine
 	Outbox  *delivery.Outbox
@@ -230,7 +231,7 @@ func NewMemory(t *testing.T) *Memory {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec := &metrics.Recorder{Store: memory.NewMetrics()}
+	rec := &buckets.Recorder{Store: memory.NewMetrics()}
 	return &Memory{
 		Store: store, Stores: stores, Calls: calls, Metrics: rec, Log: log,
 		Auth:   auth.New(stores.Accounts, voiceops.RegionUS, time.Now),

@@ -1,4 +1,4 @@
-package metrics
+package buckets
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/DataDog/sketches-go/ddsketch"
 
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -13,7 +14,7 @@ import (
 // [t - d, t) with t evalAt truncated to the minute (DECISIONS.md). Both
 // ends are whole minutes, so the window holds exactly d / 1 min buckets.
 func Window(evalAt time.Time, d time.Duration) (from, to time.Time) {
-	to = Minute(evalAt)
+	to = metrics.Minute(evalAt)
 	return to.Add(-d), to
 }
 
@@ -48,13 +49,13 @@ func (s Summary) Active() bool {
 // metric, when there was no turn. With activity, a count metric is the sum
 // of the window's buckets, possibly 0. A latency metric is the 50th or 95th
 // percentile (nearest rank) of the window's turn latencies, rounded to the
-// nearest integer millisecond, within RelativeAccuracy of the exact one.
+// nearest integer millisecond, within metrics.RelativeAccuracy of the exact one.
 func (s Summary) Value(m voiceops.Metric) (value int64, ok bool) {
 	src, known := m.Source()
 	if !known || !s.Active() {
 		return 0, false
 	}
-	if src.Kind == TurnLatency {
+	if src.Kind == metrics.TurnLatency {
 		return s.percentile(src.Quantile)
 	}
 	if n := s.Counts.of(src.Kind); n != nil {

@@ -1,4 +1,4 @@
-package metrics
+package buckets
 
 import (
 	"errors"
@@ -10,23 +10,25 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch/pb/sketchpb"
 	"github.com/DataDog/sketches-go/ddsketch/store"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/voiceops/opsapi/shared/metrics"
 )
 
 // sketchMapping is the index mapping of every sketch: logarithmic, with
-// RelativeAccuracy. Sketches merge only when their mappings are equal.
+// metrics.RelativeAccuracy. Sketches merge only when their mappings are equal.
 var sketchMapping = func() mapping.IndexMapping {
-	m, err := mapping.NewLogarithmicMapping(RelativeAccuracy)
+	m, err := mapping.NewLogarithmicMapping(metrics.RelativeAccuracy)
 	if err != nil {
-		panic(err) // RelativeAccuracy is a constant in (0, 1)
+		panic(err) // metrics.RelativeAccuracy is a constant in (0, 1)
 	}
 	return m
 }()
 
 // The range of bin indexes a stored sketch may hold: latencies from
-// minLatencyMS to MaxLatencyMS, with a bin of margin either side.
+// minLatencyMS to metrics.MaxLatencyMS, with a bin of margin either side.
 var (
 	minBinIndex = sketchMapping.Index(minLatencyMS) - 1
-	maxBinIndex = sketchMapping.Index(MaxLatencyMS) + 1
+	maxBinIndex = sketchMapping.Index(metrics.MaxLatencyMS) + 1
 )
 
 // NewSketch returns an empty latency sketch with this package's accuracy.
@@ -95,7 +97,7 @@ func checkSketch(s *ddsketch.DDSketch) error {
 	lo, _ := pos.MinIndex()
 	hi, _ := pos.MaxIndex()
 	if lo < minBinIndex || hi > maxBinIndex {
-		return fmt.Errorf("values outside %v to %d ms", minLatencyMS, MaxLatencyMS)
+		return fmt.Errorf("values outside %v to %d ms", minLatencyMS, metrics.MaxLatencyMS)
 	}
 	return nil
 }

@@ -1,23 +1,25 @@
-package metrics
+package buckets
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/voiceops/opsapi/shared/metrics"
 )
 
-// Store keeps buckets for Retention. Implementations: shared/memory and
+// Store keeps buckets for metrics.Retention. Implementations: shared/memory and
 // shared/dynamo/metricstore, held to one contract by shared/storetest.RunMetrics.
 type Store interface {
 	// AddBuckets adds buckets to what is stored: counts add up and sketches
 	// merge with those already stored for the same scope and minute.
-	// Buckets older than Retention may be dropped.
+	// Buckets older than metrics.Retention may be dropped.
 	AddBuckets(ctx context.Context, buckets []Bucket) error
 	// ReadBuckets returns the buckets of scope s whose minute is in
 	// [from, to), one per minute (everything added for it merged), in
 	// ascending order of minute. Only that scope: an account's scope holds
-	// its projects' events already (Event.Scopes).
-	ReadBuckets(ctx context.Context, s Scope, from, to time.Time) ([]Bucket, error)
+	// its projects' events already (metrics.Event.Scopes).
+	ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.Time) ([]Bucket, error)
 }
 
 // Recorder records events. It is synchronous: when Record returns nil the
@@ -26,10 +28,10 @@ type Recorder struct {
 	Store Store
 }
 
-// Record checks every event (Event.Check), aggregates them into buckets and
+// Record checks every event (metrics.Event.Check), aggregates them into buckets and
 // adds the buckets to the store in one call. An invalid event records
 // nothing.
-func (r *Recorder) Record(ctx context.Context, events ...Event) error {
+func (r *Recorder) Record(ctx context.Context, events ...metrics.Event) error {
 	if len(events) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package metrics_test
+package buckets_test
 
 import (
 	"encoding/binary"
@@ -11,13 +11,14 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch/store"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/metrics"
 )
 
 // mustEncode encodes a sketch or fails the test.
 func mustEncode(tb testing.TB, s *ddsketch.DDSketch) []byte {
 	tb.Helper()
-	b, err := metrics.EncodeSketch(s)
+	b, err := buckets.EncodeSketch(s)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -60,13 +61,13 @@ func TestSketchRoundTrip(t *testing.T) {
 		{"range", []float64{0.001, 1, 10, 100, 1000, 10_000, metrics.MaxLatencyMS}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := metrics.NewSketch()
+			s := buckets.NewSketch()
 			for _, v := range tc.values {
 				if err := s.Add(v); err != nil {
 					t.Fatal(err)
 				}
 			}
-			got, err := metrics.DecodeSketch(mustEncode(t, s))
+			got, err := buckets.DecodeSketch(mustEncode(t, s))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +75,7 @@ func TestSketchRoundTrip(t *testing.T) {
 				t.Errorf("decoded sketch differs")
 			}
 			// The decoded sketch merges with fresh ones.
-			if err := got.MergeWith(metrics.NewSketch()); err != nil {
+			if err := got.MergeWith(buckets.NewSketch()); err != nil {
 				t.Errorf("MergeWith: %v", err)
 			}
 		})
@@ -84,11 +85,11 @@ func TestSketchRoundTrip(t *testing.T) {
 func TestDecodeSketchRefuses(t *testing.T) {
 	other, _ := ddsketch.NewDefaultDDSketch(0.05)
 	_ = other.Add(10)
-	negative := metrics.NewSketch()
+	negative := buckets.NewSketch()
 	_ = negative.Add(-10)
-	huge := metrics.NewSketch()
+	huge := buckets.NewSketch()
 	_ = huge.Add(1e12)
-	tiny := metrics.NewSketch()
+	tiny := buckets.NewSketch()
 	_ = tiny.Add(1e-200)
 	m, _ := mapping.NewLogarithmicMapping(metrics.RelativeAccuracy)
 	negCount := ddsketch.NewDDSketch(m, store.NewDenseStore(), store.NewDenseStore())
@@ -106,7 +107,7 @@ func TestDecodeSketchRefuses(t *testing.T) {
 		"a negative count":     negPB,
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := metrics.DecodeSketch(b); err == nil {
+			if _, err := buckets.DecodeSketch(b); err == nil {
 				t.Errorf("DecodeSketch accepted it")
 			}
 		})
@@ -118,18 +119,18 @@ func TestDecodeSketchRefuses(t *testing.T) {
 func FuzzSketchRoundTrip(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(binary.LittleEndian.AppendUint64(nil, math.Float64bits(812.5)))
-	f.Add(mustEncode(f, metrics.NewSketch()))
+	f.Add(mustEncode(f, buckets.NewSketch()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// As encoded bytes: decoding must not panic; what decodes
 		// re-encodes to a sketch that decodes to the same.
-		if s, err := metrics.DecodeSketch(data); err == nil {
-			again, err := metrics.DecodeSketch(mustEncode(t, s))
+		if s, err := buckets.DecodeSketch(data); err == nil {
+			again, err := buckets.DecodeSketch(mustEncode(t, s))
 			if err != nil || !sameSketch(s, again) {
 				t.Fatalf("a decoded sketch does not round-trip: %v", err)
 			}
 		}
 		// As latencies: every 8 bytes one value, folded into the range.
-		s := metrics.NewSketch()
+		s := buckets.NewSketch()
 		for len(data) >= 8 {
 			v := math.Float64frombits(binary.LittleEndian.Uint64(data))
 			data = data[8:]
@@ -144,7 +145,7 @@ func FuzzSketchRoundTrip(f *testing.F) {
 				t.Fatalf("Add(%v): %v", v, err)
 			}
 		}
-		got, err := metrics.DecodeSketch(mustEncode(t, s))
+		got, err := buckets.DecodeSketch(mustEncode(t, s))
 		if err != nil {
 			t.Fatalf("DecodeSketch: %v", err)
 		}
