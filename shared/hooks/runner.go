@@ -13,11 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
-	"github.com/aws/smithy-go"
-
 	"github.com/voiceops/opsapi/shared/netguard"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
@@ -34,14 +29,23 @@ const (
 	callIDPrefix = "fnc_"
 )
 
-// LambdaInvoker is the one Lambda call the runner makes; *lambda.Client
-// satisfies it. A real synchronous invoke answers StatusCode 200, so fakes
-// must set it too.
+// LambdaInvoker is the one Lambda call the runner makes: a synchronous
+// (RequestResponse) invoke of a function by ARN. shared/hooks/lambdainvoke
+// makes it with the SDK's Lambda client; the runner itself links no AWS
+// service client, so a function that never runs project functions does
+// not either. A real synchronous invoke answers StatusCode 200, so fakes
+// must set it too. An error may carry the service's error code
+// (ErrorCode() string, as the SDK's errors do).
 type LambdaInvoker interface {
-	Invoke(ctx context.Context, in *lambda.InvokeInput, optFns ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+	InvokeLambda(ctx context.Context, arn string, payload []byte) (LambdaOutput, error)
 }
 
-var _ LambdaInvoker = (*lambda.Client)(nil)
+// LambdaOutput is what a synchronous invoke answers.
+type LambdaOutput struct {
+	StatusCode    int
+	FunctionError string // "Handled" or "Unhandled"; "" when the function succeeded
+	Payload       []byte
+}
 
 // Options configure a Runner.
 type Options struct {
@@ -224,29 +228,25 @@ func (r *Runner) invoke(ctx context.Context, t Target, body []byte, timeout time
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out, err := r.lambda.Invoke(tctx, &lambda.InvokeInput{
-		FunctionName:   aws.String(t.LambdaARN),
-		InvocationType: types.InvocationTypeRequestResponse,
-		Payload:        body,
-	})
+	out, err := r.lambda.InvokeLambda(tctx, t.LambdaARN, body)
 	if err != nil {
 		if e := contextError(ctx, tctx, timeout); e != nil {
 			return nil, e
 		}
 		// The service's message may quote the ARN or the request; its
 		// code says enough.
-		var apiErr smithy.APIError
+		var apiErr interface{ ErrorCode() string }
 		if errors.As(err, &apiErr) && safeCode(apiErr.ErrorCode()) {
 			return nil, &Error{Kind: KindInvoke, Detail: "Lambda refused the invoke: " + apiErr.ErrorCode()}
 		}
 		return nil, &Error{Kind: KindInvoke, Detail: "Lambda invoke failed"}
 	}
-	status := int(out.StatusCode)
-	if out.FunctionError != nil {
+	status := out.StatusCode
+	if out.FunctionError != "" {
 		// "Handled" or "Unhandled"; the payload (the error message) is not
 		// kept.
 		detail := "the function failed"
-		if fe := *out.FunctionError; safeCode(fe) {
+		if fe := out.FunctionError; safeCode(fe) {
 			detail += " (" + fe + ")"
 		}
 		return nil, &Error{Kind: KindFunctionError, StatusCode: status, Detail: detail}

@@ -361,6 +361,8 @@ func TestInvalidTargets(t *testing.T) {
 }
 
 // fakeLambda is a hand-written LambdaInvoker.
+// Its cases speak the SDK's types, converted as
+// shared/hooks/lambdainvoke converts them.
 type fakeLambda struct {
 	invoke func(ctx context.Context, in *lambda.InvokeInput) (*lambda.InvokeOutput, error)
 	calls  atomic.Int32
@@ -368,12 +370,20 @@ type fakeLambda struct {
 
 var _ LambdaInvoker = (*fakeLambda)(nil)
 
-func (f *fakeLambda) Invoke(ctx context.Context, in *lambda.InvokeInput, _ ...func(*lambda.Options)) (*lambda.InvokeOutput, error) {
+func (f *fakeLambda) InvokeLambda(ctx context.Context, arn string, payload []byte) (LambdaOutput, error) {
 	f.calls.Add(1)
 	if f.invoke == nil {
-		return &lambda.InvokeOutput{StatusCode: 200}, nil
+		return LambdaOutput{StatusCode: 200}, nil
 	}
-	return f.invoke(ctx, in)
+	out, err := f.invoke(ctx, &lambda.InvokeInput{FunctionName: &arn, InvocationType: types.InvocationTypeRequestResponse, Payload: payload})
+	if err != nil {
+		return LambdaOutput{}, err
+	}
+	fe := ""
+	if out.FunctionError != nil {
+		fe = *out.FunctionError
+	}
+	return LambdaOutput{StatusCode: int(out.StatusCode), FunctionError: fe, Payload: out.Payload}, nil
 }
 
 func TestLambda(t *testing.T) {
