@@ -12,8 +12,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/DataDog/sketches-go/ddsketch"
-
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -66,7 +64,7 @@ type Bucket struct {
 	Minute time.Time // truncated to the minute, UTC
 	Counts Counts
 	// Latency holds the turn latencies (ms); nil when there were none.
-	Latency *ddsketch.DDSketch
+	Latency *Sketch
 }
 
 // add counts one event into the bucket. Values out of range are clamped:

@@ -4,8 +4,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/DataDog/sketches-go/ddsketch"
-
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -22,7 +20,7 @@ func Window(evalAt time.Time, d time.Duration) (from, to time.Time) {
 type Summary struct {
 	Counts Counts
 	// Latency holds every turn latency of the window (ms); nil when none.
-	Latency *ddsketch.DDSketch
+	Latency *Sketch
 }
 
 // Summarize sums the buckets of one scope whose minute is in [from, to):
