@@ -172,8 +172,8 @@ var Functions = []Function{
 		// calling: trigger and status (service key), and the internal route
 		// the telephony system moves a call's status with.
 		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Calls},
-		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Calls},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations},
+		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics},
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		Routes: []Route{
@@ -183,6 +183,18 @@ var Functions = []Function{
 			// DNI reservations (project-scoped x-api-key); a call on a reserved
 			// number consumes its reservation (config table).
 			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/conversations/dni-reservation"},
+		},
+	},
+	{
+		// Outbound calling: trigger and status (service key) and the
+		// internal route the telephony system moves a call's status with.
+		// Apart from calls because it alone parses phone numbers
+		// (libphonenumber's metadata: megabytes and milliseconds of init).
+		Name: "outbound", MemoryMB: 256, Timeout: 10 * time.Second,
+		Reads:            []tables.Table{tables.Config, tables.Calls},
+		Writes:           []tables.Table{tables.Metrics, tables.Calls},
+		ReadsInternalKey: true, // the internal status route
+		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/outbound-calling/trigger"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/outbound-calling/{callSid}/status"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/outbound-calling/{callSid}/status"},

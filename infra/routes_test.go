@@ -23,8 +23,9 @@ var servedGroups = map[string]struct {
 	"conversations": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes()}},
 	"calls": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&baseapi.Outbound{}).Routes()}},
-	"events": {BaseHost, [][]httpapi.Route{(&baseapi.Events{}).Routes()}},
+		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes()}},
+	"outbound": {BaseHost, [][]httpapi.Route{(&baseapi.Outbound{}).Routes()}},
+	"events":   {BaseHost, [][]httpapi.Route{(&baseapi.Events{}).Routes()}},
 }
 
 // gatewayMatches reports whether the API Gateway route gw takes a request

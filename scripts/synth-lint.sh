@@ -4,7 +4,7 @@
 # this machine, infra/bundle.go), then checks the cloud assembly:
 #   - cfn-lint on every template: any error or warning fails;
 #   - every function's bootstrap (scripts/checkbundles): present, a static
-#     linux/arm64 ELF, and at most 10 MiB, the calls function (it parses
+#     linux/arm64 ELF, and at most 10 MiB, the outbound function (it parses
 #     phone numbers) at most 16 MiB. Sizes are printed.
 #
 # BUNDLE_SIZE_CHECK=fail (default) fails on an oversized bootstrap;
@@ -56,5 +56,5 @@ fi
 echo "cfn-lint: ${#templates[@]} templates, nothing reported"
 
 echo "bundles (BUNDLE_SIZE_CHECK=$size_check):"
-go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit calls=16 "$out"
+go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=16 "$out"
 echo "synth-lint.sh: ${#templates[@]} templates synthesized, cfn-lint clean, bundles checked"

@@ -1,7 +1,6 @@
 // Command calls is the Lambda function of the calls endpoint group: the
-// telephony system's voice intake (internal routes), DNI reservations, and
-// outbound calling (trigger and status, and the internal status route).
-// It is the one function that parses phone numbers (shared/phone).
+// telephony system's voice intake (internal routes) and DNI reservations.
+// Outbound calling is functions/outbound.
 package main
 
 import (
@@ -28,7 +27,6 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
@@ -46,8 +44,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar,
-		tables.Calls.EnvVar, lambdamain.InternalKeyEnv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv)
 	if err != nil {
 		return err
 	}
@@ -55,7 +52,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[4])
+	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[3])
 	if err != nil {
 		return err
 	}
@@ -69,7 +66,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
-		Pools: config.DNI(), Calls: dynamo.NewCalls(db, env[3]),
+		Pools:      config.DNI(),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
 	}), lambda.WithContext(ctx))
 	return nil
@@ -81,7 +78,6 @@ type deps struct {
 	InternalKeyDigest string
 	Engine            baseapi.Engine
 	Pools             voiceops.DNIStore
-	Calls             voiceops.CallStore
 	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Now               func() time.Time
 	Log               *slog.Logger
@@ -91,6 +87,5 @@ type deps struct {
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
-		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
+		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes()))
 }

@@ -18,14 +18,10 @@ func TestReplayEvents(t *testing.T) {
 		"calls-turn.json":            200,
 		"calls-end.json":             200,
 		"calls-dni-reservation.json": 200,
-
-		"calls-outbound-trigger.json": 200,
-		"calls-outbound-status.json":  200,
-		"calls-outbound-move.json":    200,
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
+		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(),
 			CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

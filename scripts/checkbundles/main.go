@@ -4,7 +4,7 @@
 // ELF executable, no larger than its limit. It prints each function's
 // bundle and size. scripts/synth-lint.sh runs it.
 //
-//	go run ./scripts/checkbundles [-max-mib 10] [-limit calls=16] [-mode fail|warn] cdk.out
+//	go run ./scripts/checkbundles [-max-mib 10] [-limit outbound=16] [-mode fail|warn] cdk.out
 //
 // A missing or foreign bootstrap always fails; an oversized one fails with
 // -mode fail (the default) and is only reported with -mode warn. Functions

@@ -1,0 +1,77 @@
+// Command outbound is the Lambda function of outbound calling (doc 2):
+// trigger and status with a project's service key, and the internal route
+// the telephony system moves a call's status with. It is the one function
+// that parses phone numbers (shared/phone, libphonenumber's metadata): apart
+// from the voice intake, so that neither pays for the other's libraries.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/internalkey"
+	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func main() {
+	if err := run(context.Background(), os.Getenv); err != nil {
+		slog.Error("outbound: cannot start", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	region, err := lambdamain.Region(getenv)
+	if err != nil {
+		return err
+	}
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[3])
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
+	lambda.StartWithOptions(handler(deps{
+		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest, Calls: dynamo.NewCalls(db, env[2]),
+		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+	}), lambda.WithContext(ctx))
+	return nil
+}
+
+// deps is what outbound calling runs on.
+type deps struct {
+	Keys              httpapi.Authenticator
+	InternalKeyDigest string
+	Calls             voiceops.CallStore
+	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Now               func() time.Time
+	Log               *slog.Logger
+}
+
+// handler is the function's Lambda handler; the tests replay events/ through it.
+func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
+		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
+}
