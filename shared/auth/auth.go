@@ -15,6 +15,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"sync"
 	"time"
@@ -44,7 +46,7 @@ type Authenticator struct {
 	now    func() time.Time
 
 	mu    sync.RWMutex
-	cache map[string]cached
+	cache map[[sha256.Size]byte]cached
 }
 
 type cached struct {
@@ -55,7 +57,7 @@ type cached struct {
 
 // New returns an Authenticator for keys of region.
 func New(kr KeyReader, region voiceops.Region, now func() time.Time) *Authenticator {
-	return &Authenticator{keys: kr, region: region, now: now, cache: map[string]cached{}}
+	return &Authenticator{keys: kr, region: region, now: now, cache: map[[sha256.Size]byte]cached{}}
 }
 
 var errUnauthorized = &voiceops.Error{Kind: voiceops.KindUnauthorized, Message: "missing or invalid API key"}
@@ -76,7 +78,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string, kind voice
 	if err != nil || p.Kind != kind || p.Region != a.region {
 		return voiceops.Principal{}, errUnauthorized
 	}
-	k, found, err := a.lookup(ctx, keys.Digest(key))
+	k, found, err := a.lookup(ctx, sha256.Sum256([]byte(key)))
 	if err != nil {
 		return voiceops.Principal{}, err
 	}
@@ -86,15 +88,17 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string, kind voice
 	return voiceops.Principal{KeyID: k.ID, Kind: k.Kind, AccountID: k.AccountID, ProjectID: k.ProjectID, Environment: k.Environment}, nil
 }
 
-func (a *Authenticator) lookup(ctx context.Context, digest string) (voiceops.Key, bool, error) {
+// lookup finds a key by its SHA-256 sum, from the cache when it is fresh
+// (the hex digest the store keys by is made only on a miss).
+func (a *Authenticator) lookup(ctx context.Context, sum [sha256.Size]byte) (voiceops.Key, bool, error) {
 	now := a.now()
 	a.mu.RLock()
-	c, ok := a.cache[digest]
+	c, ok := a.cache[sum]
 	a.mu.RUnlock()
 	if ok && now.Before(c.expires) {
 		return c.key, c.found, nil
 	}
-	k, err := a.keys.KeyByDigest(ctx, digest)
+	k, err := a.keys.KeyByDigest(ctx, hex.EncodeToString(sum[:]))
 	found := err == nil
 	if err != nil && !errors.Is(err, voiceops.ErrNotFound) {
 		return voiceops.Key{}, false, voiceops.Internal(err)
@@ -104,9 +108,9 @@ func (a *Authenticator) lookup(ctx context.Context, digest string) (voiceops.Key
 	// read, so a revocation written while it ran is seen within CacheTTL.
 	a.mu.Lock()
 	if len(a.cache) >= maxCached {
-		a.cache = map[string]cached{}
+		a.cache = map[[sha256.Size]byte]cached{}
 	}
-	a.cache[digest] = cached{key: k, found: found, expires: now.Add(CacheTTL)}
+	a.cache[sum] = cached{key: k, found: found, expires: now.Add(CacheTTL)}
 	a.mu.Unlock()
 	return k, found, nil
 }

@@ -34,6 +34,13 @@ func unauthorized(header string) *voiceops.Error {
 	return &voiceops.Error{Kind: voiceops.KindUnauthorized, Message: "missing or invalid " + header}
 }
 
+// The 401s of the x-api-key schemes, made once (not on every request).
+var (
+	errAPIKey   = unauthorized("API key")
+	errXAPIKey  = unauthorized("X-API-KEY")
+	errAgentKey = unauthorized("X-TOKEN")
+)
+
 func (s *server) authenticate(r *http.Request, scheme Scheme) (Caller, error) {
 	ctx := r.Context()
 	switch scheme {
@@ -42,7 +49,7 @@ func (s *server) authenticate(r *http.Request, scheme Scheme) (Caller, error) {
 	case InternalKey:
 		return Caller{}, s.checkInternalKey(r.Header.Get("X-Internal-Key"))
 	case AccountKey:
-		p, err := s.key(ctx, r.Header.Get("x-api-key"), voiceops.KeyAPI, unauthorized("API key"))
+		p, err := s.key(ctx, r.Header.Get("x-api-key"), voiceops.KeyAPI, errAPIKey)
 		if err != nil {
 			return Caller{}, err
 		}
@@ -52,7 +59,7 @@ func (s *server) authenticate(r *http.Request, scheme Scheme) (Caller, error) {
 		}
 		return c, nil
 	case ProjectScopedKey:
-		p, err := s.key(ctx, r.Header.Get("x-api-key"), voiceops.KeyAPI, unauthorized("API key"))
+		p, err := s.key(ctx, r.Header.Get("x-api-key"), voiceops.KeyAPI, errAPIKey)
 		if err != nil {
 			return Caller{}, err
 		}
@@ -76,13 +83,13 @@ func (s *server) authenticate(r *http.Request, scheme Scheme) (Caller, error) {
 		}
 		return Caller{AccountID: p.AccountID, ProjectID: p.ProjectID, Key: p}, nil
 	case ProjectKey:
-		return s.pathProject(ctx, r, unauthorized("API key"))
+		return s.pathProject(ctx, r, errAPIKey)
 	case ChatKeys:
-		c, err := s.pathProject(ctx, r, unauthorized("X-API-KEY"))
+		c, err := s.pathProject(ctx, r, errXAPIKey)
 		if err != nil {
 			return c, err
 		}
-		a, err := s.key(ctx, r.Header.Get("X-TOKEN"), voiceops.KeyAgent, unauthorized("X-TOKEN"))
+		a, err := s.key(ctx, r.Header.Get("X-TOKEN"), voiceops.KeyAgent, errAgentKey)
 		if err != nil {
 			return c, err
 		}

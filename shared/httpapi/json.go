@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -23,8 +24,8 @@ const MaxBodyBytes = 1 << 20
 // writeJSON encodes v as the response body. HTML escaping is off: these
 // bodies are not HTML, and operators such as ">" should read as written.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := bytes.NewBuffer(make([]byte, 0, 1024)) // most answers fit: no regrowth
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		// Our own types always marshal; this is a programming error.
@@ -47,9 +48,32 @@ var (
 // by one with their type checked, so that every problem is reported with its
 // field name (422) while unreadable bodies are refused whole (400).
 type Object struct {
-	fields map[string]json.RawMessage
-	used   map[string]bool
+	// The fields in body order, the last of a repeated name winning (as
+	// encoding/json decides); a request body has a handful, so slices
+	// searched in order beat maps.
+	names  [][]byte // slices of the body: no copy per field
+	values []json.RawMessage
+	used   []bool
 	errs   []voiceops.FieldError
+}
+
+// field returns the index of the field name, or -1.
+func (o *Object) field(name string) int {
+	for i := len(o.names) - 1; i >= 0; i-- {
+		if string(o.names[i]) == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// markUsed marks every field called name as read.
+func (o *Object) markUsed(name string) {
+	for i, n := range o.names {
+		if string(n) == name {
+			o.used[i] = true
+		}
+	}
 }
 
 // readObject reads the body of r. An empty body is an empty object when
@@ -65,7 +89,7 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		if optional {
-			return &Object{fields: map[string]json.RawMessage{}, used: map[string]bool{}}, nil
+			return &Object{}, nil
 		}
 		return nil, errNotObject
 	}
@@ -84,42 +108,110 @@ func ParseObject(body []byte) (*Object, error) {
 		// invalid bytes into U+FFFD and store what the client never sent.
 		return nil, errNotUTF8
 	}
-	// Fast path: one Unmarshal. It refuses trailing data too, so only a
-	// failure needs the Decoder to tell which 400 to answer.
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err == nil && fields != nil {
-		return &Object{fields: fields, used: make(map[string]bool, len(fields))}, nil
+	// Fast path: a valid body is sliced into its fields without decoding
+	// (json.Valid allocates nothing); only an invalid one needs the Decoder
+	// to tell which 400 to answer.
+	if json.Valid(body) {
+		if o, ok := scanObject(body); ok {
+			return o, nil
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	fields = nil
+	var fields map[string]json.RawMessage
 	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return nil, errNotObject
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body has data after the JSON object", Fields: []voiceops.FieldError{}}
 	}
-	return &Object{fields: fields, used: map[string]bool{}}, nil
+	o := &Object{}
+	for name, v := range fields {
+		o.names = append(o.names, []byte(name))
+		o.values = append(o.values, v)
+	}
+	o.used = make([]bool, len(o.names))
+	return o, nil
 }
 
-// plainString returns the value of a JSON string literal that holds no
-// escape and no control character, valid UTF-8: most strings a client
-// sends, read without a second pass of encoding/json.
-func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+// scanObject slices a valid JSON text into the fields of its top-level
+// object. ok is false when the text is not an object, or a name holds an
+// escape (the slow path decodes it).
+func scanObject(b []byte) (*Object, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
 	}
-	inner := raw[1 : len(raw)-1]
-	ascii := true
-	for _, c := range inner {
-		if c < 0x20 || c == '\\' || c == '"' {
-			return "", false
+	o := &Object{names: make([][]byte, 0, 8), values: make([]json.RawMessage, 0, 8)}
+	i = skipSpace(b, i+1)
+	if b[i] == '}' {
+		o.used = []bool{}
+		return o, true
+	}
+	for {
+		// b[i] is the opening quote of a name.
+		end := i + 1
+		for b[end] != '"' {
+			if b[end] == '\\' {
+				return nil, false
+			}
+			end++
 		}
-		ascii = ascii && c < utf8.RuneSelf
+		name := b[i+1 : end]
+		i = skipSpace(b, end+1) + 1 // past ':'
+		i = skipSpace(b, i)
+		start := i
+		i = skipValue(b, i)
+		o.names = append(o.names, name)
+		o.values = append(o.values, json.RawMessage(b[start:i]))
+		i = skipSpace(b, i)
+		if b[i] == '}' {
+			break
+		}
+		i = skipSpace(b, i+1) // past ','
 	}
-	if !ascii && !utf8.Valid(inner) {
-		return "", false
+	o.used = make([]bool, len(o.names))
+	return o, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
 	}
-	return string(inner), true
+	return i
+}
+
+// skipValue returns the end of the (valid) JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for {
+		switch c := b[i]; c {
+		case '"':
+			i++
+			for b[i] != '"' {
+				if b[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		default:
+			for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
+				i++
+			}
+		}
+		if depth == 0 {
+			return i
+		}
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' || b[i] == ',' || b[i] == ':') {
+			i++
+		}
+	}
 }
 
 func (o *Object) Fail(field, msg string) {
@@ -129,14 +221,15 @@ func (o *Object) Fail(field, msg string) {
 // take returns the raw value of a field and whether it was sent. A field sent
 // as null is reported as an error unless nullable.
 func (o *Object) Take(name string, required, nullable bool) (json.RawMessage, bool) {
-	o.used[name] = true
-	raw, ok := o.fields[name]
-	if !ok {
+	o.markUsed(name)
+	idx := o.field(name)
+	if idx < 0 {
 		if required {
 			o.Fail(name, "is required")
 		}
 		return nil, false
 	}
+	raw := o.values[idx]
 	if string(raw) == "null" {
 		if !nullable {
 			o.Fail(name, "must not be null")
@@ -176,8 +269,8 @@ func (o *Object) NullableStr(name string) (**string, bool) {
 		var p *string
 		return &p, true
 	}
-	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+	s, ok := plainString(raw)
+	if !ok && (raw[0] != '"' || json.Unmarshal(raw, &s) != nil) {
 		o.Fail(name, "must be a string or null")
 		return nil, false
 	}
@@ -271,9 +364,9 @@ func (o *Object) StringMap(name string, required bool) (map[string]string, bool)
 // done reports unknown fields and returns every collected error as one 422.
 func (o *Object) Done() error {
 	var unknown []string
-	for name := range o.fields {
-		if !o.used[name] {
-			unknown = append(unknown, name)
+	for i, name := range o.names {
+		if !o.used[i] && !slices.Contains(unknown, string(name)) {
+			unknown = append(unknown, string(name))
 		}
 	}
 	sort.Strings(unknown)
@@ -303,9 +396,8 @@ func (o *Object) JSONObject(name string, nullable bool) (map[string]any, bool) {
 
 // Has reports whether the body holds the field, marking it read.
 func (o *Object) Has(name string) bool {
-	o.used[name] = true
-	_, ok := o.fields[name]
-	return ok
+	o.markUsed(name)
+	return o.field(name) >= 0
 }
 
 // FailAll adds field errors found by a domain check.
@@ -320,4 +412,25 @@ func (o *Object) SortErrors(order []string) {
 	slices.SortStableFunc(o.errs, func(a, b voiceops.FieldError) int {
 		return cmp.Compare(slices.Index(order, a.Field), slices.Index(order, b.Field))
 	})
+}
+
+// plainString returns the value of a JSON string literal that holds no
+// escape and no control character, valid UTF-8: most strings a client
+// sends, read without a second pass of encoding/json.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '\\' || c == '"' {
+			return "", false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }

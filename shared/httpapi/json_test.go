@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzPlainString: the fast path agrees with encoding/json whenever it
@@ -40,4 +42,33 @@ func TestParseObjectErrors(t *testing.T) {
 	if v, ok := o.Str("name", true); !ok || v != "x" || o.Done() == nil {
 		t.Errorf("name %q %v; done %v (n is unknown)", v, ok, o.Done())
 	}
+}
+
+// FuzzParseObject: the scanner and encoding/json agree on every body:
+// accepted or not, and field by field.
+func FuzzParseObject(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d":"x\"y" } `, `{"a":1,"a":2}`, `{"a\u0062":1}`,
+		`{"n":null,"t":true,"f":-1.5e3,"o":{"p":{"q":[]}}}`, `[1]`, `{"a":1}x`, `{"a":"\\"}`, `{"a":{"b":"]"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, err := ParseObject(body)
+		var want map[string]json.RawMessage
+		werr := json.Unmarshal(body, &want)
+		if (err == nil) != (werr == nil && want != nil && utf8.Valid(body)) {
+			t.Fatalf("ParseObject(%q): %v; encoding/json: %v", body, err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if len(o.names) < len(want) {
+			t.Fatalf("%q: %d fields, encoding/json %d", body, len(o.names), len(want))
+		}
+		for name, w := range want {
+			i := o.field(name)
+			if i < 0 || !bytes.Equal(bytes.TrimSpace(o.values[i]), bytes.TrimSpace(w)) {
+				t.Fatalf("%q: field %q = %q, encoding/json %q", body, name, o.values[max(i, 0)], w)
+			}
+		}
+	})
 }

@@ -87,9 +87,6 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 // answers its error in the route's family.
 func (s *server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), s.Deadline)
-		defer cancel()
-		r = r.WithContext(ctx)
 		c, err := s.authenticate(r, rt.Auth)
 		if err == nil {
 			defer s.countPanic(r, c)
@@ -144,12 +141,15 @@ func RequestID(ctx context.Context) string {
 }
 
 // withRequestID gives every request an ID, in the X-Request-Id header of the
-// response and in every log line about it.
+// response and in every log line about it, and its deadline (one request
+// copy for both).
 func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey, id)))
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.Deadline)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -50,15 +50,19 @@ func New(kind voiceops.KeyKind, region voiceops.Region) string {
 
 // Parse checks the shape and checksum of a key.
 func Parse(key string) (Parsed, error) {
-	parts := strings.SplitN(key, "_", 4)
-	if len(parts) != 4 || parts[0] != brand || len(parts[3]) != randomLen+checksumLen {
+	// strings.Cut, not Split: every authenticated request parses its key,
+	// and this allocates nothing.
+	b, rest, ok1 := strings.Cut(key, "_")
+	kind, rest, ok2 := strings.Cut(rest, "_")
+	region, random, ok3 := strings.Cut(rest, "_")
+	if !ok1 || !ok2 || !ok3 || b != brand || len(random) != randomLen+checksumLen {
 		return Parsed{}, ErrMalformed
 	}
 	head := key[:len(key)-checksumLen]
-	if checksum(head) != key[len(key)-checksumLen:] {
+	if sum := checksumOf(head); string(sum[:]) != key[len(key)-checksumLen:] {
 		return Parsed{}, ErrChecksum
 	}
-	return Parsed{Kind: voiceops.KeyKind(parts[1]), Region: voiceops.Region(parts[2])}, nil
+	return Parsed{Kind: voiceops.KeyKind(kind), Region: voiceops.Region(region)}, nil
 }
 
 // Digest returns the hex SHA-256 of a key: the only form that is stored.
@@ -79,11 +83,16 @@ func Prefix(key string) string {
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 func checksum(s string) string {
+	sum := checksumOf(s)
+	return string(sum[:])
+}
+
+func checksumOf(s string) [checksumLen]byte {
 	v := crc32.ChecksumIEEE([]byte(s))
-	out := make([]byte, checksumLen)
+	var out [checksumLen]byte
 	for i := checksumLen - 1; i >= 0; i-- {
 		out[i] = alphabet[v%62]
 		v /= 62
 	}
-	return string(out)
+	return out
 }

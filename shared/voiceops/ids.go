@@ -25,8 +25,13 @@ func NewID(prefix string) string {
 
 // RandomBase62 returns n characters drawn uniformly from [0-9A-Za-z].
 func RandomBase62(n int) string {
-	out := make([]byte, n)
-	buf := make([]byte, n+n/2)
+	var outArr, bufArr [64]byte // on the stack for the usual IDs (≤ 40)
+	out, buf := outArr[:0], bufArr[:0]
+	if n <= 40 {
+		out, buf = outArr[:n], bufArr[:n+n/2]
+	} else {
+		out, buf = make([]byte, n), make([]byte, n+n/2)
+	}
 	for i := 0; i < n; {
 		_, _ = rand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
 		for _, b := range buf {
