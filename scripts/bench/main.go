@@ -33,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -357,7 +358,7 @@ func initTotal(stderr string) time.Duration {
 			}
 		}
 	}
-	return time.Duration(total * float64(time.Millisecond))
+	return time.Duration(math.Round(total * float64(time.Millisecond)))
 }
 
 func median(ds []time.Duration) time.Duration {
