@@ -366,6 +366,24 @@ func TestHTTPAPIsRoutesAndThrottling(t *testing.T) {
 			}))
 			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::DomainName"), jsii.Number(0))
 		})
+		// The ceiling of the costly routes, under the stage's.
+		for _, f := range Functions {
+			if f.Throttle == nil {
+				continue
+			}
+			if f.Throttle.RateLimit >= defaultRateLimit {
+				t.Errorf("%s: route ceiling %v is not under the stage's %v", f.Name, f.Throttle.RateLimit, defaultRateLimit)
+			}
+			for _, rt := range f.Routes {
+				check(t, fmt.Sprintf("%s route ceiling %s %s", r.Name, rt.Method, rt.Path), func() {
+					tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), objectLike(obj{
+						"RouteSettings": objectLike(obj{rt.Method + " " + rt.Path: obj{
+							"ThrottlingRateLimit": f.Throttle.RateLimit, "ThrottlingBurstLimit": f.Throttle.BurstLimit,
+						}}),
+					}))
+				})
+			}
+		}
 		for _, f := range Functions {
 			for _, rt := range f.Routes {
 				check(t, fmt.Sprintf("%s route %s %s", r.Name, rt.Method, rt.Path), func() {
