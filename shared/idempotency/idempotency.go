@@ -16,6 +16,7 @@ package idempotency
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"time"
 
@@ -111,12 +112,16 @@ func ValidKey(k string) bool {
 
 // Fingerprint identifies a request by its method, path with query and body
 // bytes. The body is compared as sent: a retry re-sends the same bytes.
+// Method and path are length-prefixed, so no split of the same bytes
+// between the three gives the same fingerprint (FuzzFingerprint).
 func Fingerprint(method, requestURI string, body []byte) string {
 	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{0})
-	h.Write([]byte(requestURI))
-	h.Write([]byte{0})
+	var n [8]byte
+	for _, part := range []string{method, requestURI} {
+		binary.BigEndian.PutUint64(n[:], uint64(len(part)))
+		h.Write(n[:])
+		h.Write([]byte(part))
+	}
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
 }
