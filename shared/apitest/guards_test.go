@@ -273,3 +273,58 @@ func TestIdempotencyInFlightAndCrash(t *testing.T) {
 	h.clock.Advance(idempotency.TTL)
 	h.send("POST", "/v1/alert-rules", hdr, body).expect(t, 201)
 }
+
+func TestIdempotencyExternalEvent(t *testing.T) {
+	h := newEventsHarness(t)
+	path := webhookURL("payload", "ref", "acct_a", "proj_a1")
+	hdr := map[string]string{"X-Api-Key": h.events, idempotency.Header: "evt-1"}
+	body := `{"ref":"` + h.conv + `","n":1}`
+	first := h.harness.send("POST", path, hdr, body).expect(t, 201)
+	calls := h.fn.count()
+	again := h.harness.send("POST", path, hdr, body).expect(t, 201)
+	if !bytes.Equal(again.body, first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" {
+		t.Errorf("replay %s %v, want %s", again.body, again.header, first.body)
+	}
+	if n := h.fn.count(); n != calls {
+		t.Errorf("the replay ran the project's function again (%d calls, want %d)", n, calls)
+	}
+	h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","n":2}`).expect(t, 422)
+}
+
+func (r *recordingRunner) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+type downLimiter struct{}
+
+func (downLimiter) Take(context.Context, string, string) (ratelimit.Decision, error) {
+	return ratelimit.Decision{}, errors.New("table unavailable")
+}
+
+type downIdempotency struct{ idempotency.Store }
+
+func (downIdempotency) Begin(context.Context, idempotency.Record, time.Time) (idempotency.Record, bool, error) {
+	return idempotency.Record{}, false, errors.New("table unavailable")
+}
+
+// The limiter fails open; the Idempotency-Key fails closed (README,
+// "Failure behaviour").
+func TestGuardsWhenTheirStoreFails(t *testing.T) {
+	h := newHarness(t)
+	h.deps.Guards = httpapi.Guards{Limiter: downLimiter{}, Idempotency: downIdempotency{h.requests}}
+	h.h = All(h.deps)
+	for range ratelimit.Default.Burst + 10 {
+		if res := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200); res.header.Get("RateLimit") != "" {
+			t.Fatalf("RateLimit header without a decision: %v", res.header)
+		}
+	}
+	body := `{"name":"p95","metric":"turn_latency_p95","operator":">","threshold_value":1500,"window_duration":"5m"}`
+	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: "k"}, body).expect(t, 500)
+	if l, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(l) != 0 {
+		t.Errorf("%d rules created without an idempotency record", len(l))
+	}
+	// Without the header the create is not guarded, and goes on.
+	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA}, body).expect(t, 201)
+}
