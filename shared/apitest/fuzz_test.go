@@ -78,6 +78,12 @@ func FuzzRoutes(f *testing.F) {
 		{"GET", "/v1/alerts", api},
 		{"GET", "/v1/webhook-endpoints", api},
 		{"GET", "/v1/acct_a/proj_a1/conversations", api},
+		{"POST", "/internal/v1/voice/calls/conv_0000000000000000000000/turns", internal},
+		{"POST", "/internal/v1/voice/calls/conv_0000000000000000000000/end", internal},
+		{"POST", "/internal/v1/outbound-calling/CA00000000000000000000000000000000/status", internal},
+		{"GET", "/v1/outbound-calling/CA00000000000000000000000000000000/status", map[string]string{"X-Service-Auth-Token": h.service}},
+		{"POST", "/v1/webhook-endpoints/" + ep + "/test", api},
+		{"POST", "/v1/webhook-endpoints/" + ep + "/deliveries/dlv_0000000000000000000000/retry", api},
 	}
 	contentTypes := []string{"application/json", "application/x-www-form-urlencoded", "application/xml", "text/plain", ""}
 	validator := specValidator(f)
