@@ -15,6 +15,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -185,13 +186,23 @@ func (lm *Limiter) limitOf(ctx context.Context, accountID string, now time.Time)
 // PolicyHeader is the RateLimit-Policy field of a limit
 // (draft-ietf-httpapi-ratelimit-headers-09): quota q per window w seconds.
 func PolicyHeader(l Limit) string {
-	return fmt.Sprintf(`"key";q=%d;w=%d`, l.Burst, l.WindowSeconds())
+	b := make([]byte, 0, 32)
+	b = append(b, `"key";q=`...)
+	b = strconv.AppendInt(b, int64(l.Burst), 10)
+	b = append(b, ";w="...)
+	b = strconv.AppendInt(b, l.WindowSeconds(), 10)
+	return string(b)
 }
 
 // StateHeader is the RateLimit field of a decision (draft -09): r requests
 // remaining, t seconds until the quota is full again.
 func StateHeader(d Decision) string {
-	return fmt.Sprintf(`"key";r=%d;t=%d`, d.Remaining, ceilDiv(int64(d.Reset), int64(time.Second)))
+	b := make([]byte, 0, 32)
+	b = append(b, `"key";r=`...)
+	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, ceilDiv(int64(d.Reset), int64(time.Second)), 10)
+	return string(b)
 }
 
 // RetryAfterSeconds is the Retry-After of a refused request, in whole
