@@ -328,3 +328,16 @@ func TestGuardsWhenTheirStoreFails(t *testing.T) {
 	// Without the header the create is not guarded, and goes on.
 	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA}, body).expect(t, 201)
 }
+
+// A key refused for another tenant's paths still spends its own budget.
+func TestRateLimitCountsRefusedTargets(t *testing.T) {
+	h := newHarness(t)
+	for range ratelimit.Default.Burst {
+		if res := h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).expect(t, 403); res.header.Get("RateLimit") == "" {
+			t.Fatalf("403 without RateLimit: %v", res.header)
+		}
+	}
+	h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).expect(t, 429)
+	h.do("GET", "/v1/alert-rules", h.keyB, nil).expect(t, 429)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200)
+}

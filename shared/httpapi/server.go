@@ -93,8 +93,11 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 func (s *server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.authenticate(r, rt.Auth)
-		if err == nil {
-			err = s.limit(w, r, c)
+		// Every request made with a valid key takes a token, also one
+		// refused for its target (403, 404): another tenant's paths are no
+		// way around the key's limit.
+		if lerr := s.limit(w, r, c); lerr != nil {
+			err = lerr
 		}
 		if err == nil {
 			if key := r.Header.Get(idempotency.Header); rt.Create && s.Idempotency != nil && key != "" {
