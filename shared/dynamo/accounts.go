@@ -49,11 +49,16 @@ func decodeProject(it item) (voiceops.Project, error) {
 }
 
 func (s *Config) CreateAccount(ctx context.Context, a voiceops.Account) error {
+	it := encodeAccount(a)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: encodeAccount(a),
+		TableName: &s.table, Item: it,
 		ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if _, failed := conditionFailed(err); failed {
+	if old, failed := conditionFailed(err); failed {
+		if sameItem(old, it) { // an earlier attempt of this call was applied (see applied)
+			return nil
+		}
 		return voiceops.ErrAlreadyExists
 	}
 	if err != nil {

@@ -424,7 +424,8 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	setExpiry(marker, c.ExpiresAt, 0)
 	table := &s.table
 	items := []types.TransactWriteItem{
-		{Put: &types.Put{TableName: table, Item: conv, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK}},
+		{Put: &types.Put{TableName: table, Item: conv, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
 		{Put: &types.Put{TableName: table, Item: marker}},
 	}
 	if first != nil {
@@ -540,7 +541,8 @@ func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t 
 			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
-		{Put: &types.Put{TableName: table, Item: turn, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK}},
+		{Put: &types.Put{TableName: table, Item: turn, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
 	}
 	if put, ok := s.sharedIDPut(c); ok {
 		items = append(items, put) // sharedid.go
@@ -594,6 +596,9 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
+		if sameItem(old, conv) { // an earlier attempt of this call was applied (see applied)
+			return nil
+		}
 		return s.staleOrGone(old)
 	}
 	if err != nil {

@@ -286,7 +286,11 @@ func TestCallBudget(t *testing.T) {
 		{"KeyByDigest", func() error { _, err := s.KeyByDigest(ctx, key.Digest); return err }, map[string]int{"GetItem": 1}},
 		{"CreateRule", func() error { return s.CreateRule(ctx, rule) }, map[string]int{"TransactWriteItems": 1}},
 		{"CreateRule over nothing but a duplicate", func() error {
-			if err := s.CreateRule(ctx, rule); !errors.Is(err, voiceops.ErrAlreadyExists) {
+			// Another rule under the taken ID (the very same item would be
+			// this call's own retry: see applied).
+			dup := rule
+			dup.Name = "another"
+			if err := s.CreateRule(ctx, dup); !errors.Is(err, voiceops.ErrAlreadyExists) {
 				return errors.New("want ErrAlreadyExists, got " + errString(err))
 			}
 			return nil
@@ -296,7 +300,9 @@ func TestCallBudget(t *testing.T) {
 		{"UpdateRule", func() error { return s.UpdateRule(ctx, updated, 1, false) }, map[string]int{"PutItem": 1}},
 		{"UpdateRule checking a nil project", func() error { return s.UpdateRule(ctx, moved, 2, true) }, map[string]int{"PutItem": 1}},
 		{"UpdateRule stale", func() error {
-			if err := s.UpdateRule(ctx, moved, 1, false); !errors.Is(err, voiceops.ErrConflictingWrite) {
+			stale := moved // another change from version 1 (the very same item would be a retry of the last call)
+			stale.Name = "stale"
+			if err := s.UpdateRule(ctx, stale, 1, false); !errors.Is(err, voiceops.ErrConflictingWrite) {
 				return errors.New("want ErrConflictingWrite, got " + errString(err))
 			}
 			return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -90,6 +91,8 @@ func (s *store) transact(ctx context.Context, op string, items []types.TransactW
 			}
 		}
 		switch {
+		case conditionFailed && applied(items, o):
+			return outcome{failed: make([]bool, len(items)), old: make([]item, len(items))}, nil
 		case conditionFailed:
 			return o, nil
 		case !conflict:
@@ -102,6 +105,32 @@ func (s *store) transact(ctx context.Context, op string, items []types.TransactW
 		}
 	}
 }
+
+// applied reports whether the transaction was applied already, by an
+// earlier attempt of this same call whose answer was lost: the SDK retries
+// a write whose response broke off (aws-sdk-go-v2#1825), and the retry's
+// conditions then fail on the call's own items. It was if every
+// conditional Put failed on an item stored exactly as it would put it
+// (ALL_OLD gives the stored item: no extra read). An item equal in every
+// attribute, with its random ID, times and version, can only be this
+// call's, and a transaction is all or nothing. Its other conditions (a
+// counter now at its limit) failed for the same reason.
+func applied(items []types.TransactWriteItem, o outcome) bool {
+	puts := 0
+	for i, ti := range items {
+		if ti.Put == nil || ti.Put.ConditionExpression == nil {
+			continue
+		}
+		puts++
+		if !o.failed[i] || !sameItem(o.old[i], ti.Put.Item) {
+			return false
+		}
+	}
+	return puts > 0
+}
+
+// sameItem reports whether two items hold the same attributes and values.
+func sameItem(a, b item) bool { return len(a) > 0 && reflect.DeepEqual(a, b) }
 
 // Backoff waits before the next try of a call that DynamoDB turned down
 // for contention (a transaction conflict, unprocessed batch items): a

@@ -152,6 +152,7 @@ func eventPut(table string, e voiceops.AlertEvent) *types.Put {
 	return &types.Put{
 		TableName: aws.String(table), Item: encodeEvent(e),
 		ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld, // see applied
 	}
 }
 
@@ -160,9 +161,13 @@ func (s *Deliveries) PutEvent(ctx context.Context, e voiceops.AlertEvent) error 
 	p := eventPut(s.table, e)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
-		ExpressionAttributeNames: p.ExpressionAttributeNames,
+		ExpressionAttributeNames:            p.ExpressionAttributeNames,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if _, ok := conditionFailed(err); ok {
+	if old, ok := conditionFailed(err); ok {
+		if sameItem(old, p.Item) { // an earlier attempt of this call was applied (see applied)
+			return nil
+		}
 		return voiceops.ErrAlreadyExists
 	}
 	if err != nil {

@@ -332,6 +332,7 @@ var namePK = map[string]string{"#pk": attrPK}
 func (s *store) txPutNew(it item) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld, // see applied
 	}}
 }
 
@@ -398,7 +399,10 @@ func (s *store) putVersion(ctx context.Context, op string, it item, expect int64
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
-		if len(old) == 0 || Expired(old, s.now()) {
+		switch {
+		case sameItem(old, it): // an earlier attempt of this call was applied (see applied)
+			return nil
+		case len(old) == 0 || Expired(old, s.now()):
 			return voiceops.ErrNotFound
 		}
 		return voiceops.ErrConflictingWrite

@@ -76,7 +76,9 @@ func TestSharedIDCallBudget(t *testing.T) {
 			return s.UpdateConversation(ctx, bridged, 3)
 		}, map[string]int{"TransactWriteItems": 1}, []int{2}},
 		{"UpdateConversation at a stale version", func() error {
-			if err := s.UpdateConversation(ctx, bridged, 3); !errors.Is(err, voiceops.ErrConflictingWrite) {
+			stale := bridged // another change from version 3 (the very same one would be a retry of the last call)
+			stale.NumSilences++
+			if err := s.UpdateConversation(ctx, stale, 3); !errors.Is(err, voiceops.ErrConflictingWrite) {
 				return fmt.Errorf("want ErrConflictingWrite, got %v", err)
 			}
 			return nil
