@@ -909,15 +909,17 @@ func convPage(next any, records ...map[string]any) map[string]any {
 	for _, r := range records {
 		list = append(list, r)
 	}
-	p := map[string]any{"conversations": list}
+	p := map[string]any{"conversations": list, "cursor": nil}
 	if next != nil {
 		p["next_offset"] = next
+		p["cursor"] = "YzEuY29udl8xNzk1MjUzNDAwMDAwMlZvaWNlQ2FsbEdvbGRlbjAwMDAwLmFiYw"
 	}
 	return p
 }
 
 func convPageV1(next any, records ...map[string]any) map[string]any {
 	p := convPage(next, records...)
+	delete(p, "cursor")
 	p["descriptions"] = map[string]any{"conversations": map[string]any{"id": "Conversation ID."}}
 	return p
 }
@@ -946,6 +948,7 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 empty", method: "GET", url: v3 + "?offset=100", status: 200, body: convPage(nil)},
 		{name: "v3 include_latency", method: "GET", url: v3 + "?include_latency=true", status: 200, body: convPage(nil, with(convRecordV3(), "latency", latency), with(with(convRecordV3(), "turns", []any{}), "latency", noTurns))},
 		{name: "v3 include_turn_metadata", method: "GET", url: v3 + "?include_turn_metadata=true", status: 200, body: convPage(nil, withMetadata())},
+		{name: "v3 501 semantic search", method: "GET", url: v3 + "?query_type=semantic&query=refund", status: 501, body: doc2Err("query_type=semantic is not implemented; query_type=transcript is")},
 		{name: "v1 page", method: "GET", url: v1, status: 200, body: convPageV1(5, convRecordV1())},
 		{name: "v1 empty", method: "GET", url: v1, status: 200, body: convPageV1(nil)},
 		{name: "on the base host", method: "GET", url: "https://uk-1.api.example.com/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
@@ -969,6 +972,9 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 turn without latency", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "turns", []any{without(convTurnV3(), "latency")}))},
 		{name: "v3 fractional duration", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "total_duration", 61.5))},
 		{name: "v3 with descriptions", method: "GET", url: v3, status: 200, body: convPageV1(nil, convRecordV3())},
+		{name: "v3 without cursor", method: "GET", url: v3, status: 200, body: without(convPage(nil, convRecordV3()), "cursor")},
+		{name: "v3 cursor not URL-safe", method: "GET", url: v3, status: 200, body: with(convPage(nil), "cursor", "a+b/c=")},
+		{name: "v1 with cursor", method: "GET", url: v1, status: 200, body: with(convPageV1(nil), "cursor", "abc")},
 		{name: "v3 next_offset 0", method: "GET", url: v3, status: 200, body: convPage(0, convRecordV3())},
 		{name: "v3 null CALL_END", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "metrics", with(convRecordV3()["metrics"].(map[string]any), "CALL_END", nil)))},
 		{name: "v3 unknown environment", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "environment", "prod"))},

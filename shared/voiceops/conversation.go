@@ -28,6 +28,9 @@ const (
 	ChannelAPI      Channel = "api"
 )
 
+// Channels lists every channel.
+var Channels = []Channel{ChannelVoice, ChannelWebchat, ChannelWhatsApp, ChannelSMS, ChannelAPI}
+
 // ChatChannels are the channels a chat conversation may declare (doc 2).
 var ChatChannels = []Channel{ChannelWebchat, ChannelWhatsApp, ChannelSMS, ChannelAPI}
 
