@@ -889,7 +889,7 @@ func convRecordV3() map[string]any {
 		"to_number": "", "num_turns": 1, "total_duration": 62, "service_duration": 2, "handoff": false, "handoff_reason": "",
 		"handoff_destination": "", "num_silences": 0, "num_ood": 0,
 		"metrics": map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09.000Z"}, "CALL_START": "2026-11-21T09:30:00.000Z",
-			"CALL_END": "2026-11-21T09:31:01.500Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": ""},
+			"CALL_END": "2026-11-21T09:31:01.500Z", "END_REASON": "completed", "FUNCTION_ERRORS": "0", "ASR_LANG": "en-GB", "TTS_LANG": ""},
 		"state": map[string]any{"verified": true}, "turns": []any{convTurnV3()},
 	}
 }
@@ -899,7 +899,7 @@ func convRecordV1() map[string]any {
 	c["started_at"] = "2026-11-21T09:30:00Z"
 	c["to_number"], c["handoff_reason"], c["handoff_destination"] = nil, nil, nil
 	c["metrics"] = map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09Z"}, "CALL_START": "2026-11-21T09:30:00Z",
-		"CALL_END": "2026-11-21T09:31:01.5Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": nil}
+		"CALL_END": "2026-11-21T09:31:01.5Z", "END_REASON": "completed", "FUNCTION_ERRORS": "0", "ASR_LANG": "en-GB", "TTS_LANG": nil}
 	c["turns"] = []any{convTurnV1()}
 	return c
 }

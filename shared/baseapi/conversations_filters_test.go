@@ -2,6 +2,7 @@ package baseapi
 
 import (
 	"encoding/base64"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -228,5 +229,37 @@ func TestConversationsSample(t *testing.T) {
 	p := lc.get("/v3/acct_a/proj_a1/conversations?sample=random&limit=50&" + params)
 	if want := pop.want(q); !slices.Equal(p.IDs, want) {
 		t.Errorf("sample of a small range with limit 50: %v, want all of %v", p.IDs, want)
+	}
+}
+
+// TestConversationCustomMetrics: every metrics value is a string or an
+// array of strings; a custom metric logged twice is an array, in order.
+func TestConversationCustomMetrics(t *testing.T) {
+	h := newHarness(t)
+	f := conversationAt(h.clock.Now().Add(-time.Hour))
+	f.c.Metrics = []voiceops.CustomMetric{{Name: "ORDER", Value: "A-1"}, {Name: "tier", Value: "gold"}, {Name: "ORDER", Value: "A-2"}, {Name: "ORDER", Value: ""}}
+	putConversation(t, h.stores.Conversations, f)
+	for _, path := range []string{"/v3/acct_a/proj_a1/conversations", "/v1/acct_a/proj_a1/conversations"} {
+		body := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t)
+		m := body["conversations"].([]any)[0].(map[string]any)["metrics"].(map[string]any)
+		for k, v := range m {
+			switch v := v.(type) {
+			case string, nil: // nil: v1's null for an empty text
+			case []any:
+				for _, e := range v {
+					if _, ok := e.(string); !ok {
+						t.Errorf("%s: metrics.%s holds %T", path, k, e)
+					}
+				}
+			default:
+				t.Errorf("%s: metrics.%s is %T", path, k, v)
+			}
+		}
+		if got := fmt.Sprint(m["ORDER"]); got != "[A-1 A-2 ]" {
+			t.Errorf("%s: ORDER = %s", path, got)
+		}
+		if m["tier"] != "gold" || m["FUNCTION_ERRORS"] != "0" {
+			t.Errorf("%s: tier %v, FUNCTION_ERRORS %v", path, m["tier"], m["FUNCTION_ERRORS"])
+		}
 	}
 }

@@ -198,7 +198,7 @@ func TestConversationShapes(t *testing.T) {
 	if call3["total_duration"] != float64(62) || call3["service_duration"] != float64(2) || call1["total_duration"] != float64(62) {
 		t.Errorf("durations %v %v, want 62 (61.5 s rounded) and 2 (2.48 s)", call3["total_duration"], call3["service_duration"])
 	}
-	if m := call3["metrics"].(map[string]any); m["CALL_DURATION"] != "62" || len(m["CALL_TURN"].([]any)) != 4 || m["FUNCTION_ERRORS"] != float64(1) {
+	if m := call3["metrics"].(map[string]any); m["CALL_DURATION"] != "62" || len(m["CALL_TURN"].([]any)) != 4 || m["FUNCTION_ERRORS"] != "1" {
 		t.Errorf("metrics %v", m)
 	}
 	turn3 := call3["turns"].([]any)[3].(map[string]any)
@@ -375,7 +375,7 @@ type refMetrics struct {
 	CallStart      any    `json:"CALL_START"`
 	CallEnd        any    `json:"CALL_END"`
 	EndReason      any    `json:"END_REASON"`
-	FunctionErrors int    `json:"FUNCTION_ERRORS"`
+	FunctionErrors string `json:"FUNCTION_ERRORS"`
 	ASRLang        any    `json:"ASR_LANG"`
 	TTSLang        any    `json:"TTS_LANG"`
 }
@@ -454,15 +454,18 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 		HandoffReason: text(c.HandoffReason), HandoffDestination: text(c.HandoffDestination), NumSilences: c.NumSilences,
 		NumOOD: c.NumOOD, State: orEmpty(c.State), Turns: []refTurn{},
 		Metrics: refMetrics{CallDuration: strconv.FormatInt(total, 10), CallTurn: []any{}, CallStart: tm(c.StartedAt),
-			CallEnd: text(""), EndReason: text(string(c.EndReason)), ASRLang: text(c.ASRLang), TTSLang: text(c.TTSLang)},
+			CallEnd: text(""), EndReason: text(string(c.EndReason)), ASRLang: text(c.ASRLang), TTSLang: text(c.TTSLang),
+			FunctionErrors: "0"},
 	}
 	if c.EndedAt != nil {
 		r.Metrics.CallEnd = tm(*c.EndedAt)
 	}
 	var ms []int64
+	ferrs := 0
 	for _, t := range turns {
 		r.Metrics.CallTurn = append(r.Metrics.CallTurn, tm(t.UserInputAt))
-		r.Metrics.FunctionErrors += t.FunctionErrors
+		ferrs += t.FunctionErrors
+		r.Metrics.FunctionErrors = strconv.Itoa(ferrs)
 		ms = append(ms, t.Latency.Round(time.Millisecond).Milliseconds())
 		rt := refTurn{UserInput: text(t.UserInput), UserInputDTMF: text(t.UserInputDTMF), UserInputDatetime: tm(t.UserInputAt),
 			AgentResponse: text(t.AgentResponse), AgentResponseDatetime: tm(t.AgentResponseAt),

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -253,6 +254,7 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 			e.Log.WarnContext(ctx, "project function failed", "conversation_id", c.ID, "hook", hook, "error", err)
 		} else {
 			applyState(c, res.State)
+			e.logMetrics(ctx, c, res.Metrics)
 			if res.Response != nil {
 				ans.Response = *res.Response
 			}
@@ -335,7 +337,23 @@ func (e *Engine) end(ctx context.Context, cfg agent.Config, c *voiceops.Conversa
 		return 1
 	}
 	applyState(c, res.State)
+	e.logMetrics(ctx, c, res.Metrics)
 	return 0
+}
+
+// logMetrics appends the metrics a function logged to the conversation's,
+// up to voiceops.MaxCustomMetrics values (the record's size is bounded);
+// the values past it are dropped, with a warning.
+func (e *Engine) logMetrics(ctx context.Context, c *voiceops.Conversation, ms []voiceops.CustomMetric) {
+	if len(ms) == 0 {
+		return
+	}
+	room := max(voiceops.MaxCustomMetrics-len(c.Metrics), 0)
+	if len(ms) > room {
+		e.Log.WarnContext(ctx, "custom metrics dropped: the conversation holds the most it can", "conversation_id", c.ID, "dropped", len(ms)-room)
+		ms = ms[:room]
+	}
+	c.Metrics = append(slices.Clone(c.Metrics), ms...)
 }
 
 func applyState(c *voiceops.Conversation, set map[string]any) {

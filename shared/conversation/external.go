@@ -126,6 +126,7 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 	}
 	applyState(&c, before)
 	var fnState map[string]any
+	var fnMetrics []voiceops.CustomMetric
 	ferrs := 0
 	if spec, ok := cfg.Functions[hook]; ok {
 		res, err := e.Functions.Run(ctx, target(cfg, spec), hooks.Call{Hook: string(hook), Conversation: c, Extra: extra})
@@ -133,13 +134,14 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 			ferrs++
 			e.Log.WarnContext(ctx, "project function failed", "conversation_id", c.ID, "hook", hook, "error", err)
 		} else {
-			fnState = res.State
+			fnState, fnMetrics = res.State, res.Metrics
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		prev := c.Version
 		applyState(&c, after)
 		applyState(&c, fnState)
+		e.logMetrics(ctx, &c, fnMetrics)
 		c.Version = prev + 1
 		err := e.Store.UpdateConversation(ctx, c, prev)
 		if err == nil {

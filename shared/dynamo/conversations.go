@@ -105,6 +105,7 @@ const (
 	attrHandoffReason      = "handoff_reason"
 	attrHandoffDestination = "handoff_destination"
 	attrSharedID           = "shared_id"
+	attrCustomMetrics      = "custom_metrics" // JSON [[name, value], ...]
 
 	attrTurnIndex            = "index"
 	attrUserInput            = "user_input"
@@ -288,6 +289,15 @@ func encodeConversation(k item, c voiceops.Conversation) (item, error) {
 	setNonEmpty(it, attrHandoffReason, c.HandoffReason)
 	setNonEmpty(it, attrHandoffDestination, c.HandoffDestination)
 	setNonEmpty(it, attrSharedID, c.SharedID)
+	if len(c.Metrics) > 0 {
+		pairs := make([][2]string, len(c.Metrics))
+		for i, m := range c.Metrics {
+			pairs[i] = [2]string{m.Name, m.Value}
+		}
+		if err := setJSON(it, attrCustomMetrics, pairs, false); err != nil {
+			return nil, err
+		}
+	}
 	setExpiry(it, c.ExpiresAt, 0)
 	it[attrVersion] = avN(c.Version)
 	return it, nil
@@ -312,6 +322,11 @@ func decodeConversation(it item) (voiceops.Conversation, error) {
 	}
 	r.json(attrIntegrationAttrs, &c.IntegrationAttributes)
 	r.json(attrState, &c.State)
+	var pairs [][2]string
+	r.json(attrCustomMetrics, &pairs)
+	for _, p := range pairs {
+		c.Metrics = append(c.Metrics, voiceops.CustomMetric{Name: p[0], Value: p[1]})
+	}
 	return c, r.err
 }
 

@@ -58,6 +58,7 @@ func storeConversation(c voiceops.Conversation) (*storedConversation, error) {
 		return nil, err
 	}
 	c.IntegrationAttributes, c.State = nil, nil
+	c.Metrics = slices.Clone(c.Metrics)
 	if c.EndedAt != nil {
 		end := *c.EndedAt
 		c.EndedAt = &end
@@ -73,6 +74,7 @@ func (sc *storedConversation) conversation() voiceops.Conversation {
 	}
 	c.IntegrationAttributes = decodeJSON[map[string]any](sc.attrs)
 	c.State = decodeJSON[map[string]any](sc.state)
+	c.Metrics = slices.Clone(c.Metrics)
 	return c
 }
 

@@ -74,6 +74,7 @@ func newConversation(accountID, projectID string, started time.Time) voiceops.Co
 		StartedAt: started, EndedAt: &ended, EndReason: voiceops.EndHandoff, InProgress: false,
 		NumTurns: 2, NumSilences: 1, NumOOD: 1, ServiceTime: 1234567891 * time.Nanosecond,
 		Handoff: true, HandoffReason: "asked for a human", HandoffDestination: "sip:queue@example.com", SharedID: "shared-42",
+		Metrics:   []voiceops.CustomMetric{{Name: "ORDER", Value: "A-1 \"é\""}, {Name: "tier", Value: ""}, {Name: "ORDER", Value: "A-2"}},
 		ExpiresAt: retained(), Version: 1,
 	}
 }
@@ -114,6 +115,7 @@ func checkConversation(t *testing.T, what string, want, got voiceops.Conversatio
 	d.str("TTSLang", want.TTSLang, got.TTSLang)
 	checkJSON(&d, "IntegrationAttributes", want.IntegrationAttributes, got.IntegrationAttributes)
 	checkJSON(&d, "State", want.State, got.State)
+	d.str("Metrics", fmt.Sprintf("%q", want.Metrics), fmt.Sprintf("%q", got.Metrics))
 	d.time("StartedAt", want.StartedAt, got.StartedAt)
 	checkTimePtr(&d, "EndedAt", want.EndedAt, got.EndedAt)
 	d.str("EndReason", string(want.EndReason), string(got.EndReason))

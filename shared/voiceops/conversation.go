@@ -2,6 +2,7 @@ package voiceops
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -82,6 +83,8 @@ type Conversation struct {
 	// SharedID is an identifier the conversation shares with the system it
 	// is handed to (handoff_state?shared_id=).
 	SharedID string
+	// Metrics are the values project functions logged, in order.
+	Metrics []CustomMetric
 
 	// ExpiresAt is when the record is deleted (the project's retention).
 	ExpiresAt time.Time
@@ -151,4 +154,41 @@ type ConversationStore interface {
 	// random); which conversation is returned for one given to two is
 	// unspecified.
 	ConversationBySharedID(ctx context.Context, accountID, projectID, sharedID string) (Conversation, error)
+}
+
+// CustomMetric is one value a project function logged in a conversation's
+// `metrics` (a hook answer's "metrics"). A name logged more than once is
+// listed as an array of its values, in the order they were logged.
+type CustomMetric struct {
+	Name  string
+	Value string
+}
+
+// Bounds of custom metrics: they live in the conversation's record, whose
+// size DynamoDB bounds (400 KB).
+const (
+	MaxCustomMetricName       = 64
+	MaxCustomMetricValue      = 256
+	MaxCustomMetricsPerAnswer = 32
+	// MaxCustomMetrics bounds the values one conversation keeps; later
+	// values are dropped (and logged by the engine).
+	MaxCustomMetrics = 200
+)
+
+// BuiltinMetrics are the keys of `metrics` the service writes itself: a
+// function cannot log them.
+var BuiltinMetrics = []string{"CALL_DURATION", "CALL_TURN", "CALL_START", "CALL_END", "END_REASON", "FUNCTION_ERRORS", "ASR_LANG", "TTS_LANG"}
+
+// ValidCustomMetricName reports whether name may be logged: 1 to 64 of
+// A-Z a-z 0-9 _ . -, not a built-in key.
+func ValidCustomMetricName(name string) bool {
+	if name == "" || len(name) > MaxCustomMetricName || slices.Contains(BuiltinMetrics, name) {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
