@@ -1020,14 +1020,7 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		return map[string]any{"account_id": "acct_a", "project_id": "proj_a1", "intervals": out}
 	}
 	state := func() map[string]any {
-		return map[string]any{
-			"conversation_id": convID, "shared_id": "shr_1", "account_id": "acct_a", "project_id": "proj_a1",
-			"handoff": true, "destination": "support-queue", "reason": "caller asked for a human",
-			"state": map[string]any{"step": 3}, "integration_attributes": map[string]any{}, "environment": "live",
-			"channel": "voice", "variant_id": "main", "variant_name": "Main line", "from_number": "+441632960001",
-			"to_number": "+441632960002", "asr_lang_code": "en-GB", "tts_lang_code": "", "started_at": "2026-11-22T14:00:00.000Z",
-			"ended_at": "2026-11-22T14:03:00.000Z", "in_progress": false, "num_turns": 4,
-		}
+		return map[string]any{"id": convID, "shared_id": "shr_1", "data": map[string]any{"step": 3, "slots": map[string]any{"date": "2026-11-23"}}}
 	}
 	accepts := []checkCase{
 		{name: "series", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00.000Z", 3), item("2026-11-22T14:05:00.000Z", 0))},
@@ -1037,9 +1030,9 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "concurrency 501", method: "GET", url: concURL, status: 501, body: doc2Err("slice_by=language is not implemented; slice_by=variant is")},
 		{name: "concurrency 404", method: "GET", url: concURL, status: 404, body: doc2Err("account or project not found")},
 		{name: "handoff state", method: "GET", url: handoffURL, status: 200, body: state()},
-		{name: "handoff state in progress", method: "GET", url: handoffURL, status: 200, body: with(with(state(), "ended_at", nil), "in_progress", true)},
+		{name: "handoff state, empty data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", map[string]any{})},
 		{name: "no handoff", method: "GET", url: handoffURL, status: 404, body: doc2Err("no handoff")},
-		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id exactly one of id and shared_id must be given")},
+		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id or shared_id must be given")},
 	}
 	for _, c := range accepts {
 		if err := c.run(v); err != nil {
@@ -1054,9 +1047,10 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "interval with extra field", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 1), "channel", "voice"))},
 		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: doc2Err("invalid")},
 		{name: "concurrency 501 in doc-1 shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
-		{name: "handoff false", method: "GET", url: handoffURL, status: 200, body: with(state(), "handoff", false)},
-		{name: "handoff state without state", method: "GET", url: handoffURL, status: 200, body: without(state(), "state")},
-		{name: "handoff state with null destination", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", nil)},
+		{name: "handoff state, flat record", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", "support-queue")},
+		{name: "handoff state without data", method: "GET", url: handoffURL, status: 200, body: without(state(), "data")},
+		{name: "handoff state with null data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", nil)},
+		{name: "handoff state without shared_id", method: "GET", url: handoffURL, status: 200, body: without(state(), "shared_id")},
 		{name: "handoff state 501", method: "GET", url: handoffURL, status: 501, body: doc2Err("not implemented")},
 		{name: "POST handoff state", method: "POST", url: handoffURL, status: 200, body: state()},
 	}
