@@ -158,7 +158,7 @@ func (e convEncoder) appendRecord(b []byte, c voiceops.Conversation, turns []voi
 // OpenAPI document): CALL_DURATION (total_duration as a string),
 // CALL_TURN (one timestamp per turn: when the user's input arrived),
 // CALL_START, CALL_END (empty/null while in progress), END_REASON
-// (completed, closed, handoff, crashed; empty/null while in progress),
+// (completed, closed, handoff, crashed, timeout; empty/null while in progress),
 // FUNCTION_ERRORS (project functions that failed, over all turns, as a
 // string), ASR_LANG and TTS_LANG (language codes, empty/null when not
 // set); then the metrics project functions logged, in the order of their
@@ -482,7 +482,7 @@ var convDescriptions = []struct{ key, text string }{
 	{"metrics.CALL_TURN", "One timestamp per turn: when the user's input arrived."},
 	{"metrics.CALL_START", "When the conversation started."},
 	{"metrics.CALL_END", "When it ended; null while in progress."},
-	{"metrics.END_REASON", "How it ended (completed, closed, handoff, crashed); null while in progress."},
+	{"metrics.END_REASON", "How it ended (completed, closed, handoff, crashed, timeout: idle past the idle timeout); null while in progress."},
 	{"metrics.FUNCTION_ERRORS", "Project functions that failed during the conversation, as a string."},
 	{"metrics.ASR_LANG", "Speech recognition language code; null when not set."},
 	{"metrics.TTS_LANG", "Speech synthesis language code; null when not set."},

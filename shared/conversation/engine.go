@@ -43,6 +43,9 @@ type Engine struct {
 	// DNI holds the projects' DNI pools: a voice call to a reserved number
 	// consumes the reservation (nil: no DNI).
 	DNI voiceops.DNIStore
+	// ChatIdleTimeout is the idle timeout of the chats of projects that
+	// configure none (0: voiceops.DefaultChatIdleTimeout).
+	ChatIdleTimeout time.Duration
 
 	mu    sync.Mutex
 	cache map[[2]string]cachedProject
@@ -164,6 +167,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (Answer, error) {
 	turn := voiceops.Turn{Index: 0, UserInputAt: now}
 	ans, ferrs := e.answer(ctx, cfg, ag, &c, &turn, agent.Request{Conversation: c, Turn: turn, Start: true}, agent.HookOnStart)
 	c.NumTurns = 1
+	c.IdleDue = e.idleDue(cfg, c, now)
 	if err := e.Store.CreateConversation(ctx, c, &turn); err != nil {
 		return Answer{}, err
 	}
@@ -182,6 +186,12 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		return Answer{}, err
 	}
 	if !c.InProgress {
+		return Answer{}, ErrEnded
+	}
+	if e.idlePast(c) {
+		if _, err := e.endIdle(ctx, c); err != nil {
+			return Answer{}, err
+		}
 		return Answer{}, ErrEnded
 	}
 	cfg, _, ag, err := e.project(ctx, accountID, projectID, c.VariantID)
@@ -218,6 +228,7 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		c.NumOOD++
 	}
 	c.Version = prev + 1
+	c.IdleDue = e.idleDue(cfg, c, now)
 	if err := e.Store.AddTurn(ctx, c, turn, prev); err != nil {
 		if errors.Is(err, voiceops.ErrNotFound) {
 			return Answer{}, ErrNoSuchConv
@@ -291,6 +302,8 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 }
 
 // Close ends a conversation in progress (chat close, the end of a call).
+// One idle past its IdleDue has ended already: it is ended now, as the
+// sweep would have, and Close is ErrEnded.
 func (e *Engine) Close(ctx context.Context, accountID, projectID, conversationID string, reason voiceops.EndReason) (voiceops.Conversation, error) {
 	c, err := e.Store.GetConversation(ctx, accountID, projectID, conversationID)
 	if errors.Is(err, voiceops.ErrNotFound) {
@@ -302,17 +315,29 @@ func (e *Engine) Close(ctx context.Context, accountID, projectID, conversationID
 	if !c.InProgress {
 		return c, ErrEnded
 	}
-	cfg, _, _, err := e.project(ctx, accountID, projectID, c.VariantID)
-	if err != nil && !errors.Is(err, ErrNoVariant) {
+	if e.idlePast(c) {
+		if _, err := e.endIdle(ctx, c); err != nil {
+			return c, err
+		}
+		return c, ErrEnded
+	}
+	return e.closeAs(ctx, c, reason, e.now())
+}
+
+// closeAs ends c (read at its current version) with reason at `at`, runs
+// its on_end function, writes it and records its metrics.
+func (e *Engine) closeAs(ctx context.Context, c voiceops.Conversation, reason voiceops.EndReason, at time.Time) (voiceops.Conversation, error) {
+	cfg, _, _, err := e.project(ctx, c.AccountID, c.ProjectID, c.VariantID)
+	if err != nil && !errors.Is(err, ErrNoVariant) && !(reason == voiceops.EndTimeout || reason == voiceops.EndCrashed) {
 		return c, err
 	}
 	prev := c.Version
-	now := e.now()
-	ferrs := e.end(ctx, cfg, &c, reason, now)
+	ferrs := e.end(ctx, cfg, &c, reason, at)
 	c.Version = prev + 1
 	if err := e.Store.UpdateConversation(ctx, c, prev); err != nil {
 		return c, err
 	}
+	now := e.now()
 	var extra []metrics.Event
 	if reason == voiceops.EndCrashed {
 		extra = append(extra, metrics.Count(metrics.CallCrashes, c.AccountID, c.ProjectID, now))

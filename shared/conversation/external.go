@@ -142,6 +142,9 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 		applyState(&c, after)
 		applyState(&c, fnState)
 		e.logMetrics(ctx, &c, fnMetrics)
+		if c.InProgress {
+			c.IdleDue = e.idleDue(cfg, c, e.now()) // an event is activity
+		}
 		c.Version = prev + 1
 		err := e.Store.UpdateConversation(ctx, c, prev)
 		if err == nil {

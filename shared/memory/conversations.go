@@ -349,3 +349,33 @@ func (s *Store) ConversationBySharedID(_ context.Context, accountID, projectID, 
 	}
 	return found.conversation(), nil
 }
+
+// DueConversations returns the live conversations in progress whose
+// IdleDue is at or before `before`, earliest first (then by ID), by a scan
+// of every conversation (the DynamoDB store reads a sparse index instead).
+func (s *Store) DueConversations(_ context.Context, before time.Time, limit int) ([]voiceops.Conversation, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.now()
+	var out []voiceops.Conversation
+	for _, projects := range s.conversations {
+		for _, convs := range projects {
+			for _, sc := range convs {
+				if !sc.c.InProgress || sc.c.IdleDue.IsZero() || sc.c.IdleDue.After(before) || conversationExpired(sc.c.ExpiresAt, now) {
+					continue
+				}
+				out = append(out, sc.conversation())
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b voiceops.Conversation) int {
+		if c := a.IdleDue.Compare(b.IdleDue); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), limit)], nil
+}

@@ -43,6 +43,19 @@ const (
 	EndClosed    EndReason = "closed"    // a chat closed by the client
 	EndHandoff   EndReason = "handoff"   // handed off to a human or another system
 	EndCrashed   EndReason = "crashed"   // the call crashed (counts as call_crashes)
+	EndTimeout   EndReason = "timeout"   // a chat idle past the project's timeout, ended by the service
+)
+
+// Idle ends: a conversation in progress with no activity (a turn, an
+// external event, a bridge notification) until its IdleDue is ended by the
+// service: a chat with EndTimeout, after the project's chat idle timeout
+// (DefaultChatIdleTimeout unless configured); a voice call with
+// EndCrashed (its end was never reported), after VoiceIdleBound.
+const (
+	DefaultChatIdleTimeout = 30 * time.Minute
+	// VoiceIdleBound is long enough for any silence of a live call: the
+	// voice intake reports every turn, silences included, within seconds.
+	VoiceIdleBound = 15 * time.Minute
 )
 
 // Conversation is one voice call or chat with a project's agent. Field names
@@ -69,6 +82,10 @@ type Conversation struct {
 	EndedAt    *time.Time
 	EndReason  EndReason
 	InProgress bool
+	// IdleDue is when the conversation, in progress, ends for want of
+	// activity (zero: never). Stores index the conversations in progress
+	// by it (OpenConversations).
+	IdleDue time.Time
 
 	NumTurns    int
 	NumSilences int
@@ -148,6 +165,13 @@ type ConversationStore interface {
 	// concurrency sweep needs (ID, times, variant, language, numbers,
 	// environment).
 	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
+	// DueConversations returns up to limit conversations in progress, of
+	// every tenant, whose IdleDue is at or before `before`, earliest first
+	// (ID, AccountID, ProjectID, IdleDue and InProgress set at least): the
+	// idle sweep's read, over an index of open conversations only. It may
+	// lag the conversations by a moment (DynamoDB's index is eventually
+	// consistent): the sweep reads each one again before ending it.
+	DueConversations(ctx context.Context, before time.Time, limit int) ([]Conversation, error)
 	// ConversationBySharedID returns the conversation of a project whose
 	// SharedID is sharedID (ErrNotFound if none): the handoff state's
 	// lookup. Shared IDs are unique in a project (the engine draws them at
