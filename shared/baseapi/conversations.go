@@ -362,9 +362,10 @@ func decodeCursor(s, binding string) (string, string) {
 	if err != nil {
 		return "", "is not a cursor of this list (pass the cursor of the previous page as is)"
 	}
-	version, rest, _ := strings.Cut(string(raw), ".")
-	id, bound, _ := strings.Cut(rest, ".")
-	if version != cursorVersion || !voiceops.ValidConversationID(id) {
+	version, rest, ok1 := strings.Cut(string(raw), ".")
+	id, bound, ok2 := strings.Cut(rest, ".")
+	// Only the form encodeCursor writes: three parts, canonical base64.
+	if !ok1 || !ok2 || version != cursorVersion || !voiceops.ValidConversationID(id) || encodeCursor(id, bound) != s {
 		return "", "is not a cursor of this list (pass the cursor of the previous page as is)"
 	}
 	if bound != binding {

@@ -263,3 +263,20 @@ func TestConversationCustomMetrics(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeCursor feeds arbitrary cursors to the decoder: it never
+// panics, and what it accepts is a conversation ID bound as given.
+func FuzzDecodeCursor(f *testing.F) {
+	f.Add(encodeCursor("conv_17952534000002VoiceCallGolden00000", "abc"), "abc")
+	f.Add("YzEu", "abc")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, s, binding string) {
+		id, msg := decodeCursor(s, binding)
+		if msg == "" && (!voiceops.ValidConversationID(id) || len(s) > maxCursorLength || encodeCursor(id, binding) != s) {
+			t.Errorf("accepted %q as %q", s, id)
+		}
+		if msg != "" && id != "" {
+			t.Errorf("refused %q but returned %q", s, id)
+		}
+	})
+}

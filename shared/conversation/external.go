@@ -80,6 +80,13 @@ func (e *Engine) ExternalEvent(ctx context.Context, accountID, projectID string,
 	if err != nil {
 		return voiceops.Conversation{}, err
 	}
+	if e.idlePast(c) {
+		// Ended by its idle bound already, swept or not: not active.
+		if _, err := e.endIdle(ctx, c); err != nil && !errors.Is(err, voiceops.ErrConflictingWrite) {
+			return voiceops.Conversation{}, err
+		}
+		return voiceops.Conversation{}, ErrEventNotBound
+	}
 	now := e.now()
 	record := map[string]any{
 		"event_id": ev.ID, "content_type": ev.ContentType, "received_at": now.Format(time.RFC3339Nano),
@@ -107,6 +114,13 @@ func (e *Engine) BridgeEnded(ctx context.Context, accountID, projectID, conversa
 	}
 	if err != nil {
 		return c, err
+	}
+	if e.idlePast(c) {
+		// Its idle bound passed: it ended then, and the notification is
+		// recorded on the ended conversation.
+		if c, err = e.endIdle(ctx, c); err != nil {
+			return c, err
+		}
 	}
 	set := map[string]any{"bridge": map[string]any{
 		"ended": true, "bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds,

@@ -122,3 +122,27 @@ func TestIdleTimeoutConfigured(t *testing.T) {
 		t.Errorf("voice: due %v", c.IdleDue)
 	}
 }
+
+// TestIdleEndBeforeNotifications: an external event for a chat past its
+// idle due is not bound (the chat ends then); a bridge notification is
+// recorded on the conversation, ended at its due.
+func TestIdleEndBeforeNotifications(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	chat := f.startChat()
+	voice := f.start().Conversation
+	f.now = f.now.Add(time.Hour)
+	if _, err := f.e.ExternalEvent(ctx, "acct", "proj", ExternalEvent{ID: chat.ID, ContentType: "text/plain", Body: []byte("x")}); !errors.Is(err, ErrEventNotBound) {
+		t.Errorf("event past the due: %v", err)
+	}
+	if c, _ := f.e.Store.GetConversation(ctx, "acct", "proj", chat.ID); c.InProgress || c.EndReason != voiceops.EndTimeout {
+		t.Errorf("chat after a late event: %+v", c)
+	}
+	c, err := f.e.BridgeEnded(ctx, "acct", "proj", voice.ID, Bridge{BridgeDurationSeconds: 3, CallDurationSeconds: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.InProgress || c.EndReason != voiceops.EndCrashed || !c.EndedAt.Equal(voice.IdleDue) || c.State["bridge"] == nil {
+		t.Errorf("voice after a late bridge notification: %+v", c)
+	}
+}
