@@ -321,14 +321,17 @@ func (e *Engine) Close(ctx context.Context, accountID, projectID, conversationID
 		}
 		return c, ErrEnded
 	}
-	return e.closeAs(ctx, c, reason, e.now())
+	return e.closeAs(ctx, c, reason, e.now(), false)
 }
 
 // closeAs ends c (read at its current version) with reason at `at`, runs
-// its on_end function, writes it and records its metrics.
-func (e *Engine) closeAs(ctx context.Context, c voiceops.Conversation, reason voiceops.EndReason, at time.Time) (voiceops.Conversation, error) {
+// its on_end function, writes it and records its metrics. idle marks the
+// service's own end of an idle conversation.
+func (e *Engine) closeAs(ctx context.Context, c voiceops.Conversation, reason voiceops.EndReason, at time.Time, idle bool) (voiceops.Conversation, error) {
 	cfg, _, _, err := e.project(ctx, c.AccountID, c.ProjectID, c.VariantID)
-	if err != nil && !errors.Is(err, ErrNoVariant) && !(reason == voiceops.EndTimeout || reason == voiceops.EndCrashed) {
+	// A project whose agent was removed still has its idle conversations
+	// ended (without functions to run).
+	if err != nil && !errors.Is(err, ErrNoVariant) && !(errors.Is(err, ErrNoAgent) && idle) {
 		return c, err
 	}
 	prev := c.Version

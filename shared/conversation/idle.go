@@ -52,7 +52,7 @@ func idleReason(c voiceops.Conversation) voiceops.EndReason {
 
 // endIdle ends c, past its IdleDue, at its IdleDue.
 func (e *Engine) endIdle(ctx context.Context, c voiceops.Conversation) (voiceops.Conversation, error) {
-	return e.closeAs(ctx, c, idleReason(c), c.IdleDue.UTC().Truncate(time.Millisecond))
+	return e.closeAs(ctx, c, idleReason(c), c.IdleDue.UTC().Truncate(time.Millisecond), true)
 }
 
 // Sweep bounds: conversations read per DueConversations call, rounds per
