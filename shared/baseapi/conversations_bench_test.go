@@ -174,3 +174,79 @@ func BenchmarkTranscriptSearch10k(b *testing.B) {
 	b.ReportMetric(float64(counter.turns.Load())*5/float64(runs), "turn-items/search")
 	b.ReportMetric(float64(calls)/float64(runs), "calls/search")
 }
+
+// BenchmarkTranscriptSearchDynamo is the search on moto (at
+// TEST_AWS_ENDPOINT) over 200 conversations of 5 turns (moto slows as a
+// table grows): DynamoDB items read and calls for the whole search, by
+// cursor with the default bound (one call examines them all).
+//
+//	go test ./shared/baseapi -run '^$' -bench TranscriptSearchDynamo -benchtime 3x
+func BenchmarkTranscriptSearchDynamo(b *testing.B) {
+	if !awstest.Available(b) {
+		b.Skip("needs moto at " + awstest.EndpointEnv)
+	}
+	ctx := context.Background()
+	db := awstest.DynamoDB(b)
+	names := awstest.Tables(b, db)
+	cdb := &itemsDB{DB: db}
+	stores := dynamo.NewStores(cdb, names)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clk := func() time.Time { return now }
+	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: clk}
+	if _, err := prov.CreateAccount(ctx, "acct_a", "a"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := prov.CreateProject(ctx, "acct_a", "proj_a1", "p"); err != nil {
+		b.Fatal(err)
+	}
+	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := conversationsHandler(stores, auth.New(stores.Accounts, voiceops.RegionUS, clk), clk)
+	const n = 200
+	hits := 0
+	for i := range n {
+		f := conversationAt(now.Add(-time.Duration(n-i) * 10 * time.Second))
+		for k := 1; k < 5; k++ {
+			t := voiceops.Turn{Index: k, UserInputAt: f.c.StartedAt.Add(time.Duration(k) * time.Second), UserInput: "what is my balance today",
+				AgentResponse: "Your balance is 12 dollars.", AgentResponseAt: f.c.StartedAt.Add(time.Duration(k)*time.Second + 300*time.Millisecond)}
+			if k == 3 && i%100 == 7 {
+				t.UserInput = "I want a REFUND now"
+				hits++
+			}
+			f.turns = append(f.turns, t)
+		}
+		f.c.NumTurns = 5
+		putConversation(b, stores.Conversations, f)
+	}
+	base := "/v3/acct_a/proj_a1/conversations?query_type=transcript&query=refund&turn_type=user&limit=100&start_time=" +
+		now.Add(-30*time.Hour).Format(time.RFC3339)
+	lc := listClient{tb: b, h: h, key: key}
+	cdb.items.Store(0)
+	cdb.calls.Store(0)
+	runs, calls := 0, 0
+	for b.Loop() {
+		cursor, found := "", 0
+		for {
+			path := base
+			if cursor != "" {
+				path += "&cursor=" + cursor
+			}
+			p := lc.get(path)
+			calls++
+			found += len(p.IDs)
+			if p.Cursor == nil {
+				break
+			}
+			cursor = *p.Cursor
+		}
+		if found != hits {
+			b.Fatalf("found %d of %d", found, hits)
+		}
+		runs++
+	}
+	b.ReportMetric(float64(cdb.items.Load())/float64(runs), "items/search")
+	b.ReportMetric(float64(cdb.calls.Load())/float64(runs), "dynamodb-calls/search")
+	b.ReportMetric(float64(calls)/float64(runs), "calls/search")
+}
