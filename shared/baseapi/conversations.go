@@ -419,7 +419,7 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 	}
 	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
 	lister := conversation.Lister{Store: g.Store}
-	lq := conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match}
+	lq := conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match, AsOf: now}
 	var res conversation.Result
 	switch {
 	case q.sample:

@@ -280,3 +280,41 @@ func FuzzDecodeCursor(f *testing.F) {
 		}
 	})
 }
+
+// TestOverdueConversationsListAsEnded: a conversation idle past its due,
+// not swept yet, is listed as ended then (as respond answers 410), in
+// the records and in the in_progress filter.
+func TestOverdueConversationsListAsEnded(t *testing.T) {
+	h := newHarness(t)
+	now := h.clock.Now()
+	open := func(start, due time.Time, ch voiceops.Channel) voiceops.Conversation {
+		f := conversationAt(start)
+		f.c.InProgress, f.c.EndedAt, f.c.EndReason, f.c.IdleDue, f.c.Channel = true, nil, "", due, ch
+		putConversation(t, h.stores.Conversations, f)
+		return f.c
+	}
+	overdue := open(now.Add(-time.Hour), now.Add(-20*time.Minute), voiceops.ChannelWebchat)
+	call := open(now.Add(-50*time.Minute), now.Add(-35*time.Minute), voiceops.ChannelVoice)
+	live := open(now.Add(-10*time.Minute), now.Add(20*time.Minute), voiceops.ChannelWebchat)
+	body := h.do("GET", "/v3/acct_a/proj_a1/conversations?limit=10", h.keyA, nil).expect(t, 200).JSON(t)
+	byID := map[string]map[string]any{}
+	for _, c := range body["conversations"].([]any) {
+		byID[c.(map[string]any)["id"].(string)] = c.(map[string]any)
+	}
+	for _, c := range []struct {
+		conv       voiceops.Conversation
+		inProgress bool
+		reason     string
+		total      float64
+	}{{overdue, false, "timeout", 40 * 60}, {call, false, "crashed", 15 * 60}, {live, true, "", 10 * 60}} {
+		got := byID[c.conv.ID]
+		m, _ := got["metrics"].(map[string]any)
+		if got["in_progress"] != c.inProgress || m["END_REASON"] != c.reason || got["total_duration"] != c.total {
+			t.Errorf("%s: in_progress %v, END_REASON %v, total_duration %v; want %v %q %v", c.conv.Channel, got["in_progress"], m["END_REASON"], got["total_duration"], c.inProgress, c.reason, c.total)
+		}
+	}
+	p := listClient{tb: t, h: h.h, key: h.keyA, check: true}.get("/v3/acct_a/proj_a1/conversations?in_progress=true")
+	if !slices.Equal(p.IDs, []string{live.ID}) {
+		t.Errorf("in progress: %v, want only %s", p.IDs, live.ID)
+	}
+}

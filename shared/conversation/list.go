@@ -42,7 +42,22 @@ type ListQuery struct {
 	Offset int64
 	After  string
 	Limit  int
+	// AsOf, when set, shows each conversation as it stands then
+	// (voiceops.Conversation.AsOf: one idle past its due has ended), to
+	// Match and to the page alike.
+	AsOf time.Time
 }
+
+// view is c as the query sees it.
+func (q ListQuery) view(c voiceops.Conversation) voiceops.Conversation {
+	if q.AsOf.IsZero() {
+		return c
+	}
+	return c.AsOf(q.AsOf)
+}
+
+// matches applies the view and Match.
+func (q ListQuery) matches(c voiceops.Conversation) bool { return q.Match(q.view(c)) }
 
 // Result is what a page found beyond its records.
 type Result struct {
@@ -161,6 +176,7 @@ func (w *walk) fill(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		for _, c := range batch {
+			c = w.q.view(c)
 			if !w.q.Match(c) {
 				continue
 			}
@@ -222,7 +238,7 @@ func (w *walk) skip(ctx context.Context) (cursor string, found bool, err error) 
 			return "", false, err
 		}
 		for _, c := range batch {
-			if w.q.Match(c) {
+			if w.q.matches(c) {
 				if left--; left == 0 {
 					return c.ID, true, nil
 				}
@@ -245,7 +261,7 @@ func (w *walk) anyMatch(ctx context.Context, cursor string) (bool, error) {
 			return false, err
 		}
 		for _, c := range batch {
-			if w.q.Match(c) {
+			if w.q.matches(c) {
 				return true, nil
 			}
 		}
@@ -326,7 +342,7 @@ func (l Lister) Sample(ctx context.Context, accountID, projectID string, q ListQ
 			}
 			read += len(batch)
 			for _, c := range batch {
-				if !q.Match(c) {
+				if !q.matches(c) {
 					continue
 				}
 				seen++
@@ -357,7 +373,7 @@ func (l Lister) Sample(ctx context.Context, accountID, projectID string, q ListQ
 			if c.ID == "" {
 				continue // gone since it was listed
 			}
-			if !add(c, turns[i]) {
+			if !add(q.view(c), turns[i]) {
 				return nil
 			}
 		}

@@ -132,7 +132,7 @@ const (
 var intervalAttrs = []string{
 	attrID, attrStartedAt, attrEndedAt, attrEndReason, attrInProgress, attrEnv, attrChannel,
 	attrVariantID, attrVariantName, attrFromNumber, attrToNumber, attrASRLang, attrTTSLang,
-	attrExpires, attrTTL,
+	attrExpires, attrTTL, attrIdleDue,
 }
 
 // Conversations is the store of the conversations table.
@@ -427,6 +427,7 @@ func decodeInterval(accountID, projectID string, it item) (voiceops.Conversation
 		StartedAt: r.time(attrStartedAt), EndedAt: r.optTime(attrEndedAt), EndReason: voiceops.EndReason(r.str(attrEndReason)),
 		InProgress: r.boolean(attrInProgress),
 		ExpiresAt:  r.optTimeValue(attrExpires),
+		IdleDue:    r.optTimeValue(attrIdleDue),
 	}
 	return c, r.err
 }
@@ -767,7 +768,7 @@ func (s *Conversations) ListConversations(ctx context.Context, accountID, projec
 // ListConversationIntervals is ListConversations returning only ID,
 // AccountID, ProjectID, Environment, Channel, VariantID, VariantName,
 // FromNumber, ToNumber, ASRLang, TTSLang, StartedAt, EndedAt, EndReason,
-// InProgress and ExpiresAt (the others are zero), read with a projection:
+// InProgress, ExpiresAt and IdleDue (the others are zero), read with a projection:
 // the read of the concurrency sweep and of offsets skipped over.
 func (s *Conversations) ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
 	return s.listConversations(ctx, "ListConversationIntervals", accountID, projectID, from, to, after, limit, true)

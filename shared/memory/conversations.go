@@ -292,7 +292,7 @@ func intervalOf(c voiceops.Conversation) voiceops.Conversation {
 		ID: c.ID, AccountID: c.AccountID, ProjectID: c.ProjectID, Environment: c.Environment, Channel: c.Channel,
 		VariantID: c.VariantID, VariantName: c.VariantName, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 		ASRLang: c.ASRLang, TTSLang: c.TTSLang, StartedAt: c.StartedAt, EndReason: c.EndReason, InProgress: c.InProgress,
-		ExpiresAt: c.ExpiresAt,
+		ExpiresAt: c.ExpiresAt, IdleDue: c.IdleDue,
 	}
 	if c.EndedAt != nil {
 		end := *c.EndedAt

@@ -139,6 +139,7 @@ func newConversation(accountID, projectID string, started time.Time) voiceops.Co
 		NumTurns: 2, NumSilences: 1, NumOOD: 1, ServiceTime: 1234567891 * time.Nanosecond,
 		Handoff: true, HandoffReason: "asked for a human", HandoffDestination: "sip:queue@example.com", SharedID: "shared-42",
 		Metrics:   []voiceops.CustomMetric{{Name: "ORDER", Value: "A-1 \"é\""}, {Name: "tier", Value: ""}, {Name: "ORDER", Value: "A-2"}},
+		IdleDue:   started.Add(30*time.Minute + 7*time.Millisecond),
 		ExpiresAt: retained(), Version: 1,
 	}
 }
@@ -180,6 +181,7 @@ func checkConversation(t *testing.T, what string, want, got voiceops.Conversatio
 	checkJSON(&d, "IntegrationAttributes", want.IntegrationAttributes, got.IntegrationAttributes)
 	checkJSON(&d, "State", want.State, got.State)
 	d.str("Metrics", fmt.Sprintf("%q", want.Metrics), fmt.Sprintf("%q", got.Metrics))
+	d.time("IdleDue", want.IdleDue, got.IdleDue)
 	d.time("StartedAt", want.StartedAt, got.StartedAt)
 	checkTimePtr(&d, "EndedAt", want.EndedAt, got.EndedAt)
 	d.str("EndReason", string(want.EndReason), string(got.EndReason))
@@ -589,7 +591,7 @@ func testListConversations(t *testing.T, newStores func(*testing.T) voiceops.Sto
 			ID: c.ID, AccountID: c.AccountID, ProjectID: c.ProjectID, Environment: c.Environment, Channel: c.Channel,
 			VariantID: c.VariantID, VariantName: c.VariantName, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 			ASRLang: c.ASRLang, TTSLang: c.TTSLang, StartedAt: c.StartedAt, EndedAt: c.EndedAt, EndReason: c.EndReason,
-			InProgress: c.InProgress, ExpiresAt: c.ExpiresAt,
+			InProgress: c.InProgress, ExpiresAt: c.ExpiresAt, IdleDue: c.IdleDue,
 		}
 		checkConversation(t, "listed interval", w, intervals[i])
 	}

@@ -109,6 +109,23 @@ type Conversation struct {
 	Version int64
 }
 
+// AsOf is the conversation as it stands at now: one in progress whose
+// IdleDue has passed has ended then (a chat with EndTimeout, a call with
+// EndCrashed), whether or not the idle sweep has written it yet. Lists and
+// series read conversations through it, so they agree with respond (410)
+// from the instant of the due.
+func (c Conversation) AsOf(now time.Time) Conversation {
+	if !c.InProgress || c.IdleDue.IsZero() || now.Before(c.IdleDue) {
+		return c
+	}
+	end := c.IdleDue
+	c.InProgress, c.EndedAt, c.EndReason = false, &end, EndTimeout
+	if c.Channel == ChannelVoice {
+		c.EndReason = EndCrashed
+	}
+	return c
+}
+
 // TotalDuration is the conversation's length so far (or in all, once ended).
 func (c Conversation) TotalDuration(now time.Time) time.Duration {
 	end := now
@@ -163,7 +180,7 @@ type ConversationStore interface {
 	ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
 	// ListConversationIntervals is ListConversations reading only what a
 	// concurrency sweep needs (ID, times, variant, language, numbers,
-	// environment).
+	// environment, channel, progress and IdleDue).
 	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]Conversation, error)
 	// DueConversations returns up to limit conversations in progress, of
 	// every tenant, whose IdleDue is at or before `before`, earliest first
