@@ -152,6 +152,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
 		InternalKeyDigest: keys.Digest(internalKey), Now: time.Now, Log: log,
 		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
+		// The same rate limits and Idempotency-Key as the deployed stack.
+		Guards: httpapi.NewGuards(b.requests, time.Now),
 		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
@@ -229,6 +231,7 @@ type backend struct {
 	configs    voiceops.AgentConfigStore
 	dni        voiceops.DNIStore
 	calls      voiceops.CallStore
+	requests   httpapi.GuardStore
 	metrics    buckets.Store
 	dispatcher *delivery.Dispatcher
 	close      func()
@@ -255,7 +258,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			},
 		})
 		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -285,7 +288,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}()
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
-		calls: dynamo.NewCalls(db, names.Calls),
+		calls: dynamo.NewCalls(db, names.Calls), requests: dynamo.NewRequests(db, names.Requests, names.Config),
 		close: func() { stop(); <-done },
 	}, nil
 }

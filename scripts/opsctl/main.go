@@ -26,6 +26,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
+	"github.com/voiceops/opsapi/shared/ratelimit"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -78,6 +79,14 @@ Commands:
                                              reservation lasts (default 10m, at
                                              most 24h). Reservations in
                                              progress are kept.
+  limit set -account ID -rate N -burst N     set the rate limit of every API key
+                                             of the account: N requests a second
+                                             sustained, bursts of N (default for
+                                             every key: 25 a second, bursts of 50).
+                                             Warm functions apply it within a
+                                             minute.
+  limit show -account ID                     print the account's rate limit
+  limit reset -account ID                    back to the default limit
   agent show -account ID -project ID [-reveal-secrets]
                                              print the project's agent
                                              configuration as JSON; signing
@@ -108,6 +117,7 @@ type stores struct {
 	accounts voiceops.AccountStore
 	agents   voiceops.AgentConfigStore
 	dni      voiceops.DNIStore
+	limits   ratelimit.Store
 }
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
@@ -140,8 +150,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		d := dynamo.NewConfig(dynamodb.NewFromConfig(cfg), names.Config, names.Deliveries)
-		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI()}
+		db := dynamodb.NewFromConfig(cfg)
+		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
+		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -163,6 +174,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	reveal := fs.Bool("reveal-secrets", false, "show signing secrets and header values in full")
 	numbers := fs.String("numbers", "", "comma-separated E.164 numbers of a DNI pool")
 	hold := fs.Duration("hold", voiceops.DefaultDNIHold, "how long a DNI reservation lasts")
+	rate := fs.Int("rate", 0, "requests a second, sustained, of each API key")
+	burst := fs.Int("burst", 0, "requests at once of each API key")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -291,6 +304,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return describe(err, "project "+*project+" in account "+*account)
 		}
 		fmt.Fprintf(stdout, "the DNI pool of %s/%s has %d more or updated numbers; a reservation lasts %s\n", *account, *project, len(nums), *hold)
+	case "limit set", "limit show", "limit reset":
+		return limitCommand(ctx, cmd, st, accounts, *account, ratelimit.Limit{Rate: *rate, Burst: *burst}, stdout)
 	case "agent show":
 		if err := errors.Join(need(account, "account"), need(project, "project")); err != nil {
 			return err
@@ -315,6 +330,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	default:
 		return fmt.Errorf("unknown command %q; run opsctl help", cmd)
+	}
+	return nil
+}
+
+// limitCommand sets, shows or removes an account's rate limit override.
+func limitCommand(ctx context.Context, cmd string, st *stores, accounts voiceops.AccountStore, account string, l ratelimit.Limit, stdout io.Writer) error {
+	if account == "" {
+		return fmt.Errorf("%s: -account is required", cmd)
+	}
+	if st.limits == nil {
+		return fmt.Errorf("%s: no rate limit store", cmd)
+	}
+	if _, err := accounts.GetAccount(ctx, account); err != nil {
+		return describe(err, "account "+account)
+	}
+	switch cmd {
+	case "limit set":
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("limit set: %v; nothing was stored", err)
+		}
+		if err := st.limits.SetAccountLimit(ctx, account, &l); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "every API key of %s: %d requests a second, bursts of %d (warm functions apply it within %s)\n", account, l.Rate, l.Burst, ratelimit.OverrideTTL)
+	case "limit reset":
+		if err := st.limits.SetAccountLimit(ctx, account, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "every API key of %s: the default, %d requests a second, bursts of %d\n", account, ratelimit.Default.Rate, ratelimit.Default.Burst)
+	default:
+		got, err := st.limits.AccountLimit(ctx, account)
+		source := "override"
+		if errors.Is(err, voiceops.ErrNotFound) {
+			got, source = ratelimit.Default, "default"
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %d requests a second, bursts of %d, per API key (%s)\n", account, got.Rate, got.Burst, source)
 	}
 	return nil
 }

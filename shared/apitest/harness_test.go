@@ -20,6 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/provision"
@@ -81,6 +82,8 @@ type harness struct {
 	// acct_a/proj_a1 and acct_a/proj_a2; calls is the outbound call store.
 	service, service2 string
 	calls             *memory.Calls
+	// requests holds the rate-limit buckets and Idempotency-Key records.
+	requests *memory.Requests
 	// deps is what h.h was composed from.
 	deps Deps
 }
@@ -161,6 +164,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	h.service2, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a2")
 	must(err)
 	h.calls = memory.NewCalls()
+	h.requests = memory.NewRequests()
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		must(agent.PutConfig(ctx, h.store.AgentConfigs(), agent.DemoConfig("acct_a", p)))
 	}
@@ -175,6 +179,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		DNI:               h.store.DNI(),
 		Calls:             h.calls,
+		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 			DNI:     h.store.DNI(),
@@ -211,6 +216,14 @@ func (h *harness) do(method, path, key string, body any) response {
 
 func (h *harness) doWith(method, path, key string, body any, contentType string) response {
 	h.t.Helper()
+	return h.doHeaders(method, path, key, body, map[string]string{"Content-Type": contentType})
+}
+
+// doHeaders sends a request with the given headers (a Content-Type is only
+// set on a request with a body).
+func (h *harness) doHeaders(method, path, key string, body any, headers map[string]string) response {
+	h.t.Helper()
+	contentType := headers["Content-Type"]
 	var rd io.Reader
 	var raw []byte
 	switch b := body.(type) {
@@ -234,6 +247,11 @@ func (h *harness) doWith(method, path, key string, body any, contentType string)
 	}
 	if key != "" {
 		req.Header.Set("x-api-key", key)
+	}
+	for k, v := range headers {
+		if k != "Content-Type" {
+			req.Header.Set(k, v)
+		}
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)

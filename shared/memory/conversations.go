@@ -59,6 +59,9 @@ func storeConversation(c voiceops.Conversation) (*storedConversation, error) {
 	}
 	c.IntegrationAttributes, c.State = nil, nil
 	c.Metrics = slices.Clone(c.Metrics)
+	if err := checkItem(c, len(attrs)+len(state)); err != nil {
+		return nil, err
+	}
 	if c.EndedAt != nil {
 		end := *c.EndedAt
 		c.EndedAt = &end
@@ -88,6 +91,9 @@ func storeTurn(t voiceops.Turn) (storedTurn, error) {
 		return storedTurn{}, err
 	}
 	t.Entities, t.Metadata = nil, nil
+	if err := checkItem(t, len(entities)+len(metadata)); err != nil {
+		return storedTurn{}, err
+	}
 	t.Intents = slices.Clone(t.Intents)
 	return storedTurn{t: t, entities: entities, metadata: metadata}, nil
 }
