@@ -145,6 +145,17 @@ var Functions = []Function{
 		Every:        time.Minute,
 	},
 	{
+		// The idle sweep: every minute, on the evaluator's rule, it ends
+		// the conversations idle past their due, read from the
+		// conversations table's sparse index of open conversations (no
+		// scan), and runs their on_end functions.
+		Name: "sweeper", MemoryMB: 256, Timeout: 50 * time.Second,
+		Reads:                   []tables.Table{tables.Config, tables.Conversations},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		InvokesProjectFunctions: true,
+		Every:                   time.Minute,
+	},
+	{
 		// Chat conversations (doc 2): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
 		Name: "chat", MemoryMB: 512, Timeout: 29 * time.Second,

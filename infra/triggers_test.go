@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/voiceops/opsapi/shared/tables"
@@ -255,6 +256,38 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(1))
 		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{"ScheduleExpression": "rate(1 minute)", "State": "ENABLED"})
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{"Timeout": 55, "MemorySize": 512})
+	})
+	check(t, "idle sweep on the same rule", func() {
+		// One rule, two targets: the evaluator and the sweeper, each
+		// without retries.
+		target := objectLike(obj{"RetryPolicy": obj{"MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60}})
+		targets := []any{target, target}
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), obj{
+			"ScheduleExpression": "rate(1 minute)",
+			"Description":        "Runs evaluator and sweeper every 1m0s",
+			"Targets":            assertions.Match_ArrayEquals(&targets),
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+			"Timeout": 50, "MemorySize": 256,
+			"Environment": obj{"Variables": objectLike(obj{"CONVERSATIONS_TABLE": assertions.Match_AnyValue(), "CONFIG_TABLE": assertions.Match_AnyValue()})},
+		})
+	})
+	check(t, "sparse index of open conversations", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj{
+			"TableName": "voiceops-us-conversations",
+			"GlobalSecondaryIndexes": []any{obj{
+				"IndexName":  "open",
+				"KeySchema":  []any{obj{"AttributeName": "open_pk", "KeyType": "HASH"}, obj{"AttributeName": "open_sk", "KeyType": "RANGE"}},
+				"Projection": obj{"ProjectionType": "ALL"},
+			}},
+		})
+		// The sweeper may query the index.
+		tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+			"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
+				"Action":   arrayWith("dynamodb:Query"),
+				"Resource": arrayWith(objectLike(obj{"Fn::Join": arrayWith(arrayWith("/index/*"))})),
+			}))}),
+		})
 	})
 	check(t, "dispatcher", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))

@@ -17,6 +17,7 @@ targets=(
   "./shared/apitest FuzzRoutes"
   "./shared/baseapi FuzzPayloadEventID"
   "./shared/baseapi FuzzConvQuery"
+  "./shared/baseapi FuzzDecodeCursor"
   "./shared/baseapi FuzzAppendJSONString"
   "./shared/httpapi FuzzParseObject"
   "./shared/httpapi FuzzPlainString"

@@ -55,7 +55,7 @@ func TestReplayEvents(t *testing.T) {
 			}
 		}},
 		"conversations-handoff-state.json": {200, func(t *testing.T, body map[string]any) {
-			if body["conversation_id"] != samples.ConversationID || body["shared_id"] != sampleSharedID || body["destination"] != "support-queue" {
+			if _, ok := body["data"].(map[string]any); !ok || body["id"] != samples.ConversationID || body["shared_id"] != sampleSharedID || len(body) != 3 {
 				t.Errorf("handoff state %v", body)
 			}
 		}},

@@ -4,6 +4,7 @@
 //
 //	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE] [-eval-every 60s]
 //	                     [-allow-loopback-webhooks] [-retry-schedule 0s,1m,5m,15m,1h,4h]
+//	                     [-conversation-idle-timeout 30m]
 package main
 
 import (
@@ -66,6 +67,7 @@ type options struct {
 	allowLoopback bool
 	evalEvery     time.Duration
 	schedule      webhook.Schedule
+	idleTimeout   time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -90,12 +92,17 @@ Flags:
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
+		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if o.evalEvery <= 0 {
 		return o, fmt.Errorf("-eval-every must be positive")
+	}
+	if o.idleTimeout <= 0 {
+		return o, fmt.Errorf("-conversation-idle-timeout must be positive")
 	}
 	var err error
 	if o.schedule, err = webhook.ParseSchedule(*schedule); err != nil {
@@ -137,7 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
 		Metrics:   recorder,
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}), Policy: policy},
-		Now:       time.Now, Log: log,
+		Now:       time.Now, Log: log, ChatIdleTimeout: o.idleTimeout,
 	}
 	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log}
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
@@ -168,6 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
 	}
 	go evaluateEvery(ctx, ev, o.evalEvery, log)
+	go sweepEvery(ctx, engine, idleSweepPeriod, log)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -198,7 +206,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
-		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback)
+		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback,
+		"conversation_idle_timeout", o.idleTimeout)
 	if ready != nil {
 		ready <- creds
 	}
@@ -282,6 +291,28 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		calls: dynamo.NewCalls(db, names.Calls), requests: dynamo.NewRequests(db, names.Requests, names.Config),
 		close: func() { stop(); <-done },
 	}, nil
+}
+
+// idleSweepPeriod is how often the dev server ends idle conversations: a
+// second, so that an idle end can be watched within seconds (the deployed
+// stack sweeps on its one-minute schedule; respond and close end an
+// overdue conversation themselves in both).
+const idleSweepPeriod = time.Second
+
+// sweepEvery ends idle conversations every period until ctx ends.
+func sweepEvery(ctx context.Context, e *conversation.Engine, period time.Duration, log *slog.Logger) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := e.SweepIdle(ctx); err != nil && ctx.Err() == nil {
+				log.Error("idle sweep", "error", err)
+			}
+		}
+	}
 }
 
 // evaluateEvery runs the evaluator every period until ctx ends, like the

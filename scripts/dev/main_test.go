@@ -112,7 +112,7 @@ func TestDevServerPrintsCredentialsWithoutFlag(t *testing.T) {
 }
 
 func TestDevServerRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-region", "mars"}, {"-bogus"}, {"extra"}} {
+	for _, args := range [][]string{{"-region", "mars"}, {"-bogus"}, {"extra"}, {"-conversation-idle-timeout", "0s"}, {"-conversation-idle-timeout", "soon"}} {
 		if err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard, nil); err == nil {
 			t.Errorf("%v accepted", args)
 		}
@@ -153,5 +153,60 @@ func TestDevServerChatWithTheDemoAgent(t *testing.T) {
 	}
 	if st, _ := call("POST", "/v2/"+acct.AccountID+"/"+p.ProjectID+"/chat/create", `{}`); st != 404 {
 		t.Errorf("chat v2: %d", st)
+	}
+}
+
+// TestDevServerEndsIdleChats: with -conversation-idle-timeout 1s, a chat
+// left alone is ended by the service (end reason timeout) within seconds,
+// and respond is then 410.
+func TestDevServerEndsIdleChats(t *testing.T) {
+	creds, stop := startDev(t, "-conversation-idle-timeout", "1s")
+	defer func() { _ = stop() }()
+	acct := creds.Accounts[0]
+	p := acct.Projects[0]
+	call := func(method, path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, creds.BaseURL+path, strings.NewReader(body))
+		req.Header.Set("X-API-KEY", p.APIKey)
+		req.Header.Set("X-TOKEN", p.AgentToken)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out
+	}
+	base := "/v1/" + acct.AccountID + "/" + p.ProjectID + "/chat/"
+	st, created := call("POST", base+"create", `{"channel":"webchat"}`)
+	if st != 200 {
+		t.Fatalf("create: %d %v", st, created)
+	}
+	id := created["conversation_id"].(string)
+	// Wait (bounded) for the sweep: the listing shows the chat ended.
+	list := "/v3/" + acct.AccountID + "/" + p.ProjectID + "/conversations?in_progress=false&channel=webchat"
+	deadline := time.Now().Add(20 * time.Second)
+	var reason any
+	for time.Now().Before(deadline) {
+		_, page := call("GET", list, "")
+		for _, c := range page["conversations"].([]any) {
+			if c := c.(map[string]any); c["id"] == id {
+				reason = c["metrics"].(map[string]any)["END_REASON"]
+			}
+		}
+		if reason != nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if reason != "timeout" {
+		t.Fatalf("the idle chat was not ended by the service: END_REASON %v", reason)
+	}
+	if st, body := call("POST", base+"respond", `{"conversation_id":"`+id+`","message":"hello?"}`); st != 410 || body["error_message"] == "" {
+		t.Errorf("respond after the idle end: %d %v", st, body)
+	}
+	if st, body := call("PUT", base+"close", `{"conversation_id":"`+id+`"}`); st != 410 {
+		t.Errorf("close after the idle end: %d %v", st, body)
 	}
 }

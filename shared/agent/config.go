@@ -26,6 +26,11 @@ type Config struct {
 	// RetentionDays is how long the project's conversations are kept
 	// (DefaultRetentionDays when 0).
 	RetentionDays int `json:"retention_days,omitempty"`
+	// ChatIdleTimeoutSeconds is how long a chat conversation may go
+	// without activity before the service ends it (end reason timeout);
+	// 0: the engine's default (30 minutes; the dev server's
+	// -conversation-idle-timeout).
+	ChatIdleTimeoutSeconds int `json:"chat_idle_timeout_seconds,omitempty"`
 	// Variants are the agents a conversation can run with (doc 2's
 	// variant_id); exactly one is the default.
 	Variants []Variant `json:"variants"`
@@ -114,6 +119,8 @@ const (
 	DefaultRetentionDays = 90
 	MinRetentionDays     = 1
 	MaxRetentionDays     = 3650
+
+	MaxChatIdleTimeoutSeconds = 7 * 24 * 3600
 
 	DefaultTimeoutMS = 2000
 	MinTimeoutMS     = 100
@@ -236,6 +243,9 @@ func (c Config) check(policy voiceops.URLPolicy) fieldErrors {
 	}
 	if c.RetentionDays != 0 && (c.RetentionDays < MinRetentionDays || c.RetentionDays > MaxRetentionDays) {
 		errs.add("retention_days", "must be an integer between %d and %d (default %d)", MinRetentionDays, MaxRetentionDays, DefaultRetentionDays)
+	}
+	if c.ChatIdleTimeoutSeconds < 0 || c.ChatIdleTimeoutSeconds > MaxChatIdleTimeoutSeconds {
+		errs.add("chat_idle_timeout_seconds", "must be an integer between 1 and %d (0 or absent: the service's default, 30 minutes)", MaxChatIdleTimeoutSeconds)
 	}
 	c.checkVariants(policy, &errs)
 	for _, h := range sortedHooks(c.Functions) {

@@ -153,6 +153,8 @@ func TestParseConfigRefused(t *testing.T) {
 		// The configuration.
 		{"account ID", `{"account_id": "a b", "variants": []}`, "account_id", "letters, digits"},
 		{"retention out of range", `{"retention_days": 4000, "variants": []}`, "retention_days", "between 1 and 3650"},
+		{"idle timeout negative", `{"chat_idle_timeout_seconds": -1, "variants": []}`, "chat_idle_timeout_seconds", "between 1 and 604800"},
+		{"idle timeout over a week", `{"chat_idle_timeout_seconds": 604801, "variants": []}`, "chat_idle_timeout_seconds", "between 1 and 604800"},
 		{"no variants", `{"variants": []}`, "variants", "at least 1"},
 		{"variants missing", `{}`, "variants", "at least 1"},
 		{"variant ID", variant(`{"type": "scripted", "scripted": {"greeting": "g", "fallback": "f"}}`)[:0] +

@@ -891,7 +891,7 @@ func convRecordV3() map[string]any {
 		"to_number": "", "num_turns": 1, "total_duration": 62, "service_duration": 2, "handoff": false, "handoff_reason": "",
 		"handoff_destination": "", "num_silences": 0, "num_ood": 0,
 		"metrics": map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09.000Z"}, "CALL_START": "2026-11-21T09:30:00.000Z",
-			"CALL_END": "2026-11-21T09:31:01.500Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": ""},
+			"CALL_END": "2026-11-21T09:31:01.500Z", "END_REASON": "completed", "FUNCTION_ERRORS": "0", "ASR_LANG": "en-GB", "TTS_LANG": ""},
 		"state": map[string]any{"verified": true}, "turns": []any{convTurnV3()},
 	}
 }
@@ -901,7 +901,7 @@ func convRecordV1() map[string]any {
 	c["started_at"] = "2026-11-21T09:30:00Z"
 	c["to_number"], c["handoff_reason"], c["handoff_destination"] = nil, nil, nil
 	c["metrics"] = map[string]any{"CALL_DURATION": "62", "CALL_TURN": []any{"2026-11-21T09:30:09Z"}, "CALL_START": "2026-11-21T09:30:00Z",
-		"CALL_END": "2026-11-21T09:31:01.5Z", "END_REASON": "completed", "FUNCTION_ERRORS": 0, "ASR_LANG": "en-GB", "TTS_LANG": nil}
+		"CALL_END": "2026-11-21T09:31:01.5Z", "END_REASON": "completed", "FUNCTION_ERRORS": "0", "ASR_LANG": "en-GB", "TTS_LANG": nil}
 	c["turns"] = []any{convTurnV1()}
 	return c
 }
@@ -911,15 +911,17 @@ func convPage(next any, records ...map[string]any) map[string]any {
 	for _, r := range records {
 		list = append(list, r)
 	}
-	p := map[string]any{"conversations": list}
+	p := map[string]any{"conversations": list, "cursor": nil}
 	if next != nil {
 		p["next_offset"] = next
+		p["cursor"] = "YzEuY29udl8xNzk1MjUzNDAwMDAwMlZvaWNlQ2FsbEdvbGRlbjAwMDAwLmFiYw"
 	}
 	return p
 }
 
 func convPageV1(next any, records ...map[string]any) map[string]any {
 	p := convPage(next, records...)
+	delete(p, "cursor")
 	p["descriptions"] = map[string]any{"conversations": map[string]any{"id": "Conversation ID."}}
 	return p
 }
@@ -948,6 +950,7 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 empty", method: "GET", url: v3 + "?offset=100", status: 200, body: convPage(nil)},
 		{name: "v3 include_latency", method: "GET", url: v3 + "?include_latency=true", status: 200, body: convPage(nil, with(convRecordV3(), "latency", latency), with(with(convRecordV3(), "turns", []any{}), "latency", noTurns))},
 		{name: "v3 include_turn_metadata", method: "GET", url: v3 + "?include_turn_metadata=true", status: 200, body: convPage(nil, withMetadata())},
+		{name: "v3 501 semantic search", method: "GET", url: v3 + "?query_type=semantic&query=refund", status: 501, body: doc2Err("query_type=semantic is not implemented; query_type=transcript is")},
 		{name: "v1 page", method: "GET", url: v1, status: 200, body: convPageV1(5, convRecordV1())},
 		{name: "v1 empty", method: "GET", url: v1, status: 200, body: convPageV1(nil)},
 		{name: "on the base host", method: "GET", url: "https://uk-1.api.example.com/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
@@ -971,6 +974,9 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 turn without latency", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "turns", []any{without(convTurnV3(), "latency")}))},
 		{name: "v3 fractional duration", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "total_duration", 61.5))},
 		{name: "v3 with descriptions", method: "GET", url: v3, status: 200, body: convPageV1(nil, convRecordV3())},
+		{name: "v3 without cursor", method: "GET", url: v3, status: 200, body: without(convPage(nil, convRecordV3()), "cursor")},
+		{name: "v3 cursor not URL-safe", method: "GET", url: v3, status: 200, body: with(convPage(nil), "cursor", "a+b/c=")},
+		{name: "v1 with cursor", method: "GET", url: v1, status: 200, body: with(convPageV1(nil), "cursor", "abc")},
 		{name: "v3 next_offset 0", method: "GET", url: v3, status: 200, body: convPage(0, convRecordV3())},
 		{name: "v3 null CALL_END", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "metrics", with(convRecordV3()["metrics"].(map[string]any), "CALL_END", nil)))},
 		{name: "v3 unknown environment", method: "GET", url: v3, status: 200, body: convPage(nil, with(convRecordV3(), "environment", "prod"))},
@@ -1016,14 +1022,7 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		return map[string]any{"account_id": "acct_a", "project_id": "proj_a1", "intervals": out}
 	}
 	state := func() map[string]any {
-		return map[string]any{
-			"conversation_id": convID, "shared_id": "shr_1", "account_id": "acct_a", "project_id": "proj_a1",
-			"handoff": true, "destination": "support-queue", "reason": "caller asked for a human",
-			"state": map[string]any{"step": 3}, "integration_attributes": map[string]any{}, "environment": "live",
-			"channel": "voice", "variant_id": "main", "variant_name": "Main line", "from_number": "+441632960001",
-			"to_number": "+441632960002", "asr_lang_code": "en-GB", "tts_lang_code": "", "started_at": "2026-11-22T14:00:00.000Z",
-			"ended_at": "2026-11-22T14:03:00.000Z", "in_progress": false, "num_turns": 4,
-		}
+		return map[string]any{"id": convID, "shared_id": "shr_1", "data": map[string]any{"step": 3, "slots": map[string]any{"date": "2026-11-23"}}}
 	}
 	accepts := []checkCase{
 		{name: "series", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00.000Z", 3), item("2026-11-22T14:05:00.000Z", 0))},
@@ -1033,9 +1032,9 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "concurrency 501", method: "GET", url: concURL, status: 501, body: doc2Err("slice_by=language is not implemented; slice_by=variant is")},
 		{name: "concurrency 404", method: "GET", url: concURL, status: 404, body: doc2Err("account or project not found")},
 		{name: "handoff state", method: "GET", url: handoffURL, status: 200, body: state()},
-		{name: "handoff state in progress", method: "GET", url: handoffURL, status: 200, body: with(with(state(), "ended_at", nil), "in_progress", true)},
+		{name: "handoff state, empty data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", map[string]any{})},
 		{name: "no handoff", method: "GET", url: handoffURL, status: 404, body: doc2Err("no handoff")},
-		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id exactly one of id and shared_id must be given")},
+		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id or shared_id must be given")},
 	}
 	for _, c := range accepts {
 		if err := c.run(v); err != nil {
@@ -1050,9 +1049,10 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "interval with extra field", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 1), "channel", "voice"))},
 		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: doc2Err("invalid")},
 		{name: "concurrency 501 in doc-1 shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
-		{name: "handoff false", method: "GET", url: handoffURL, status: 200, body: with(state(), "handoff", false)},
-		{name: "handoff state without state", method: "GET", url: handoffURL, status: 200, body: without(state(), "state")},
-		{name: "handoff state with null destination", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", nil)},
+		{name: "handoff state, flat record", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", "support-queue")},
+		{name: "handoff state without data", method: "GET", url: handoffURL, status: 200, body: without(state(), "data")},
+		{name: "handoff state with null data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", nil)},
+		{name: "handoff state without shared_id", method: "GET", url: handoffURL, status: 200, body: without(state(), "shared_id")},
 		{name: "handoff state 501", method: "GET", url: handoffURL, status: 501, body: doc2Err("not implemented")},
 		{name: "POST handoff state", method: "POST", url: handoffURL, status: 200, body: state()},
 	}

@@ -92,7 +92,7 @@ func TestChatHandoffAndInitialMessage(t *testing.T) {
 	req.Header.Set("x-api-key", h.keyA)
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"destination":"support-queue"`) || !strings.Contains(rec.Body.String(), id) {
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), `"id":"`+id+`"`) || !strings.Contains(rec.Body.String(), `"data":{`) {
 		t.Errorf("handoff_state: %d %s", rec.Code, rec.Body)
 	}
 }

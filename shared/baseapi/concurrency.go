@@ -176,12 +176,17 @@ func (g *Concurrency) concurrency(w http.ResponseWriter, r *http.Request, t http
 	if q.unimplemented != "" {
 		return voiceops.Errorf(voiceops.KindUnimplemented, "slice_by=%s is not implemented; slice_by=variant is", q.unimplemented)
 	}
-	counter := concurrency.NewCounter(q.windows, q.filter, q.byVariant, g.Now())
+	now := g.Now()
+	counter := concurrency.NewCounter(q.windows, q.filter, q.byVariant, now)
 	from, to := concurrency.ReadFrom(q.windows), q.windows.End()
 	for after := ""; ; {
 		page, err := g.Store.ListConversationIntervals(r.Context(), t.AccountID, t.ProjectID, from, to, after, concurrencyPage)
 		if err != nil {
 			return err
+		}
+		for i, c := range page {
+			// An idle conversation not swept yet ended at its due.
+			page[i] = c.AsOf(now)
 		}
 		counter.Add(page...)
 		if len(page) < concurrencyPage {

@@ -1,10 +1,16 @@
 package baseapi
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -15,6 +21,12 @@ import (
 type Conversations struct {
 	Store voiceops.ConversationStore
 	Now   func() time.Time
+	// Rand draws random samples (sample=random); nil: a generator seeded
+	// from the system's randomness.
+	Rand *rand.Rand
+	// SearchExamine bounds the conversations one transcript search call
+	// examines (0: SearchExamine).
+	SearchExamine int
 }
 
 // Routes lists the conversations list routes (doc 2).
@@ -43,6 +55,15 @@ const (
 	// as carried in the Lambda response (wireCost), so that no response
 	// reaches Lambda's 6 MB limit whatever the text it holds.
 	convPageBudget = 5 << 20
+	// maxCursorLength bounds the cursor parameter: a cursor of ours is
+	// about 90 characters; anything longer is refused before decoding.
+	maxCursorLength = 200
+	// maxQueryLength bounds a transcript search's query, in bytes.
+	maxQueryLength = 256
+	// SearchExamine is how many conversations (matching the other
+	// filters) one transcript search call examines at most: each costs a
+	// read of its turns. The page then ends with a cursor to go on.
+	SearchExamine = 2000
 )
 
 // convQuery is a conversations list request, validated.
@@ -57,6 +78,17 @@ type convQuery struct {
 	inProgress             *bool
 	// v3 only.
 	includeLatency, includeMetadata bool
+	// channels filters when not empty (any of them).
+	channels []voiceops.Channel
+	// after is the decoded cursor: start after this conversation ID.
+	after       string
+	cursorGiven bool
+	sample      bool
+	// queryType is "transcript" for a search (semantic is refused);
+	// query and turnType ("", "user" or "agent") its terms.
+	queryType, query, turnType string
+	// binding identifies the project and filters a cursor belongs to.
+	binding string
 }
 
 // match applies the filters; every field it reads is in the interval
@@ -66,13 +98,14 @@ func (q convQuery) match(c voiceops.Conversation) bool {
 	return c.Environment == q.env &&
 		(q.variantID == nil || c.VariantID == *q.variantID) &&
 		(q.variantName == nil || c.VariantName == *q.variantName) &&
-		(q.inProgress == nil || c.InProgress == *q.inProgress)
+		(q.inProgress == nil || c.InProgress == *q.inProgress) &&
+		(len(q.channels) == 0 || slices.Contains(q.channels, c.Channel))
 }
 
 // parseConvQuery reads the query parameters of doc 2's list: every bad
 // parameter is reported, by name, in one 400. Unknown parameters are
 // ignored; a known one given twice is an error.
-func parseConvQuery(vals url.Values, v3 bool, now time.Time) (convQuery, error) {
+func parseConvQuery(vals url.Values, v3 bool, now time.Time, accountID, projectID string) (convQuery, error) {
 	q := convQuery{v3: v3, env: voiceops.EnvLive, limit: defaultConvLimit, to: now, from: time.UnixMilli(0).UTC()}
 	var errs []voiceops.FieldError
 	fail := func(field, msg string) { errs = append(errs, voiceops.FieldError{Field: field, Message: msg}) }
@@ -167,10 +200,178 @@ func parseConvQuery(vals url.Values, v3 bool, now time.Time) (convQuery, error) 
 			*f.dst = b
 		}
 	}
+	v3only := func(name string) bool {
+		if _, ok := vals[name]; ok && !v3 {
+			fail(name, "is supported on /v3/ only")
+			return false
+		}
+		return v3
+	}
+	if v3only("channel") {
+		for _, v := range vals["channel"] {
+			ch, ok := voiceops.ParseEnum(v, voiceops.Channels)
+			if !ok {
+				fail("channel", voiceops.OneOf(voiceops.Channels))
+				break
+			}
+			if !slices.Contains(q.channels, ch) {
+				q.channels = append(q.channels, ch)
+			}
+		}
+		slices.Sort(q.channels)
+	}
+	if v, ok := get("sample"); ok && v3only("sample") {
+		if v != "random" {
+			fail("sample", "must be random")
+		}
+		q.sample = true
+	}
+	if v, ok := get("query_type"); ok && v3only("query_type") {
+		switch v {
+		case "transcript", "semantic":
+			q.queryType = v
+		default:
+			fail("query_type", "must be transcript or semantic")
+		}
+	}
+	if v, ok := get("query"); ok && v3only("query") {
+		switch {
+		case v == "":
+			fail("query", "must not be empty")
+		case len(v) > maxQueryLength:
+			fail("query", "must be at most 256 bytes")
+		case !utf8.ValidString(v):
+			fail("query", "must be UTF-8 text")
+		}
+		q.query = v
+	}
+	if v, ok := get("turn_type"); ok && v3only("turn_type") {
+		if v != "user" && v != "agent" {
+			fail("turn_type", "must be user or agent")
+		}
+		q.turnType = v
+	}
+	_, hasQT := vals["query_type"]
+	_, hasQ := vals["query"]
+	_, hasTT := vals["turn_type"]
+	switch {
+	case hasQT && !hasQ:
+		fail("query", "is required with query_type")
+	case hasQ && !hasQT:
+		fail("query_type", "is required with query (query_type=transcript)")
+	case hasTT && !hasQT:
+		fail("turn_type", "is only used with query_type")
+	}
+	_, hasOffset := vals["offset"]
+	if hasQT && hasOffset {
+		fail("offset", "cannot be used with query_type: page a search with cursor")
+	}
+	if _, ok := vals["sample"]; ok && v3 {
+		for _, name := range []string{"query_type", "cursor", "offset"} {
+			if _, ok := vals[name]; ok {
+				fail(name, "cannot be used with sample=random")
+			}
+		}
+	}
+	q.binding = cursorBinding(accountID, projectID, vals, q)
+	if v, ok := get("cursor"); ok && v3only("cursor") {
+		q.cursorGiven = true
+		switch {
+		case hasOffset:
+			fail("cursor", "cannot be used with offset")
+		default:
+			after, err := decodeCursor(v, q.binding)
+			if err != "" {
+				fail("cursor", err)
+			}
+			q.after = after
+		}
+	}
 	if len(errs) > 0 {
 		return q, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "invalid query parameter", Fields: errs}
 	}
+	if q.queryType == "semantic" {
+		return q, voiceops.Errorf(voiceops.KindUnimplemented, "query_type=semantic is not implemented; query_type=transcript is")
+	}
 	return q, nil
+}
+
+// A cursor is the base64url (unpadded) form of
+//
+//	c1.<conversation ID>.<binding>
+//
+// where the ID is the last conversation the previous page dealt with and
+// the binding is the first 12 bytes of the SHA-256 of the account, the
+// project and every filter of the list (not limit, and not the
+// include_* switches), base64url. A cursor given with another project or
+// other filters is refused (400), as is one that does not decode. The
+// binding is not a secret: a cursor made by hand can only start a list
+// of the caller's own project after an ID of its choosing, which keyset
+// pagination allows anyway.
+const cursorVersion = "c1"
+
+// cursorBinding hashes what a cursor is bound to. end_time is bound as
+// sent: a walk that leaves it to default to now keeps its cursors valid
+// and picks up conversations started since.
+func cursorBinding(accountID, projectID string, vals url.Values, q convQuery) string {
+	h := sha256.New()
+	put := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
+	put(accountID)
+	put(projectID)
+	put(string(q.env))
+	put(q.from.UTC().Format(time.RFC3339Nano))
+	if _, ok := vals["end_time"]; ok {
+		put(q.to.UTC().Format(time.RFC3339Nano))
+	} else {
+		put("now")
+	}
+	for _, p := range []*string{q.variantID, q.variantName} {
+		if p == nil {
+			put("-")
+		} else {
+			put("=" + *p)
+		}
+	}
+	switch {
+	case q.inProgress == nil:
+		put("-")
+	default:
+		put(strconv.FormatBool(*q.inProgress))
+	}
+	for _, ch := range q.channels {
+		put(string(ch))
+	}
+	put("|")
+	put(q.queryType)
+	put(q.query)
+	put(q.turnType)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
+}
+
+func encodeCursor(lastID, binding string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorVersion + "." + lastID + "." + binding))
+}
+
+// decodeCursor returns the conversation ID a cursor carries, or why it is
+// refused.
+func decodeCursor(s, binding string) (string, string) {
+	if s == "" || len(s) > maxCursorLength {
+		return "", "is not a cursor of this list (pass the cursor of the previous page as is)"
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return "", "is not a cursor of this list (pass the cursor of the previous page as is)"
+	}
+	version, rest, ok1 := strings.Cut(string(raw), ".")
+	id, bound, ok2 := strings.Cut(rest, ".")
+	// Only the form encodeCursor writes: three parts, canonical base64.
+	if !ok1 || !ok2 || version != cursorVersion || !voiceops.ValidConversationID(id) || encodeCursor(id, bound) != s {
+		return "", "is not a cursor of this list (pass the cursor of the previous page as is)"
+	}
+	if bound != binding {
+		return "", "belongs to another project or to other filters: a cursor is valid only with the parameters of the list it came from"
+	}
+	return id, ""
 }
 
 // parseDigits reads a non-negative decimal integer of at most maxVal:
@@ -212,17 +413,41 @@ func parseDigits(s string, maxVal int64) (int64, bool) {
 // (listing reads are eventually consistent).
 func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request, t httpapi.Caller, v3 bool) error {
 	now := g.Now()
-	q, err := parseConvQuery(r.URL.Query(), v3, now)
+	q, err := parseConvQuery(r.URL.Query(), v3, now, t.AccountID, t.ProjectID)
 	if err != nil {
 		return err
 	}
 	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
-	more, err := conversation.Lister{Store: g.Store}.Page(r.Context(), t.AccountID, t.ProjectID,
-		conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, Limit: q.limit, Match: q.match}, page.add)
+	lister := conversation.Lister{Store: g.Store}
+	lq := conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match, AsOf: now}
+	var res conversation.Result
+	switch {
+	case q.sample:
+		rnd := g.Rand
+		if rnd == nil {
+			rnd = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+		}
+		err = lister.Sample(r.Context(), t.AccountID, t.ProjectID, lq, rnd, page.add)
+	default:
+		if q.queryType == "transcript" {
+			lq.Turns, lq.Examine = conversation.TranscriptMatch(q.query, q.turnType), SearchExamine
+			if g.SearchExamine > 0 {
+				lq.Examine = g.SearchExamine
+			}
+		}
+		res, err = lister.Page(r.Context(), t.AccountID, t.ProjectID, lq, page.add)
+	}
 	if err != nil {
 		return err
 	}
-	body := page.finish(more, q.offset)
+	tail := convTail{more: res.More, nextOffset: q.offset + int64(page.n)}
+	// next_offset continues an offset walk (or a first page); a cursor or
+	// a search continues by cursor only, a sample not at all.
+	tail.offset = res.More && !q.cursorGiven && q.queryType == "" && !q.sample
+	if v3 && res.More {
+		tail.cursor = encodeCursor(res.Last, q.binding)
+	}
+	body := page.finish(tail)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -255,7 +480,7 @@ func newConvPage(enc convEncoder, limit int) *convPage {
 	size := min(limit*convRecordGuess, convPageBudget+convPageBudget/8)
 	p := &convPage{enc: enc, buf: append(make([]byte, 0, size), convPageHead...)}
 	p.cost = wireCost(p.buf)
-	tail := p.appendTail(nil, true, maxConvOffset+maxConvLimit)
+	tail := p.appendTail(nil, convTail{offset: true, nextOffset: maxConvOffset + maxConvLimit, cursor: strings.Repeat("x", maxCursorLength)})
 	p.budget = convPageBudget - wireCost(tail)
 	return p
 }
@@ -302,13 +527,29 @@ func (p *convPage) add(c voiceops.Conversation, turns []voiceops.Turn) bool {
 	return true
 }
 
-// appendTail closes the list: next_offset when more follow, and v1's
-// descriptions.
-func (p *convPage) appendTail(b []byte, more bool, next int64) []byte {
+// convTail is what follows a page's records.
+type convTail struct {
+	more       bool
+	offset     bool // write next_offset
+	nextOffset int64
+	cursor     string // v3: "" writes null
+}
+
+// appendTail closes the list: next_offset when more follow, v3's cursor
+// (null at the end), and v1's descriptions.
+func (p *convPage) appendTail(b []byte, t convTail) []byte {
 	b = append(b, ']')
-	if more {
+	if t.offset {
 		b = append(b, `,"next_offset":`...)
-		b = strconv.AppendInt(b, next, 10)
+		b = strconv.AppendInt(b, t.nextOffset, 10)
+	}
+	if p.enc.v3 {
+		b = append(b, `,"cursor":`...)
+		if t.cursor == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSONString(b, t.cursor)
+		}
 	}
 	if !p.enc.v3 {
 		b = append(b, ',')
@@ -318,7 +559,7 @@ func (p *convPage) appendTail(b []byte, more bool, next int64) []byte {
 }
 
 // finish closes the page and returns the body.
-func (p *convPage) finish(more bool, offset int64) []byte {
-	p.buf = p.appendTail(p.buf, more, offset+int64(p.n))
+func (p *convPage) finish(t convTail) []byte {
+	p.buf = p.appendTail(p.buf, t)
 	return p.buf
 }

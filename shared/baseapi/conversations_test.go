@@ -198,7 +198,7 @@ func TestConversationShapes(t *testing.T) {
 	if call3["total_duration"] != float64(62) || call3["service_duration"] != float64(2) || call1["total_duration"] != float64(62) {
 		t.Errorf("durations %v %v, want 62 (61.5 s rounded) and 2 (2.48 s)", call3["total_duration"], call3["service_duration"])
 	}
-	if m := call3["metrics"].(map[string]any); m["CALL_DURATION"] != "62" || len(m["CALL_TURN"].([]any)) != 4 || m["FUNCTION_ERRORS"] != float64(1) {
+	if m := call3["metrics"].(map[string]any); m["CALL_DURATION"] != "62" || len(m["CALL_TURN"].([]any)) != 4 || m["FUNCTION_ERRORS"] != "1" {
 		t.Errorf("metrics %v", m)
 	}
 	turn3 := call3["turns"].([]any)[3].(map[string]any)
@@ -324,7 +324,7 @@ func FuzzConvQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		q, err := parseConvQuery(vals, v3, now)
+		q, err := parseConvQuery(vals, v3, now, "acct", "proj")
 		if err != nil {
 			if e, ok := err.(*voiceops.Error); !ok || e.Kind != voiceops.KindBadRequest || len(e.Fields) == 0 {
 				t.Fatalf("error %#v is not a 400 naming a parameter", err)
@@ -375,7 +375,7 @@ type refMetrics struct {
 	CallStart      any    `json:"CALL_START"`
 	CallEnd        any    `json:"CALL_END"`
 	EndReason      any    `json:"END_REASON"`
-	FunctionErrors int    `json:"FUNCTION_ERRORS"`
+	FunctionErrors string `json:"FUNCTION_ERRORS"`
 	ASRLang        any    `json:"ASR_LANG"`
 	TTSLang        any    `json:"TTS_LANG"`
 }
@@ -454,15 +454,18 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 		HandoffReason: text(c.HandoffReason), HandoffDestination: text(c.HandoffDestination), NumSilences: c.NumSilences,
 		NumOOD: c.NumOOD, State: orEmpty(c.State), Turns: []refTurn{},
 		Metrics: refMetrics{CallDuration: strconv.FormatInt(total, 10), CallTurn: []any{}, CallStart: tm(c.StartedAt),
-			CallEnd: text(""), EndReason: text(string(c.EndReason)), ASRLang: text(c.ASRLang), TTSLang: text(c.TTSLang)},
+			CallEnd: text(""), EndReason: text(string(c.EndReason)), ASRLang: text(c.ASRLang), TTSLang: text(c.TTSLang),
+			FunctionErrors: "0"},
 	}
 	if c.EndedAt != nil {
 		r.Metrics.CallEnd = tm(*c.EndedAt)
 	}
 	var ms []int64
+	ferrs := 0
 	for _, t := range turns {
 		r.Metrics.CallTurn = append(r.Metrics.CallTurn, tm(t.UserInputAt))
-		r.Metrics.FunctionErrors += t.FunctionErrors
+		ferrs += t.FunctionErrors
+		r.Metrics.FunctionErrors = strconv.Itoa(ferrs)
 		ms = append(ms, t.Latency.Round(time.Millisecond).Milliseconds())
 		rt := refTurn{UserInput: text(t.UserInput), UserInputDTMF: text(t.UserInputDTMF), UserInputDatetime: tm(t.UserInputAt),
 			AgentResponse: text(t.AgentResponse), AgentResponseDatetime: tm(t.AgentResponseAt),
@@ -566,6 +569,7 @@ type listClient struct {
 type listPage struct {
 	IDs        []string
 	NextOffset *int64
+	Cursor     *string
 	Body       []byte
 }
 
@@ -587,12 +591,13 @@ func (lc listClient) get(path string) listPage {
 		Conversations []struct {
 			ID string `json:"id"`
 		} `json:"conversations"`
-		NextOffset *int64 `json:"next_offset"`
+		NextOffset *int64  `json:"next_offset"`
+		Cursor     *string `json:"cursor"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		lc.tb.Fatalf("GET %s: %v", path, err)
 	}
-	p := listPage{NextOffset: body.NextOffset, Body: rec.Body.Bytes()}
+	p := listPage{NextOffset: body.NextOffset, Cursor: body.Cursor, Body: rec.Body.Bytes()}
 	for _, c := range body.Conversations {
 		p.IDs = append(p.IDs, c.ID)
 	}
@@ -626,6 +631,45 @@ func (lc listClient) walk(base string, limit int, between func(ids []string)) []
 		}
 		offset = *p.NextOffset
 		if between != nil {
+			between(all)
+		}
+	}
+}
+
+// walkCursor follows cursor from the first page, calling between(page)
+// after each page, and returns every ID listed in order.
+func (lc listClient) walkCursor(base string, limit int, between func(ids []string)) []string {
+	lc.tb.Helper()
+	var all []string
+	cursor := ""
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			lc.tb.Fatal("the walk does not end")
+		}
+		path := fmt.Sprintf("%s%slimit=%d", base, sep, limit)
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		p := lc.get(path)
+		if len(p.IDs) > limit {
+			lc.tb.Fatalf("%d conversations on a page of limit %d", len(p.IDs), limit)
+		}
+		if cursor != "" && p.NextOffset != nil {
+			lc.tb.Fatalf("next_offset on a page asked by cursor")
+		}
+		all = append(all, p.IDs...)
+		if p.Cursor == nil {
+			return all
+		}
+		if *p.Cursor == "" || url.QueryEscape(*p.Cursor) != *p.Cursor {
+			lc.tb.Fatalf("cursor %q is not opaque URL-safe text", *p.Cursor)
+		}
+		cursor = *p.Cursor
+		if between != nil && len(all) > 0 {
 			between(all)
 		}
 	}
@@ -674,6 +718,7 @@ func randomConversation(rng *rand.Rand, start time.Time) convFixture {
 	if rng.IntN(4) == 0 {
 		f.c.InProgress, f.c.EndedAt, f.c.EndReason = true, nil, ""
 	}
+	f.c.Channel = voiceops.Channels[rng.IntN(len(voiceops.Channels))]
 	return f
 }
 
@@ -695,6 +740,8 @@ func paginationCases(from, to time.Time) []paginationCase {
 		{"variant name in progress, time range", "variant_name=Demo%20IVR&in_progress=true&" + rng, 13},
 		{"pre-release, one per page", "client_env=pre-release&" + eighth, 1},
 		{"everything on one page", "", 5000},
+		{"voice only", "channel=voice", 23},
+		{"two chat channels, finished", "channel=webchat&channel=sms&in_progress=false", 17},
 	}
 }
 
@@ -731,7 +778,7 @@ func runPagination(t *testing.T, h http.Handler, key string, store voiceops.Conv
 		t.Run(c.name, func(t *testing.T) {
 			lc.tb = t
 			vals, _ := url.ParseQuery(c.params)
-			q, err := parseConvQuery(vals, true, now)
+			q, err := parseConvQuery(vals, true, now, "acct", "proj")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -741,7 +788,9 @@ func runPagination(t *testing.T, h http.Handler, key string, store voiceops.Conv
 			}
 			got := lc.walk("/v3/acct_a/proj_a1/conversations?"+c.params, c.limit, nil)
 			expectWalk(t, got, want)
-			if !bothVersions {
+			byCursor := lc.walkCursor("/v3/acct_a/proj_a1/conversations?"+c.params, c.limit, nil)
+			expectWalk(t, byCursor, want)
+			if !bothVersions || q.channels != nil {
 				return
 			}
 			v1 := lc.walk("/v1/acct_a/proj_a1/conversations?"+c.params, c.limit, nil)
@@ -766,10 +815,12 @@ func runPagination(t *testing.T, h http.Handler, key string, store voiceops.Conv
 				added++
 			}
 		}
-		for _, params := range []string{"", "variant_id=express&in_progress=true"} {
+		for _, params := range []string{"", "variant_id=express&in_progress=true", "channel=voice&channel=api"} {
 			got := lc.walk("/v3/acct_a/proj_a1/conversations?"+params, 41, between)
 			vals, _ := url.ParseQuery(params)
-			q, _ := parseConvQuery(vals, true, now)
+			q, _ := parseConvQuery(vals, true, now, "acct", "proj")
+			expectWalk(t, got, pop.want(q))
+			got = lc.walkCursor("/v3/acct_a/proj_a1/conversations?"+params, 41, between)
 			expectWalk(t, got, pop.want(q))
 		}
 		if added == 0 {
@@ -1096,7 +1147,7 @@ func BenchmarkConversationPage(b *testing.B) {
 				}
 			}
 			n = p.n
-			body = p.finish(true, int64(n))
+			body = p.finish(convTail{more: true, offset: true, nextOffset: int64(n)})
 		}
 		b.ReportMetric(float64(len(body)), "bytes/page")
 		b.ReportMetric(float64(wireCost(body)), "wire-bytes/page")

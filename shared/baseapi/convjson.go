@@ -158,9 +158,13 @@ func (e convEncoder) appendRecord(b []byte, c voiceops.Conversation, turns []voi
 // OpenAPI document): CALL_DURATION (total_duration as a string),
 // CALL_TURN (one timestamp per turn: when the user's input arrived),
 // CALL_START, CALL_END (empty/null while in progress), END_REASON
-// (completed, closed, handoff, crashed; empty/null while in progress),
-// FUNCTION_ERRORS (project functions that failed, over all turns),
-// ASR_LANG and TTS_LANG (language codes, empty/null when not set).
+// (completed, closed, handoff, crashed, timeout; empty/null while in progress),
+// FUNCTION_ERRORS (project functions that failed, over all turns, as a
+// string), ASR_LANG and TTS_LANG (language codes, empty/null when not
+// set); then the metrics project functions logged, in the order of their
+// first value: a string, or an array of strings for a name logged more
+// than once. Every value is a string or an array of strings (the
+// vendor's shape).
 func (e convEncoder) appendMetrics(b []byte, c voiceops.Conversation, turns []voiceops.Turn, total int64) []byte {
 	b = append(b, `{"CALL_DURATION":"`...)
 	b = strconv.AppendInt(b, total, 10)
@@ -183,13 +187,51 @@ func (e convEncoder) appendMetrics(b []byte, c voiceops.Conversation, turns []vo
 	}
 	b = append(b, `,"END_REASON":`...)
 	b = e.appendText(b, string(c.EndReason))
-	b = append(b, `,"FUNCTION_ERRORS":`...)
+	b = append(b, `,"FUNCTION_ERRORS":"`...)
 	b = strconv.AppendInt(b, int64(ferrs), 10)
-	b = append(b, `,"ASR_LANG":`...)
+	b = append(b, `","ASR_LANG":`...)
 	b = e.appendText(b, c.ASRLang)
 	b = append(b, `,"TTS_LANG":`...)
 	b = e.appendText(b, c.TTSLang)
+	b = appendCustomMetrics(b, c.Metrics)
 	return append(b, '}')
+}
+
+// appendCustomMetrics writes the logged metrics after the built-in keys:
+// each name once, at its first value's place.
+func appendCustomMetrics(b []byte, ms []voiceops.CustomMetric) []byte {
+	for i, m := range ms {
+		if slices.ContainsFunc(ms[:i], func(o voiceops.CustomMetric) bool { return o.Name == m.Name }) {
+			continue // written with its first value
+		}
+		b = append(b, ',')
+		b = appendJSONString(b, m.Name)
+		b = append(b, ':')
+		n := 0
+		for _, o := range ms[i:] {
+			if o.Name == m.Name {
+				n++
+			}
+		}
+		if n == 1 {
+			b = appendJSONString(b, m.Value)
+			continue
+		}
+		b = append(b, '[')
+		first := true
+		for _, o := range ms[i:] {
+			if o.Name != m.Name {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendJSONString(b, o.Value)
+		}
+		b = append(b, ']')
+	}
+	return b
 }
 
 // appendLatency writes the v3 include_latency summary of a conversation's
@@ -440,8 +482,8 @@ var convDescriptions = []struct{ key, text string }{
 	{"metrics.CALL_TURN", "One timestamp per turn: when the user's input arrived."},
 	{"metrics.CALL_START", "When the conversation started."},
 	{"metrics.CALL_END", "When it ended; null while in progress."},
-	{"metrics.END_REASON", "How it ended (completed, closed, handoff, crashed); null while in progress."},
-	{"metrics.FUNCTION_ERRORS", "Project functions that failed during the conversation."},
+	{"metrics.END_REASON", "How it ended (completed, closed, handoff, crashed, timeout: idle past the idle timeout); null while in progress."},
+	{"metrics.FUNCTION_ERRORS", "Project functions that failed during the conversation, as a string."},
 	{"metrics.ASR_LANG", "Speech recognition language code; null when not set."},
 	{"metrics.TTS_LANG", "Speech synthesis language code; null when not set."},
 	{"state", "The agent's and the project functions' memory of the conversation."},

@@ -27,59 +27,31 @@ var (
 	errNoHandoff      = voiceops.Errorf(voiceops.KindNotFound, "no handoff")
 )
 
-// handoffStateJSON is the handoff context of a conversation: what the
-// system that takes the conversation over needs to carry on (where and why
-// it was handed off, the agent's state, who called whom, in which
-// language), in the style of the v3 conversations list (empty strings,
-// not null, for absent text).
+// handoffStateJSON is the vendor's handoff state: the conversation's ID,
+// the ID it shares with the system it was handed to, and data, the
+// key-value data the agent and the project functions stored for the
+// handoff: the conversation's state as it was at the handoff ({} when
+// empty). The handoff answer itself (destination, reason) went to the
+// client with the turn that handed off.
 type handoffStateJSON struct {
-	ConversationID        string         `json:"conversation_id"`
-	SharedID              string         `json:"shared_id"`
-	AccountID             string         `json:"account_id"`
-	ProjectID             string         `json:"project_id"`
-	Handoff               bool           `json:"handoff"`
-	Destination           string         `json:"destination"`
-	Reason                string         `json:"reason"`
-	State                 map[string]any `json:"state"`
-	IntegrationAttributes map[string]any `json:"integration_attributes"`
-	Environment           string         `json:"environment"`
-	Channel               string         `json:"channel"`
-	VariantID             string         `json:"variant_id"`
-	VariantName           string         `json:"variant_name"`
-	FromNumber            string         `json:"from_number"`
-	ToNumber              string         `json:"to_number"`
-	ASRLangCode           string         `json:"asr_lang_code"`
-	TTSLangCode           string         `json:"tts_lang_code"`
-	StartedAt             string         `json:"started_at"`
-	EndedAt               *string        `json:"ended_at"`
-	InProgress            bool           `json:"in_progress"`
-	NumTurns              int            `json:"num_turns"`
+	ID       string         `json:"id"`
+	SharedID string         `json:"shared_id"`
+	Data     map[string]any `json:"data"`
 }
 
 func toHandoffStateJSON(c voiceops.Conversation) handoffStateJSON {
-	state, attrs := c.State, c.IntegrationAttributes
-	if state == nil {
-		state = map[string]any{}
+	data := c.State
+	if data == nil {
+		data = map[string]any{}
 	}
-	if attrs == nil {
-		attrs = map[string]any{}
-	}
-	return handoffStateJSON{
-		ConversationID: c.ID, SharedID: c.SharedID, AccountID: c.AccountID, ProjectID: c.ProjectID,
-		Handoff: c.Handoff, Destination: c.HandoffDestination, Reason: c.HandoffReason,
-		State: state, IntegrationAttributes: attrs,
-		Environment: string(c.Environment), Channel: string(c.Channel),
-		VariantID: c.VariantID, VariantName: c.VariantName, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
-		ASRLangCode: c.ASRLang, TTSLangCode: c.TTSLang,
-		StartedAt: httpapi.Time(c.StartedAt), EndedAt: httpapi.TimePtr(c.EndedAt), InProgress: c.InProgress,
-		NumTurns: c.NumTurns,
-	}
+	return handoffStateJSON{ID: c.ID, SharedID: c.SharedID, Data: data}
 }
 
-// handoffState answers the handoff context of a conversation named by its
+// handoffState answers the handoff state of a conversation named by its
 // ID (id=) or by the ID it shares with the system it was handed to
-// (shared_id=): exactly one of the two. A conversation that was not handed
-// off is 404 "no handoff", like one that does not exist.
+// (shared_id=); with both, shared_id wins (the vendor's precedence), and
+// id is then not looked up. A conversation that was not handed off is 404
+// "no handoff", like one that does not exist.
 func (g *Handoff) handoffState(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
 	q := r.URL.Query()
 	var errs []voiceops.FieldError
@@ -93,8 +65,8 @@ func (g *Handoff) handoffState(w http.ResponseWriter, r *http.Request, t httpapi
 	}
 	id, sharedID := q.Get("id"), q.Get("shared_id")
 	switch {
-	case q.Has("id") == q.Has("shared_id"):
-		errs = append(errs, voiceops.FieldError{Field: "id", Message: "exactly one of id and shared_id must be given"})
+	case !q.Has("id") && !q.Has("shared_id"):
+		errs = append(errs, voiceops.FieldError{Field: "id", Message: "id or shared_id must be given"})
 	case len(sharedID) > maxSharedIDLength:
 		errs = append(errs, voiceops.FieldError{Field: "shared_id", Message: "must be at most 256 characters"})
 	}
@@ -104,10 +76,10 @@ func (g *Handoff) handoffState(w http.ResponseWriter, r *http.Request, t httpapi
 
 	var c voiceops.Conversation
 	var err error
-	if id != "" {
-		c, err = g.Store.GetConversation(r.Context(), t.AccountID, t.ProjectID, id)
-	} else {
+	if sharedID != "" {
 		c, err = g.Store.ConversationBySharedID(r.Context(), t.AccountID, t.ProjectID, sharedID)
+	} else {
+		c, err = g.Store.GetConversation(r.Context(), t.AccountID, t.ProjectID, id)
 	}
 	switch {
 	case errors.Is(err, voiceops.ErrNotFound):

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ type Engine struct {
 	// DNI holds the projects' DNI pools: a voice call to a reserved number
 	// consumes the reservation (nil: no DNI).
 	DNI voiceops.DNIStore
+	// ChatIdleTimeout is the idle timeout of the chats of projects that
+	// configure none (0: voiceops.DefaultChatIdleTimeout).
+	ChatIdleTimeout time.Duration
 
 	mu    sync.Mutex
 	cache map[[2]string]cachedProject
@@ -165,6 +169,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (Answer, error) {
 	turn := voiceops.Turn{Index: 0, UserInputAt: now}
 	ans, ferrs := e.answer(ctx, cfg, ag, &c, &turn, agent.Request{Conversation: c, Turn: turn, Start: true}, agent.HookOnStart)
 	c.NumTurns = 1
+	c.IdleDue = e.idleDue(cfg, c, now)
 	if err := e.Store.CreateConversation(ctx, c, &turn); err != nil {
 		return Answer{}, err
 	}
@@ -183,6 +188,12 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		return Answer{}, err
 	}
 	if !c.InProgress {
+		return Answer{}, ErrEnded
+	}
+	if e.idlePast(c) {
+		if _, err := e.endIdle(ctx, c); err != nil {
+			return Answer{}, err
+		}
 		return Answer{}, ErrEnded
 	}
 	cfg, _, ag, err := e.project(ctx, accountID, projectID, c.VariantID)
@@ -224,6 +235,7 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		c.NumOOD++
 	}
 	c.Version = prev + 1
+	c.IdleDue = e.idleDue(cfg, c, now)
 	if err := e.Store.AddTurn(ctx, c, turn, prev); err != nil {
 		if errors.Is(err, voiceops.ErrNotFound) {
 			return Answer{}, ErrNoSuchConv
@@ -266,6 +278,7 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 				ferrs++
 				e.Log.WarnContext(ctx, "function state dropped: over the state limit", "conversation_id", c.ID, "hook", hook, "limit", voiceops.MaxStateBytes)
 			}
+			e.logMetrics(ctx, c, res.Metrics)
 			if res.Response != nil {
 				ans.Response = *res.Response
 			}
@@ -302,6 +315,8 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 }
 
 // Close ends a conversation in progress (chat close, the end of a call).
+// One idle past its IdleDue has ended already: it is ended now, as the
+// sweep would have, and Close is ErrEnded.
 func (e *Engine) Close(ctx context.Context, accountID, projectID, conversationID string, reason voiceops.EndReason) (voiceops.Conversation, error) {
 	c, err := e.Store.GetConversation(ctx, accountID, projectID, conversationID)
 	if errors.Is(err, voiceops.ErrNotFound) {
@@ -313,17 +328,32 @@ func (e *Engine) Close(ctx context.Context, accountID, projectID, conversationID
 	if !c.InProgress {
 		return c, ErrEnded
 	}
-	cfg, _, _, err := e.project(ctx, accountID, projectID, c.VariantID)
-	if err != nil && !errors.Is(err, ErrNoVariant) {
+	if e.idlePast(c) {
+		if _, err := e.endIdle(ctx, c); err != nil {
+			return c, err
+		}
+		return c, ErrEnded
+	}
+	return e.closeAs(ctx, c, reason, e.now(), false)
+}
+
+// closeAs ends c (read at its current version) with reason at `at`, runs
+// its on_end function, writes it and records its metrics. idle marks the
+// service's own end of an idle conversation.
+func (e *Engine) closeAs(ctx context.Context, c voiceops.Conversation, reason voiceops.EndReason, at time.Time, idle bool) (voiceops.Conversation, error) {
+	cfg, _, _, err := e.project(ctx, c.AccountID, c.ProjectID, c.VariantID)
+	// A project whose agent was removed still has its idle conversations
+	// ended (without functions to run).
+	if err != nil && !errors.Is(err, ErrNoVariant) && !(errors.Is(err, ErrNoAgent) && idle) {
 		return c, err
 	}
 	prev := c.Version
-	now := e.now()
-	ferrs := e.end(ctx, cfg, &c, reason, now)
+	ferrs := e.end(ctx, cfg, &c, reason, at)
 	c.Version = prev + 1
 	if err := e.Store.UpdateConversation(ctx, c, prev); err != nil {
 		return c, err
 	}
+	now := e.now()
 	var extra []metrics.Event
 	if reason == voiceops.EndCrashed {
 		extra = append(extra, metrics.Count(metrics.CallCrashes, c.AccountID, c.ProjectID, now))
@@ -351,7 +381,23 @@ func (e *Engine) end(ctx context.Context, cfg agent.Config, c *voiceops.Conversa
 		e.Log.WarnContext(ctx, "function state dropped: over the state limit", "conversation_id", c.ID, "hook", agent.HookOnEnd, "limit", voiceops.MaxStateBytes)
 		return 1
 	}
+	e.logMetrics(ctx, c, res.Metrics)
 	return 0
+}
+
+// logMetrics appends the metrics a function logged to the conversation's,
+// up to voiceops.MaxCustomMetrics values (the record's size is bounded);
+// the values past it are dropped, with a warning.
+func (e *Engine) logMetrics(ctx context.Context, c *voiceops.Conversation, ms []voiceops.CustomMetric) {
+	if len(ms) == 0 {
+		return
+	}
+	room := max(voiceops.MaxCustomMetrics-len(c.Metrics), 0)
+	if len(ms) > room {
+		e.Log.WarnContext(ctx, "custom metrics dropped: the conversation holds the most it can", "conversation_id", c.ID, "dropped", len(ms)-room)
+		ms = ms[:room]
+	}
+	c.Metrics = append(slices.Clone(c.Metrics), ms...)
 }
 
 // applyState merges set into the conversation's state, unless the merge

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -292,6 +293,46 @@ func TestUnknownVariantAndNoAgent(t *testing.T) {
 	}
 	if _, err := f.e.Start(ctx, StartInput{AccountID: "acct", ProjectID: "none"}); !errors.Is(err, ErrNoAgent) {
 		t.Errorf("project without agent: %v", err)
+	}
+}
+
+// TestFunctionsLogMetrics: the metrics of hook answers accumulate on the
+// conversation, in order, up to the conversation's bound.
+func TestFunctionsLogMetrics(t *testing.T) {
+	f := newFixture(t, map[agent.Hook]bool{agent.HookOnStart: true, agent.HookOnTurn: true, agent.HookOnEnd: true})
+	n := 0
+	f.fnReply = func(w http.ResponseWriter, hook string) {
+		n++
+		_, _ = fmt.Fprintf(w, `{"metrics":{"HOOK":%q,"N":"%d"}}`, hook, n)
+	}
+	ctx := context.Background()
+	id := f.start().Conversation.ID
+	f.say(id, TurnInput{Message: "balance"})
+	if _, err := f.e.Close(ctx, "acct", "proj", id, voiceops.EndClosed); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.e.Store.GetConversation(ctx, "acct", "proj", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []voiceops.CustomMetric{{Name: "HOOK", Value: "on_start"}, {Name: "N", Value: "1"}, {Name: "HOOK", Value: "on_turn"},
+		{Name: "N", Value: "2"}, {Name: "HOOK", Value: "on_end"}, {Name: "N", Value: "3"}}
+	if !slices.Equal(c.Metrics, want) {
+		t.Errorf("metrics %v, want %v", c.Metrics, want)
+	}
+
+	// The bound: values past MaxCustomMetrics are dropped.
+	f2 := newFixture(t, map[agent.Hook]bool{agent.HookOnTurn: true})
+	f2.fnReply = func(w http.ResponseWriter, hook string) {
+		_, _ = io.WriteString(w, `{"metrics":{"X":[`+strings.TrimSuffix(strings.Repeat(`"v",`, voiceops.MaxCustomMetricsPerAnswer), ",")+`]}}`)
+	}
+	id = f2.start().Conversation.ID
+	for range voiceops.MaxCustomMetrics/voiceops.MaxCustomMetricsPerAnswer + 2 {
+		f2.say(id, TurnInput{Message: "balance"})
+	}
+	c, _ = f2.e.Store.GetConversation(ctx, "acct", "proj", id)
+	if len(c.Metrics) != voiceops.MaxCustomMetrics {
+		t.Errorf("%d metrics kept, want the bound %d", len(c.Metrics), voiceops.MaxCustomMetrics)
 	}
 }
 

@@ -80,6 +80,13 @@ func (e *Engine) ExternalEvent(ctx context.Context, accountID, projectID string,
 	if err != nil {
 		return voiceops.Conversation{}, err
 	}
+	if e.idlePast(c) {
+		// Ended by its idle bound already, swept or not: not active.
+		if _, err := e.endIdle(ctx, c); err != nil && !errors.Is(err, voiceops.ErrConflictingWrite) {
+			return voiceops.Conversation{}, err
+		}
+		return voiceops.Conversation{}, ErrEventNotBound
+	}
 	now := e.now()
 	record := map[string]any{
 		"event_id": ev.ID, "content_type": ev.ContentType, "received_at": now.Format(time.RFC3339Nano),
@@ -108,6 +115,13 @@ func (e *Engine) BridgeEnded(ctx context.Context, accountID, projectID, conversa
 	if err != nil {
 		return c, err
 	}
+	if e.idlePast(c) {
+		// Its idle bound passed: it ended then, and the notification is
+		// recorded on the ended conversation.
+		if c, err = e.endIdle(ctx, c); err != nil {
+			return c, err
+		}
+	}
 	set := map[string]any{"bridge": map[string]any{
 		"ended": true, "bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds,
 	}}
@@ -126,6 +140,7 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 	}
 	applyState(&c, before)
 	var fnState map[string]any
+	var fnMetrics []voiceops.CustomMetric
 	ferrs := 0
 	if spec, ok := cfg.Functions[hook]; ok {
 		res, err := e.Functions.Run(ctx, target(cfg, spec), hooks.Call{Hook: string(hook), Conversation: c, Extra: extra})
@@ -133,13 +148,17 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 			ferrs++
 			e.Log.WarnContext(ctx, "project function failed", "conversation_id", c.ID, "hook", hook, "error", err)
 		} else {
-			fnState = res.State
+			fnState, fnMetrics = res.State, res.Metrics
 		}
 	}
 	for attempt := 1; ; attempt++ {
 		prev := c.Version
 		applyState(&c, after)
 		applyState(&c, fnState)
+		e.logMetrics(ctx, &c, fnMetrics)
+		if c.InProgress {
+			c.IdleDue = e.idleDue(cfg, c, e.now()) // an event is activity
+		}
 		c.Version = prev + 1
 		err := e.Store.UpdateConversation(ctx, c, prev)
 		if err == nil {

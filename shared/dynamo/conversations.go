@@ -3,7 +3,9 @@ package dynamo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -105,6 +108,8 @@ const (
 	attrHandoffReason      = "handoff_reason"
 	attrHandoffDestination = "handoff_destination"
 	attrSharedID           = "shared_id"
+	attrCustomMetrics      = "custom_metrics" // JSON [[name, value], ...]
+	attrIdleDue            = "idle_due"       // sortableTime
 
 	attrTurnIndex            = "index"
 	attrUserInput            = "user_input"
@@ -127,7 +132,7 @@ const (
 var intervalAttrs = []string{
 	attrID, attrStartedAt, attrEndedAt, attrEndReason, attrInProgress, attrEnv, attrChannel,
 	attrVariantID, attrVariantName, attrFromNumber, attrToNumber, attrASRLang, attrTTSLang,
-	attrExpires, attrTTL,
+	attrExpires, attrTTL, attrIdleDue,
 }
 
 // Conversations is the store of the conversations table.
@@ -288,9 +293,98 @@ func encodeConversation(k item, c voiceops.Conversation) (item, error) {
 	setNonEmpty(it, attrHandoffReason, c.HandoffReason)
 	setNonEmpty(it, attrHandoffDestination, c.HandoffDestination)
 	setNonEmpty(it, attrSharedID, c.SharedID)
+	if len(c.Metrics) > 0 {
+		pairs := make([][2]string, len(c.Metrics))
+		for i, m := range c.Metrics {
+			pairs[i] = [2]string{m.Name, m.Value}
+		}
+		if err := setJSON(it, attrCustomMetrics, pairs, false); err != nil {
+			return nil, err
+		}
+	}
 	setExpiry(it, c.ExpiresAt, 0)
 	it[attrVersion] = avN(c.Version)
+	if !c.IdleDue.IsZero() {
+		it[attrIdleDue] = avS(sortKeyTime(c.IdleDue))
+		if c.InProgress {
+			// The open index is sparse: an ended conversation leaves it.
+			it[tables.OpenGSI.PartitionKey] = avS(openShardKey(c.ID))
+			it[tables.OpenGSI.SortKey] = avS(sortKeyTime(c.IdleDue) + "#" + c.ID)
+		}
+	}
 	return it, nil
+}
+
+// openShards spreads the open index over partitions: every write of a
+// conversation in progress (each turn moves its idle due) writes the index.
+const openShards = 16
+
+// openShardKey is the open index partition of a conversation: a hash of
+// its ID.
+func openShardKey(id string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return fmt.Sprintf("O#%d", h.Sum32()%openShards)
+}
+
+// DueConversations reads the open index: one Query per shard (in
+// parallel) of the conversations whose idle due is at or before `before`,
+// up to limit each; the merge keeps the earliest limit. Only conversations
+// in progress are in the index, so the sweep reads what is due and little
+// else. The index is eventually consistent: the caller reads each
+// conversation again before ending it.
+func (s *Conversations) DueConversations(ctx context.Context, before time.Time, limit int) ([]voiceops.Conversation, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	results := make([][]item, openShards)
+	errs := make([]error, openShards)
+	var wg sync.WaitGroup
+	for shard := range openShards {
+		wg.Go(func() {
+			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+				TableName: &s.table, IndexName: aws.String(tables.OpenGSI.Name),
+				KeyConditionExpression:   aws.String("#pk = :pk AND #sk < :before"),
+				ExpressionAttributeNames: map[string]string{"#pk": tables.OpenGSI.PartitionKey, "#sk": tables.OpenGSI.SortKey},
+				ExpressionAttributeValues: item{
+					":pk": avS(fmt.Sprintf("O#%d", shard)),
+					// "~" sorts after "#": every key of that instant is in.
+					":before": avS(sortKeyTime(before) + "~"),
+				},
+				Limit: aws.Int32(int32(min(limit, 1000))),
+			})
+			if err != nil {
+				errs[shard] = wrap("DueConversations", err)
+				return
+			}
+			results[shard] = out.Items
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []voiceops.Conversation
+	for _, items := range results {
+		for _, it := range items {
+			if expiredAt(it, now) {
+				continue
+			}
+			c, err := decodeConversation(it)
+			if err != nil {
+				return nil, wrap("DueConversations", err)
+			}
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b voiceops.Conversation) int {
+		if c := a.IdleDue.Compare(b.IdleDue); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), limit)], nil
 }
 
 func decodeConversation(it item) (voiceops.Conversation, error) {
@@ -308,10 +402,16 @@ func decodeConversation(it item) (voiceops.Conversation, error) {
 		Handoff:     r.boolean(attrHandoff), HandoffReason: r.str(attrHandoffReason), HandoffDestination: r.str(attrHandoffDestination),
 		SharedID:  r.str(attrSharedID),
 		ExpiresAt: r.optTimeValue(attrExpires),
+		IdleDue:   r.optTimeValue(attrIdleDue),
 		Version:   r.num(attrVersion),
 	}
 	r.json(attrIntegrationAttrs, &c.IntegrationAttributes)
 	r.json(attrState, &c.State)
+	var pairs [][2]string
+	r.json(attrCustomMetrics, &pairs)
+	for _, p := range pairs {
+		c.Metrics = append(c.Metrics, voiceops.CustomMetric{Name: p[0], Value: p[1]})
+	}
 	return c, r.err
 }
 
@@ -327,6 +427,7 @@ func decodeInterval(accountID, projectID string, it item) (voiceops.Conversation
 		StartedAt: r.time(attrStartedAt), EndedAt: r.optTime(attrEndedAt), EndReason: voiceops.EndReason(r.str(attrEndReason)),
 		InProgress: r.boolean(attrInProgress),
 		ExpiresAt:  r.optTimeValue(attrExpires),
+		IdleDue:    r.optTimeValue(attrIdleDue),
 	}
 	return c, r.err
 }
@@ -672,7 +773,7 @@ func (s *Conversations) ListConversations(ctx context.Context, accountID, projec
 // ListConversationIntervals is ListConversations returning only ID,
 // AccountID, ProjectID, Environment, Channel, VariantID, VariantName,
 // FromNumber, ToNumber, ASRLang, TTSLang, StartedAt, EndedAt, EndReason,
-// InProgress and ExpiresAt (the others are zero), read with a projection:
+// InProgress, ExpiresAt and IdleDue (the others are zero), read with a projection:
 // the read of the concurrency sweep and of offsets skipped over.
 func (s *Conversations) ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
 	return s.listConversations(ctx, "ListConversationIntervals", accountID, projectID, from, to, after, limit, true)

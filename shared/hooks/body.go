@@ -105,12 +105,14 @@ const (
 	keyHandoff          = "handoff"
 	keyOutboundCallerID = "outbound_caller_id"
 	keyOutboundEndpoint = "outbound_endpoint"
+	keyMetrics          = "metrics"
 )
 
 // ParseAnswer parses a function's answer:
 //
 //	{"state": {...}, "response": "...", "end": true,
-//	 "handoff": {"destination": "...", "reason": "..."}}
+//	 "handoff": {"destination": "...", "reason": "..."},
+//	 "metrics": {"NAME": "value", "OTHER": ["a", "b"]}}
 //
 // or, for doc 2's custom SIP handoff return value,
 //
@@ -138,9 +140,14 @@ func parseAnswer(data []byte) (Result, error) {
 		return res, nil
 	}
 	raw, err := objectFields(data, "answer",
-		keyState, keyResponse, keyEnd, keyHandoff, keyOutboundCallerID, keyOutboundEndpoint)
+		keyState, keyResponse, keyEnd, keyHandoff, keyOutboundCallerID, keyOutboundEndpoint, keyMetrics)
 	if err != nil {
 		return res, err
+	}
+	if v, ok := raw[keyMetrics]; ok {
+		if res.Metrics, err = parseMetrics(v); err != nil {
+			return res, err
+		}
 	}
 
 	if v, ok := raw[keyState]; ok {
@@ -203,6 +210,62 @@ func parseAnswer(data []byte) (Result, error) {
 		return res, answerError(`"outbound_caller_id" and "outbound_endpoint" need "handoff": true`)
 	}
 	return res, nil
+}
+
+// parseMetrics parses an answer's "metrics": an object of names
+// (voiceops.ValidCustomMetricName) to a string or an array of strings
+// (each at most voiceops.MaxCustomMetricValue bytes), at most
+// voiceops.MaxCustomMetricsPerAnswer values in all. Numbers and booleans
+// are not converted: a metric is text, as in the conversations list.
+func parseMetrics(v json.RawMessage) ([]voiceops.CustomMetric, error) {
+	if v[0] != '{' {
+		return nil, answerError(`"metrics" must be an object`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	_, _ = dec.Token() // the opening brace, checked above
+	var out []voiceops.CustomMetric
+	seen := map[string]bool{}
+	add := func(name, value string) error {
+		if len(value) > voiceops.MaxCustomMetricValue {
+			return answerError(`"metrics" values must be at most 256 bytes`)
+		}
+		if len(out) == voiceops.MaxCustomMetricsPerAnswer {
+			return answerError(`"metrics" has more than 32 values`)
+		}
+		out = append(out, voiceops.CustomMetric{Name: name, Value: value})
+		return nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, answerError(`"metrics" is not JSON`)
+		}
+		name, _ := tok.(string)
+		if !voiceops.ValidCustomMetricName(name) {
+			return nil, answerError(`"metrics" names must be 1 to 64 of A-Z a-z 0-9 _ . - and not a built-in key`)
+		}
+		if seen[name] {
+			return nil, answerError(`"metrics" repeats a name`)
+		}
+		seen[name] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, answerError(`"metrics" is not JSON`)
+		}
+		var many []*string // a null element stays nil: refused
+		if raw[0] == '"' {
+			raw = append(append([]byte{'['}, raw...), ']')
+		}
+		if raw[0] != '[' || json.Unmarshal(raw, &many) != nil || slices.Contains(many, nil) {
+			return nil, answerError(`"metrics" values must be strings or arrays of strings`)
+		}
+		for _, s := range many {
+			if err := add(name, *s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 // parsePlainHandoff parses {"destination": "...", "reason": "..."}, with the

@@ -114,6 +114,9 @@ func TestParseAnswer(t *testing.T) {
 			Result{Response: ptr("Transferring you"), Handoff: &Handoff{Destination: "pbx-main", SIP: &SIP{OutboundEndpoint: "pbx-main"}}}},
 		{"handoff false, empty SIP fields", `{"handoff":false,"outbound_caller_id":"","outbound_endpoint":""}`, Result{}},
 		{"unicode", `{"response":"caf\u00e9 \ud83d\ude00"}`, Result{Response: ptr("café 😀")}},
+		{"metrics", `{"metrics":{"ORDER_ID":"A-17","tags":["vip","null"],"empty":[],"x.y-z":""}}`,
+			Result{Metrics: []voiceops.CustomMetric{{Name: "ORDER_ID", Value: "A-17"}, {Name: "tags", Value: "vip"}, {Name: "tags", Value: "null"}, {Name: "x.y-z", Value: ""}}}},
+		{"metrics null", `{"metrics":null}`, Result{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,6 +141,16 @@ func TestParseAnswerRefuses(t *testing.T) {
 		{"number", `42`},
 		{"trailing data", `{"end":true} x`},
 		{"two objects", `{} {}`},
+		{"metrics not an object", `{"metrics":["a"]}`},
+		{"metric number", `{"metrics":{"N":3}}`},
+		{"metric null element", `{"metrics":{"N":["a",null]}}`},
+		{"metric nested", `{"metrics":{"N":[["a"]]}}`},
+		{"metric built-in name", `{"metrics":{"FUNCTION_ERRORS":"0"}}`},
+		{"metric bad name", `{"metrics":{"a b":"x"}}`},
+		{"metric empty name", `{"metrics":{"":"x"}}`},
+		{"metric name repeated", `{"metrics":{"A":"x","A":"y"}}`},
+		{"metric value too long", `{"metrics":{"A":"` + strings.Repeat("x", 257) + `"}}`},
+		{"too many metrics", `{"metrics":{"A":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 33), ",") + `]}}`},
 		{"null then data", `null {}`},
 		{"unknown key", `{"end":true,"respone":"typo"}`},
 		{"key in another case", `{"End":true}`},

@@ -54,6 +54,9 @@ type Result struct {
 	End bool
 	// Handoff, when not nil, hands the conversation off.
 	Handoff *Handoff
+	// Metrics are the values to log in the conversation's `metrics`, in
+	// the answer's order (an array's values in turn).
+	Metrics []voiceops.CustomMetric
 }
 
 // Handoff is a function's request to transfer the conversation.

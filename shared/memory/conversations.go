@@ -58,6 +58,7 @@ func storeConversation(c voiceops.Conversation) (*storedConversation, error) {
 		return nil, err
 	}
 	c.IntegrationAttributes, c.State = nil, nil
+	c.Metrics = slices.Clone(c.Metrics)
 	if err := checkItem(c, len(attrs)+len(state)); err != nil {
 		return nil, err
 	}
@@ -76,6 +77,7 @@ func (sc *storedConversation) conversation() voiceops.Conversation {
 	}
 	c.IntegrationAttributes = decodeJSON[map[string]any](sc.attrs)
 	c.State = decodeJSON[map[string]any](sc.state)
+	c.Metrics = slices.Clone(c.Metrics)
 	return c
 }
 
@@ -296,7 +298,7 @@ func intervalOf(c voiceops.Conversation) voiceops.Conversation {
 		ID: c.ID, AccountID: c.AccountID, ProjectID: c.ProjectID, Environment: c.Environment, Channel: c.Channel,
 		VariantID: c.VariantID, VariantName: c.VariantName, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 		ASRLang: c.ASRLang, TTSLang: c.TTSLang, StartedAt: c.StartedAt, EndReason: c.EndReason, InProgress: c.InProgress,
-		ExpiresAt: c.ExpiresAt,
+		ExpiresAt: c.ExpiresAt, IdleDue: c.IdleDue,
 	}
 	if c.EndedAt != nil {
 		end := *c.EndedAt
@@ -352,4 +354,34 @@ func (s *Store) ConversationBySharedID(_ context.Context, accountID, projectID, 
 		return voiceops.Conversation{}, voiceops.ErrNotFound
 	}
 	return found.conversation(), nil
+}
+
+// DueConversations returns the live conversations in progress whose
+// IdleDue is at or before `before`, earliest first (then by ID), by a scan
+// of every conversation (the DynamoDB store reads a sparse index instead).
+func (s *Store) DueConversations(_ context.Context, before time.Time, limit int) ([]voiceops.Conversation, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	now := s.now()
+	var out []voiceops.Conversation
+	for _, projects := range s.conversations {
+		for _, convs := range projects {
+			for _, sc := range convs {
+				if !sc.c.InProgress || sc.c.IdleDue.IsZero() || sc.c.IdleDue.After(before) || conversationExpired(sc.c.ExpiresAt, now) {
+					continue
+				}
+				out = append(out, sc.conversation())
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b voiceops.Conversation) int {
+		if c := a.IdleDue.Compare(b.IdleDue); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), limit)], nil
 }

@@ -39,6 +39,70 @@ func RunConversations(t *testing.T, newStores func(t *testing.T) voiceops.Stores
 	t.Run("ListPagination", func(t *testing.T) { testListPagination(t, newStores) })
 	t.Run("BySharedID", func(t *testing.T) { testConversationBySharedID(t, newStores) })
 	t.Run("ItemLimit", func(t *testing.T) { testConversationItemLimit(t, newStores) })
+	t.Run("Due", func(t *testing.T) { testDueConversations(t, newStores) })
+}
+
+// testDueConversations: the idle sweep's read finds the conversations in
+// progress whose IdleDue has passed, of every tenant, earliest first; a
+// turn that moves IdleDue, or the end, takes a conversation out.
+func testDueConversations(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
+	s := newStores(t)
+	open := func(acct, proj string, started time.Time, due time.Time) voiceops.Conversation {
+		c := newConversation(acct, proj, started)
+		c.InProgress, c.EndedAt, c.EndReason, c.Handoff, c.SharedID = true, nil, "", false, ""
+		c.IdleDue = due
+		return mustConversation(t, s, c, nil)
+	}
+	a := open("acct_a", "proj_a", at(0), at(100))
+	b := open("acct_b", "proj_b", at(1), at(50))
+	c := open("acct_a", "proj_a2", at(2), at(100))      // due with a, later ID
+	open("acct_a", "proj_a", at(3), at(500))            // not yet due
+	ended := newConversation("acct_a", "proj_a", at(4)) // ended: never due
+	ended.IdleDue = at(10)
+	mustConversation(t, s, ended, nil)
+	never := open("acct_a", "proj_a", at(5), time.Time{}) // no idle due
+	_ = never
+	ids := func(cs []voiceops.Conversation) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	due, err := s.Conversations.DueConversations(ctx(t), at(100), 10)
+	mustNil(t, "DueConversations", err)
+	wantIDs := []string{b.ID, a.ID, c.ID}
+	if a.ID > c.ID {
+		wantIDs = []string{b.ID, c.ID, a.ID}
+	}
+	if got := ids(due); !slices.Equal(got, wantIDs) {
+		t.Fatalf("due at +100s: %v, want %v", got, wantIDs)
+	}
+	if due[0].AccountID != "acct_b" || due[0].ProjectID != "proj_b" || !due[0].InProgress || !due[0].IdleDue.Equal(at(50)) {
+		t.Errorf("due conversation %+v", due[0])
+	}
+	if got, _ := s.Conversations.DueConversations(ctx(t), at(100), 1); len(got) != 1 || got[0].ID != b.ID {
+		t.Errorf("limit 1: %v", ids(got))
+	}
+	if got, _ := s.Conversations.DueConversations(ctx(t), at(49), 10); len(got) != 0 {
+		t.Errorf("due before any: %v", ids(got))
+	}
+	// A turn moves b's idle due past the sweep; ending a takes it out.
+	b2 := b
+	b2.IdleDue, b2.Version, b2.NumTurns = at(300), 2, 1
+	mustNil(t, "AddTurn", s.Conversations.AddTurn(ctx(t), b2, newTurn(0, at(60)), 1))
+	a2 := a
+	end := at(90)
+	a2.InProgress, a2.EndedAt, a2.EndReason, a2.Version = false, &end, voiceops.EndTimeout, 2
+	mustNil(t, "UpdateConversation", s.Conversations.UpdateConversation(ctx(t), a2, 1))
+	due, err = s.Conversations.DueConversations(ctx(t), at(100), 10)
+	mustNil(t, "DueConversations", err)
+	if got := ids(due); !slices.Equal(got, []string{c.ID}) {
+		t.Errorf("due after a turn and an end: %v, want [%s]", got, c.ID)
+	}
+	if got := getConversation(t, s, a2); got.InProgress || got.EndReason != voiceops.EndTimeout || !got.IdleDue.Equal(at(100)) {
+		t.Errorf("ended conversation read back %+v", got)
+	}
 }
 
 // retained is an expiry far enough ahead for every test.
@@ -75,6 +139,8 @@ func newConversation(accountID, projectID string, started time.Time) voiceops.Co
 		StartedAt: started, EndedAt: &ended, EndReason: voiceops.EndHandoff, InProgress: false,
 		NumTurns: 2, NumSilences: 1, NumOOD: 1, ServiceTime: 1234567891 * time.Nanosecond,
 		Handoff: true, HandoffReason: "asked for a human", HandoffDestination: "sip:queue@example.com", SharedID: "shared-42",
+		Metrics:   []voiceops.CustomMetric{{Name: "ORDER", Value: "A-1 \"é\""}, {Name: "tier", Value: ""}, {Name: "ORDER", Value: "A-2"}},
+		IdleDue:   started.Add(30*time.Minute + 7*time.Millisecond),
 		ExpiresAt: retained(), Version: 1,
 	}
 }
@@ -115,6 +181,8 @@ func checkConversation(t *testing.T, what string, want, got voiceops.Conversatio
 	d.str("TTSLang", want.TTSLang, got.TTSLang)
 	checkJSON(&d, "IntegrationAttributes", want.IntegrationAttributes, got.IntegrationAttributes)
 	checkJSON(&d, "State", want.State, got.State)
+	d.str("Metrics", fmt.Sprintf("%q", want.Metrics), fmt.Sprintf("%q", got.Metrics))
+	d.time("IdleDue", want.IdleDue, got.IdleDue)
 	d.time("StartedAt", want.StartedAt, got.StartedAt)
 	checkTimePtr(&d, "EndedAt", want.EndedAt, got.EndedAt)
 	d.str("EndReason", string(want.EndReason), string(got.EndReason))
@@ -524,7 +592,7 @@ func testListConversations(t *testing.T, newStores func(*testing.T) voiceops.Sto
 			ID: c.ID, AccountID: c.AccountID, ProjectID: c.ProjectID, Environment: c.Environment, Channel: c.Channel,
 			VariantID: c.VariantID, VariantName: c.VariantName, FromNumber: c.FromNumber, ToNumber: c.ToNumber,
 			ASRLang: c.ASRLang, TTSLang: c.TTSLang, StartedAt: c.StartedAt, EndedAt: c.EndedAt, EndReason: c.EndReason,
-			InProgress: c.InProgress, ExpiresAt: c.ExpiresAt,
+			InProgress: c.InProgress, ExpiresAt: c.ExpiresAt, IdleDue: c.IdleDue,
 		}
 		checkConversation(t, "listed interval", w, intervals[i])
 	}

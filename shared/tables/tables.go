@@ -54,7 +54,17 @@ var Deliveries = Table{
 // Conversations holds conversation records and their turns, partitioned by
 // project, start hour and shard (shared/dynamo/conversations.go). Items
 // expire with the project's retention (TTL, default 90 days).
-var Conversations = Table{ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+//
+// OpenGSI is sparse: only conversations in progress carry its keys
+// (open_pk "O#<shard>", open_sk "<idle due>#<conversation id>"), so the
+// idle sweep reads the conversations due with a few queries, never a scan.
+var Conversations = Table{
+	ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
+	GSIs: []GSI{OpenGSI},
+}
+
+// OpenGSI is the conversations table's index of conversations in progress.
+var OpenGSI = GSI{Name: "open", PartitionKey: "open_pk", SortKey: "open_sk"}
 
 // Calls holds outbound calls, one item per call SID (shared/dynamo/calls.go).
 // A call expires 2 hours after its terminal status (TTL); reads ignore it

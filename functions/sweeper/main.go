@@ -1,0 +1,74 @@
+// Command sweeper is the Lambda function the schedule runs every minute
+// beside the evaluator (a second target of the same rule): it ends the
+// conversations idle past their due (shared/conversation.Engine.SweepIdle)
+// over the conversations table's sparse index of open conversations. It
+// runs the ended conversations' on_end functions, so it links the engine
+// and the project function runner, like chat.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
+
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
+	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/webhook"
+)
+
+func main() {
+	if err := run(context.Background(), os.Getenv); err != nil {
+		slog.Error("sweeper: cannot start", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, getenv func(string) string) error {
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	if err != nil {
+		return err
+	}
+	cfg, err := lambdamain.AWSConfig(getenv)
+	if err != nil {
+		return err
+	}
+	db := dynamodb.NewFromConfig(cfg)
+	config := dynamo.NewConfig(db, env[0], "")
+	lambda.StartWithOptions(handler(&conversation.Engine{
+		Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(),
+		Metrics: &buckets.Recorder{Store: metricstore.New(db, env[2])},
+		// Deployed stacks call only public addresses and Lambda ARNs.
+		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
+		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: lambdamain.Logger(),
+	}), lambda.WithContext(ctx))
+	return nil
+}
+
+// Result is what a run reports (the Lambda's answer, and its log line).
+type Result struct {
+	Ended int `json:"ended"`
+}
+
+// handler is the function's Lambda handler: one sweep per scheduled event.
+// A failed run returns its error; the schedule does not retry, and the
+// next minute's run finds what this one left.
+func handler(e *conversation.Engine) func(context.Context, events.EventBridgeEvent) (Result, error) {
+	return func(ctx context.Context, ev events.EventBridgeEvent) (Result, error) {
+		n, err := e.SweepIdle(ctx)
+		e.Log.InfoContext(ctx, "idle sweep", "event_id", ev.ID, "ended", n, "error", err)
+		return Result{Ended: n}, err
+	}
+}
