@@ -168,7 +168,7 @@ func TestEvaluateStatesAndEvents(t *testing.T) {
 		if (got.CurrentValue == nil) != (c.value == nil) || (c.value != nil && !within1pct(*got.CurrentValue, *c.value)) {
 			t.Errorf("%s: current_value %v, want %v", c.r.Name, deref(got.CurrentValue), deref(c.value))
 		}
-		if got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now.Truncate(time.Minute)) {
+		if got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now) { // the instant itself
 			t.Errorf("%s: last_evaluated_at %v", c.r.Name, got.LastEvaluatedAt)
 		}
 	}
@@ -199,21 +199,34 @@ func TestEvaluateStatesAndEvents(t *testing.T) {
 	}
 }
 
+// TestWindowEdges evaluates between minute boundaries: an event counts
+// from the moment it is stored, and stops counting once its minute ends
+// more than the window before the evaluation.
 func TestWindowEdges(t *testing.T) {
 	f := newFixture(t)
-	f.now = f.now.Truncate(time.Minute) // exactly on a minute
-	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 0)                         // at t: outside [t-5m, t)
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute+time.Second) // before t-5m: outside
-	f.record("acct_a", "p1", metrics.Activity, 0, 5*time.Minute)                // at t-5m: inside
+	f.now = f.now.Truncate(time.Minute).Add(40*time.Second + 123*time.Millisecond) // t = hh:mm:40.123
+	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 2, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 6*time.Minute) // the minute before t-5m's: out
+	f.record("acct_a", "p1", metrics.Activity, 0, 0)
 	f.run()
 	if got := f.get(r); got.State != voiceops.StateOK || *got.CurrentValue != 0 {
 		t.Errorf("edges: %s %v, want ok 0", got.State, deref(got.CurrentValue))
 	}
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute) // at t-5m: inside
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute+30*time.Second) // in t-5m's minute, 5m30s old: in
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, time.Millisecond)             // just stored: in
+	f.now = f.now.Add(time.Millisecond)
 	f.run()
-	if got := f.get(r); got.State != voiceops.StateAlert || *got.CurrentValue != 1 {
-		t.Errorf("edges: %s %v, want alert 1", got.State, deref(got.CurrentValue))
+	if got := f.get(r); got.State != voiceops.StateAlert || *got.CurrentValue != 2 {
+		t.Errorf("edges: %s %v, want alert 2", got.State, deref(got.CurrentValue))
+	}
+	if got := f.get(r); !got.Since.Equal(f.now) || !got.LastEvaluatedAt.Equal(f.now) {
+		t.Errorf("since %v, last_evaluated_at %v; want the instant %v", got.Since, got.LastEvaluatedAt, f.now)
+	}
+	// 20 s later the older crash's minute has left the window: resolved, at that instant.
+	f.now = f.now.Add(20 * time.Second)
+	f.run()
+	if got := f.get(r); got.State != voiceops.StateOK || *got.CurrentValue != 1 || !got.Since.Equal(f.now) {
+		t.Errorf("after the edge: %s %v since %v", got.State, deref(got.CurrentValue), got.Since)
 	}
 }
 

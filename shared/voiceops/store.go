@@ -85,6 +85,19 @@ type AgentConfigStore interface {
 	GetAgentConfig(ctx context.Context, accountID, projectID string) ([]byte, error)
 }
 
+// EvaluationStore records when the evaluator last evaluated a scope's
+// rules, so that an evaluation that changes nothing writes one item per
+// scope rather than one per rule.
+type EvaluationStore interface {
+	// MarkEvaluated records that the enabled rules of the scope (the
+	// account's project projectID, or with "" its account-wide rules), as
+	// they stood at the instant at, were evaluated then, each either
+	// written or found unchanged. A mark older than the stored one is
+	// ignored. GetRule and ListRules show it as last_evaluated_at of the
+	// rules it covers (AlertRule.WithMark).
+	MarkEvaluated(ctx context.Context, accountID, projectID string, at time.Time) error
+}
+
 // RuleShards is how many partitions the evaluator's index of enabled rules
 // spreads over.
 const RuleShards = 16
