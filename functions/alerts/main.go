@@ -48,9 +48,13 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
+	counts := dynamo.NewMetricCounts(db, env[2])
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Fanout: outbox.Fanout,
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
+		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
+			return counts.Touch(ctx, accountID, projectID, time.Now())
+		},
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -63,11 +67,14 @@ type deps struct {
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Now        func() time.Time
 	Log        *slog.Logger
+	// EvaluateSoon wakes the evaluator for a created or changed rule's
+	// scope (alerting.Service.EvaluateSoon).
+	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log}
+	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
 		(&studioapi.Alerts{Rules: d.Rules, Service: svc}).Routes()))
 }

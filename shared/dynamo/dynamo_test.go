@@ -668,3 +668,22 @@ func TestEvaluatorIndex(t *testing.T) {
 		t.Errorf("index after deleting the enabled rule: want empty, got %v", got)
 	}
 }
+
+func TestMetricScope(t *testing.T) {
+	for _, c := range []struct {
+		pk, account, project string
+		ok                   bool
+	}{
+		{dynamo.MetricPartition("acct_a", ""), "acct_a", "", true},
+		{dynamo.MetricPartition("acct_a", "proj_1"), "acct_a", "proj_1", true},
+		{"M#", "", "", false},
+		{"A#acct_a", "", "", false},
+		{"M#acct_a#proj#x", "", "", false},
+		{"M#acct a", "", "", false},
+	} {
+		a, p, ok := dynamo.MetricScope(c.pk)
+		if a != c.account || p != c.project || ok != c.ok {
+			t.Errorf("MetricScope(%q) = %q, %q, %v; want %q, %q, %v", c.pk, a, p, ok, c.account, c.project, c.ok)
+		}
+	}
+}
