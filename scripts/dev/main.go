@@ -144,7 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Now:       time.Now, Log: log,
 	}
 	ev := &evaluator.Evaluator{
-		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
+		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
 	}
 	// Stored metric data drives the evaluation, as the metrics table's

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -93,24 +94,45 @@ func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 	return nil
 }
 
-// GetRule is one GetItem.
+// GetRule is two GetItems: the rule, and its scope's evaluation mark
+// (marks.go) when the rule is enabled.
 func (s *Config) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
-	it, found, err := s.get(ctx, "GetRule", ruleKey(accountID, ruleID))
+	r, err := s.getRule(ctx, "GetRule", accountID, ruleID)
+	if err != nil || !r.Enabled {
+		return r, err
+	}
+	mark, err := s.mark(ctx, accountID, ruleProject(r))
+	if err != nil {
+		return voiceops.AlertRule{}, err
+	}
+	return r.WithMark(mark), nil
+}
+
+// getRule reads the rule's item alone.
+func (s *Config) getRule(ctx context.Context, op, accountID, ruleID string) (voiceops.AlertRule, error) {
+	it, found, err := s.get(ctx, op, ruleKey(accountID, ruleID))
 	if err != nil || !found {
 		return voiceops.AlertRule{}, notFound(err)
 	}
 	r, err := DecodeRule(it)
 	if err != nil {
-		return voiceops.AlertRule{}, wrap("GetRule", err)
+		return voiceops.AlertRule{}, wrap(op, err)
 	}
 	return r, nil
 }
 
-// ListRules is one Query (more only past a page of 1 MB).
+// ListRules is two Queries (more only past a page of 1 MB): the rules, and
+// the account's evaluation marks (marks.go).
 func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
 	items, err := s.queryPrefix(ctx, "ListRules", pkAccount+accountID, skRule)
 	if err != nil {
 		return nil, err
+	}
+	var marks map[string]time.Time
+	if len(items) > 0 {
+		if marks, err = s.marks(ctx, accountID); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]voiceops.AlertRule, 0, len(items))
 	for _, it := range items {
@@ -118,7 +140,7 @@ func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.Al
 		if err != nil {
 			return nil, wrap("ListRules", err)
 		}
-		out = append(out, r)
+		out = append(out, r.WithMark(marks[ruleProject(r)]))
 	}
 	voiceops.SortRules(out)
 	return out, nil
@@ -190,7 +212,7 @@ const deleteAttempts = 3
 // transaction conditional on the version read: two calls.
 func (s *Config) DeleteRule(ctx context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
 	for range deleteAttempts {
-		r, err := s.GetRule(ctx, accountID, ruleID)
+		r, err := s.getRule(ctx, "DeleteRule", accountID, ruleID)
 		if err != nil {
 			return voiceops.AlertRule{}, err
 		}

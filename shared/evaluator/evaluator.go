@@ -276,7 +276,9 @@ func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rule
 	if failed && readErr == nil {
 		st.FailedScopes = append(st.FailedScopes, scope)
 	}
-	if e.Marks != nil && !failed {
+	// A failed read marks nothing: a firing rule that stays alert through
+	// it was not evaluated (its last_evaluated_at stays).
+	if e.Marks != nil && !failed && readErr == nil {
 		if err := e.Marks.MarkEvaluated(ctx, scope.AccountID, scope.ProjectID, markTime(evalAt)); err != nil {
 			// Only last_evaluated_at of unchanged rules lags; the next
 			// evaluation marks again.

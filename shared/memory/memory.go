@@ -35,6 +35,9 @@ type Store struct {
 	// dni holds the DNI pools by account and project, then number (dni.go);
 	// made on first use.
 	dni map[[2]string]map[string]*dniNumber
+	// marks holds the evaluator's marks by account, then project ("" for
+	// the account-wide rules); made on first use.
+	marks map[string]map[string]time.Time
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }
@@ -57,7 +60,7 @@ func New() *Store {
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s}
 }
 
 var (
@@ -67,7 +70,33 @@ var (
 	_ voiceops.EventStore        = (*Store)(nil)
 	_ voiceops.DeliveryStore     = (*Store)(nil)
 	_ voiceops.ConversationStore = (*Store)(nil)
+	_ voiceops.EvaluationStore   = (*Store)(nil)
 )
+
+// MarkEvaluated keeps the latest mark of the scope.
+func (s *Store) MarkEvaluated(_ context.Context, accountID, projectID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks == nil {
+		s.marks = map[string]map[string]time.Time{}
+	}
+	if s.marks[accountID] == nil {
+		s.marks[accountID] = map[string]time.Time{}
+	}
+	if cur, ok := s.marks[accountID][projectID]; !ok || at.After(cur) {
+		s.marks[accountID][projectID] = at.UTC()
+	}
+	return nil
+}
+
+// markedRule returns a copy of r with its scope's evaluation mark applied.
+func (s *Store) markedRule(r voiceops.AlertRule) voiceops.AlertRule {
+	var project string
+	if r.ProjectID != nil {
+		project = *r.ProjectID
+	}
+	return copyRule(r).WithMark(s.marks[r.AccountID][project])
+}
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {
 	s.mu.Lock()
@@ -229,7 +258,7 @@ func (s *Store) GetRule(_ context.Context, accountID, ruleID string) (voiceops.A
 	if !ok {
 		return voiceops.AlertRule{}, voiceops.ErrNotFound
 	}
-	return copyRule(r), nil
+	return s.markedRule(r), nil
 }
 
 func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.AlertRule, error) {
@@ -237,7 +266,7 @@ func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.Alert
 	defer s.mu.RUnlock()
 	out := make([]voiceops.AlertRule, 0, len(s.rules[accountID]))
 	for _, r := range s.rules[accountID] {
-		out = append(out, copyRule(r))
+		out = append(out, s.markedRule(r))
 	}
 	voiceops.SortRules(out)
 	return out, nil

@@ -180,6 +180,8 @@ type Stores struct {
 	// Conversations live in the conversations table (memory: the same
 	// Store as the rest).
 	Conversations ConversationStore
+	// Evaluations holds the evaluator's marks (config table).
+	Evaluations EvaluationStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.
