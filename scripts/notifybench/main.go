@@ -46,8 +46,9 @@ func main() {
 	rounds := flag.Int("rounds", 2, "rounds of 12 trials")
 	gap := flag.Duration("gap", 2*time.Second, "time between two events")
 	wait := flag.Duration("wait", 90*time.Second, "how long to wait for a round's last delivery")
+	verbose := flag.Bool("v", false, "print every trial")
 	flag.Parse()
-	if err := run(*credsPath, *rounds, *gap, *wait, os.Stdout); err != nil {
+	if err := run(*credsPath, *rounds, *gap, *wait, *verbose, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "notifybench:", err)
 		os.Exit(1)
 	}
@@ -99,7 +100,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func run(credsPath string, rounds int, gap, wait time.Duration, out io.Writer) error {
+func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, out io.Writer) error {
 	raw, err := os.ReadFile(credsPath)
 	if err != nil {
 		return err
@@ -151,9 +152,15 @@ func run(credsPath string, rounds int, gap, wait time.Duration, out io.Writer) e
 	for _, t := range all {
 		if t.arrived.IsZero() {
 			missing++
+			if verbose {
+				fmt.Fprintf(out, "%s %s %s: not delivered\n", t.sent.Format(time.TimeOnly), t.project, t.metric)
+			}
 			continue
 		}
 		lat = append(lat, t.arrived.Sub(t.sent))
+		if verbose {
+			fmt.Fprintf(out, "%s %s %s: %v\n", t.sent.Format("15:04:05.000"), t.project, t.metric, t.arrived.Sub(t.sent).Round(time.Millisecond))
+		}
 	}
 	doubled := 0
 	rc.mu.Lock()

@@ -33,8 +33,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// maxWindow is the longest rule window: one read of this span serves every
-// rule of a scope.
+// maxWindow is the longest rule window: no read spans more.
 const maxWindow = 60 * time.Minute
 
 // conflictRetries bounds the re-evaluations of a rule whose write lost the
@@ -246,7 +245,12 @@ func (e *Evaluator) evaluate(ctx context.Context, byScope map[metrics.Scope][]vo
 // last_evaluated_at of the unchanged rules.
 func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rules []voiceops.AlertRule, evalAt time.Time, crash *atomic.Bool) Stats {
 	var st Stats
-	from, to := buckets.Window(evalAt, maxWindow)
+	// One read serves every rule of the scope: the longest of their windows.
+	var span time.Duration
+	for _, r := range rules {
+		span = max(span, min(r.Window.Duration(), maxWindow))
+	}
+	from, to := buckets.Window(evalAt, span)
 	read, readErr := e.Metrics.ReadBuckets(ctx, scope, from, to)
 	st.MetricReads++
 	if readErr != nil {
