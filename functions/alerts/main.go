@@ -50,7 +50,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
 	counts := dynamo.NewMetricCounts(db, env[2])
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Fanout: outbox.Fanout,
+		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
 		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
@@ -61,8 +61,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 
 // deps is what the alerts group runs on.
 type deps struct {
-	Keys       httpapi.Authenticator
-	Rules      voiceops.RuleStore
+	Keys  httpapi.Authenticator
+	Rules voiceops.RuleStore
+	// Marks are the evaluator's marks, shown as last_evaluated_at by the
+	// reads (alerting.WithMarks); nil shows the rules' own.
+	Marks      voiceops.EvaluationStore
 	Fanout     alerting.Fanout
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Now        func() time.Time
@@ -76,5 +79,5 @@ type deps struct {
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
-		(&studioapi.Alerts{Rules: d.Rules, Service: svc}).Routes()))
+		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes()))
 }

@@ -169,7 +169,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
 	},
-		(&studioapi.Alerts{Rules: b.stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc}).Routes(),
 		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
 		(&baseapi.Chat{Engine: engine}).Routes(),

@@ -17,8 +17,8 @@ import (
 //	evaluated_ms (number: unix milliseconds), expires_at
 //
 // An evaluation that changes no rule of a scope writes this one item
-// instead of one per rule. GetRule reads the rule's mark with it (one more
-// GetItem), ListRules the account's marks (one more Query).
+// instead of one per rule. The API reads a rule's mark beside it (one more
+// GetItem), or the account's marks beside its list (one more Query).
 const (
 	skMark          = "EVAL#"
 	attrEvaluatedMS = "evaluated_ms"
@@ -52,18 +52,18 @@ func (s *Config) MarkEvaluated(ctx context.Context, accountID, projectID string,
 	return nil
 }
 
-// mark reads one scope's mark (zero when none).
-func (s *Config) mark(ctx context.Context, accountID, projectID string) (time.Time, error) {
-	it, found, err := s.get(ctx, "GetRule", markKey(accountID, projectID))
+// Mark is one GetItem.
+func (s *Config) Mark(ctx context.Context, accountID, projectID string) (time.Time, error) {
+	it, found, err := s.get(ctx, "Mark", markKey(accountID, projectID))
 	if err != nil || !found {
 		return time.Time{}, err
 	}
 	return decodeMark(it), nil
 }
 
-// marks reads every mark of the account, by project ("" the account's own).
-func (s *Config) marks(ctx context.Context, accountID string) (map[string]time.Time, error) {
-	items, err := s.queryPrefix(ctx, "ListRules", pkAccount+accountID, skMark)
+// Marks is one Query.
+func (s *Config) Marks(ctx context.Context, accountID string) (map[string]time.Time, error) {
+	items, err := s.queryPrefix(ctx, "Marks", pkAccount+accountID, skMark)
 	if err != nil {
 		return nil, err
 	}
@@ -81,12 +81,4 @@ func decodeMark(it item) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(r.num(attrEvaluatedMS)).UTC()
-}
-
-// ruleProject is the project of a rule's scope ("" account-wide).
-func ruleProject(r voiceops.AlertRule) string {
-	if r.ProjectID == nil {
-		return ""
-	}
-	return *r.ProjectID
 }

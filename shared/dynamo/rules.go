@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -94,18 +93,9 @@ func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 	return nil
 }
 
-// GetRule is two GetItems: the rule, and its scope's evaluation mark
-// (marks.go) when the rule is enabled.
+// GetRule is one GetItem.
 func (s *Config) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
-	r, err := s.getRule(ctx, "GetRule", accountID, ruleID)
-	if err != nil || !r.Enabled {
-		return r, err
-	}
-	mark, err := s.mark(ctx, accountID, ruleProject(r))
-	if err != nil {
-		return voiceops.AlertRule{}, err
-	}
-	return r.WithMark(mark), nil
+	return s.getRule(ctx, "GetRule", accountID, ruleID)
 }
 
 // getRule reads the rule's item alone.
@@ -121,18 +111,11 @@ func (s *Config) getRule(ctx context.Context, op, accountID, ruleID string) (voi
 	return r, nil
 }
 
-// ListRules is two Queries (more only past a page of 1 MB): the rules, and
-// the account's evaluation marks (marks.go).
+// ListRules is one Query (more only past a page of 1 MB).
 func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
 	items, err := s.queryPrefix(ctx, "ListRules", pkAccount+accountID, skRule)
 	if err != nil {
 		return nil, err
-	}
-	var marks map[string]time.Time
-	if len(items) > 0 {
-		if marks, err = s.marks(ctx, accountID); err != nil {
-			return nil, err
-		}
 	}
 	out := make([]voiceops.AlertRule, 0, len(items))
 	for _, it := range items {
@@ -140,7 +123,7 @@ func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.Al
 		if err != nil {
 			return nil, wrap("ListRules", err)
 		}
-		out = append(out, r.WithMark(marks[ruleProject(r)]))
+		out = append(out, r)
 	}
 	voiceops.SortRules(out)
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -387,12 +388,13 @@ func TestSteadyStateWritesOneMarkPerScope(t *testing.T) {
 	if st.Written != 0 || st.Unchanged != 6 || st.Marks != 3 || st.Events != 0 {
 		t.Fatalf("steady run: %+v, want 0 written, 6 unchanged, 3 marks", st)
 	}
+	api := alerting.WithMarks(f.stores.Rules, f.stores.Evaluations) // what GET and list read
 	for _, r := range rules {
-		if got := f.get(r); got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now) {
-			t.Errorf("%s: last_evaluated_at %v, want the steady run's %v", r.ID, got.LastEvaluatedAt, f.now)
+		if got, err := api.GetRule(context.Background(), r.AccountID, r.ID); err != nil || got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now) {
+			t.Errorf("%s: last_evaluated_at %v (%v), want the steady run's %v", r.ID, got.LastEvaluatedAt, err, f.now)
 		}
 	}
-	list, err := f.stores.Rules.ListRules(context.Background(), "acct_a")
+	list, err := api.ListRules(context.Background(), "acct_a")
 	if err != nil {
 		t.Fatal(err)
 	}

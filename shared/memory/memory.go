@@ -6,6 +6,7 @@ package memory
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -89,13 +90,18 @@ func (s *Store) MarkEvaluated(_ context.Context, accountID, projectID string, at
 	return nil
 }
 
-// markedRule returns a copy of r with its scope's evaluation mark applied.
-func (s *Store) markedRule(r voiceops.AlertRule) voiceops.AlertRule {
-	var project string
-	if r.ProjectID != nil {
-		project = *r.ProjectID
-	}
-	return copyRule(r).WithMark(s.marks[r.AccountID][project])
+// Mark returns the scope's mark (zero when none).
+func (s *Store) Mark(_ context.Context, accountID, projectID string) (time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.marks[accountID][projectID], nil
+}
+
+// Marks returns a copy of the account's marks.
+func (s *Store) Marks(_ context.Context, accountID string) (map[string]time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.marks[accountID]), nil
 }
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {
@@ -258,7 +264,7 @@ func (s *Store) GetRule(_ context.Context, accountID, ruleID string) (voiceops.A
 	if !ok {
 		return voiceops.AlertRule{}, voiceops.ErrNotFound
 	}
-	return s.markedRule(r), nil
+	return copyRule(r), nil
 }
 
 func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.AlertRule, error) {
@@ -266,7 +272,7 @@ func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.Alert
 	defer s.mu.RUnlock()
 	out := make([]voiceops.AlertRule, 0, len(s.rules[accountID]))
 	for _, r := range s.rules[accountID] {
-		out = append(out, s.markedRule(r))
+		out = append(out, copyRule(r))
 	}
 	voiceops.SortRules(out)
 	return out, nil

@@ -7,78 +7,50 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// testEvaluationMarks: a scope's mark shows as last_evaluated_at of the
-// enabled rules of that scope created or changed before it, on GetRule and
-// ListRules alike; an older mark never replaces a later one; other scopes
-// and accounts are untouched.
+// testEvaluationMarks: a scope's mark reads back to the millisecond, alone
+// or with the account's others; an older mark never replaces a later one;
+// scopes and accounts do not share marks.
 func testEvaluationMarks(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	s := newStores(t)
 	a, b := mustAccount(t, s), mustAccount(t, s)
 	p := mustProject(t, s, a.ID)
-	project := mustRule(t, s, a.ID, 1) // at(1)
-	project.ProjectID = ptr(p.ID)
-	project.Version = 2
-	if err := s.Rules.UpdateRule(ctx(t), project, 1, true); err != nil {
-		t.Fatal(err)
+	if m, err := s.Evaluations.Mark(ctx(t), a.ID, ""); err != nil || !m.IsZero() {
+		t.Fatalf("no mark yet: %v %v", m, err)
 	}
-	wide := mustRule(t, s, a.ID, 2)
-	disabled := newRule(a.ID, 3)
-	disabled.Enabled = false
-	if err := s.Rules.CreateRule(ctx(t), disabled); err != nil {
-		t.Fatal(err)
+	if ms, err := s.Evaluations.Marks(ctx(t), a.ID); err != nil || len(ms) != 0 {
+		t.Fatalf("no marks yet: %v %v", ms, err)
 	}
-	later := mustRule(t, s, a.ID, 100) // created after the mark
-	other := mustRule(t, s, b.ID, 4)
-
-	mark := at(50).Truncate(time.Millisecond)
 	for _, m := range []struct {
 		account, project string
 		at               time.Time
 	}{
-		{a.ID, "", mark}, {a.ID, "", at(10)}, // the older one is ignored
-		{a.ID, p.ID, at(40)},
+		{a.ID, "", at(50)}, {a.ID, "", at(10)}, // the older one is ignored
+		{a.ID, p.ID, at(40)}, {a.ID, p.ID, at(45)},
+		{b.ID, "", at(70)},
 	} {
 		if err := s.Evaluations.MarkEvaluated(ctx(t), m.account, m.project, m.at); err != nil {
 			t.Fatalf("MarkEvaluated: %v", err)
 		}
 	}
-	want := map[string]*time.Time{
-		project.ID: ptr(at(40).UTC()), wide.ID: ptr(mark.UTC()), disabled.ID: nil, later.ID: nil,
-	}
-	check := func(how string, r voiceops.AlertRule) {
-		t.Helper()
-		w, ok := want[r.ID]
-		if !ok {
-			t.Fatalf("%s: unexpected rule %s", how, r.ID)
-		}
-		if (w == nil) != (r.LastEvaluatedAt == nil) || (w != nil && !w.Equal(*r.LastEvaluatedAt)) {
-			t.Errorf("%s %s: last_evaluated_at %v, want %v", how, r.Name, r.LastEvaluatedAt, w)
+	want := map[string]time.Time{"": at(50).Truncate(time.Millisecond), p.ID: at(45).Truncate(time.Millisecond)}
+	for project, w := range want {
+		if m, err := s.Evaluations.Mark(ctx(t), a.ID, project); err != nil || !m.Equal(w) {
+			t.Errorf("Mark(%q) = %v %v, want %v", project, m, err, w)
 		}
 	}
-	for id := range want {
-		r, err := s.Rules.GetRule(ctx(t), a.ID, id)
-		if err != nil {
-			t.Fatal(err)
+	ms, err := s.Evaluations.Marks(ctx(t), a.ID)
+	if err != nil || len(ms) != len(want) {
+		t.Fatalf("Marks = %v %v, want %v", ms, err, want)
+	}
+	for project, w := range want {
+		if !ms[project].Equal(w) {
+			t.Errorf("Marks[%q] = %v, want %v", project, ms[project], w)
 		}
-		check("GetRule", r)
 	}
-	rules, err := s.Rules.ListRules(ctx(t), a.ID)
-	if err != nil || len(rules) != len(want) {
-		t.Fatalf("ListRules: %d rules, %v", len(rules), err)
+	if m, err := s.Evaluations.Mark(ctx(t), b.ID, p.ID); err != nil || !m.IsZero() {
+		t.Errorf("another account's scope: %v %v", m, err)
 	}
-	for _, r := range rules {
-		check("ListRules", r)
-	}
-	if r, err := s.Rules.GetRule(ctx(t), b.ID, other.ID); err != nil || r.LastEvaluatedAt != nil {
-		t.Errorf("another account's rule: %v %v", r.LastEvaluatedAt, err)
-	}
-	// A rule's own, later evaluation stays.
-	own := at(60)
-	wide.LastEvaluatedAt, wide.Version = &own, 2
-	if err := s.Rules.UpdateRule(ctx(t), wide, 1, false); err != nil {
-		t.Fatal(err)
-	}
-	if r, _ := s.Rules.GetRule(ctx(t), a.ID, wide.ID); r.LastEvaluatedAt == nil || !r.LastEvaluatedAt.Equal(own) {
-		t.Errorf("own later evaluation: %v, want %v", r.LastEvaluatedAt, own)
+	if ms, err := s.Evaluations.Marks(ctx(t), b.ID); err != nil || len(ms) != 1 || !ms[""].Equal(at(70).Truncate(time.Millisecond)) {
+		t.Errorf("account b: %v %v", ms, err)
 	}
 }

@@ -163,3 +163,33 @@ func TestEvaluationChanged(t *testing.T) {
 		t.Error("a failed evaluation of a firing rule changed it")
 	}
 }
+
+func TestWithMark(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	r := NewRule("ar_1", "acct", RuleInput{Name: "n", Metric: MetricAPIErrors, Operator: OpGreater, Threshold: 10, Window: Window5m}, t0)
+	own := t0.Add(2 * time.Minute)
+	r.LastEvaluatedAt = &own
+	for _, c := range []struct {
+		name string
+		rule func(AlertRule) AlertRule
+		mark time.Time
+		want time.Time
+	}{
+		{"a later mark", nil, t0.Add(3 * time.Minute), t0.Add(3 * time.Minute)},
+		{"an earlier mark", nil, t0.Add(time.Minute), own},
+		{"no mark", nil, time.Time{}, own},
+		{"changed after the mark", func(r AlertRule) AlertRule { r.UpdatedAt = t0.Add(4 * time.Minute); return r }, t0.Add(3 * time.Minute), own},
+		{"disabled", func(r AlertRule) AlertRule { r.Enabled = false; return r }, t0.Add(3 * time.Minute), own},
+	} {
+		in := r
+		if c.rule != nil {
+			in = c.rule(r)
+		}
+		if got := in.WithMark(c.mark); !got.LastEvaluatedAt.Equal(c.want) {
+			t.Errorf("%s: last_evaluated_at %v, want %v", c.name, got.LastEvaluatedAt, c.want)
+		}
+	}
+	if !r.LastEvaluatedAt.Equal(own) {
+		t.Error("WithMark changed its receiver's copy")
+	}
+}

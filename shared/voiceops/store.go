@@ -93,9 +93,14 @@ type EvaluationStore interface {
 	// account's project projectID, or with "" its account-wide rules), as
 	// they stood at the instant at, were evaluated then, each either
 	// written or found unchanged. A mark older than the stored one is
-	// ignored. GetRule and ListRules show it as last_evaluated_at of the
-	// rules it covers (AlertRule.WithMark).
+	// ignored. The API shows it as last_evaluated_at of the rules it
+	// covers (AlertRule.WithMark, alerting.WithMarks).
 	MarkEvaluated(ctx context.Context, accountID, projectID string, at time.Time) error
+	// Mark returns the scope's mark, zero when it has none.
+	Mark(ctx context.Context, accountID, projectID string) (time.Time, error)
+	// Marks returns every mark of the account by project ("" for the
+	// account-wide scope).
+	Marks(ctx context.Context, accountID string) (map[string]time.Time, error)
 }
 
 // RuleShards is how many partitions the evaluator's index of enabled rules
