@@ -23,8 +23,13 @@ const (
 	// many writes it gets, and no later than a second after its data.
 	streamBatchingWindow = time.Second
 	// streamBatchSize bounds the records of one invocation (one evaluation
-	// per distinct scope among them).
-	streamBatchSize = 1000
+	// per distinct scope among them). It is DynamoDB Streams' maximum: a
+	// stream shard follows one table partition, which takes at most about
+	// 1,000 writes a second, so the batch never fills before the one-second
+	// window ends, and a scope (whose records all go to one shard, handled
+	// one batch at a time) is evaluated at most once a second. KEYS_ONLY
+	// records of about 400 bytes keep 10,000 of them under Lambda's 6 MB.
+	streamBatchSize = 10_000
 	// streamRetries is how many times a failing batch is retried (halved
 	// each time: BisectBatchOnFunctionError) before its records go to the
 	// failure destination; streamMaxRecordAge drops records older than

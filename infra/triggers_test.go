@@ -283,7 +283,7 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
 			"EventSourceArn":                 obj{"Fn::GetAtt": arrayWith("StreamArn")},
 			"StartingPosition":               "LATEST",
-			"BatchSize":                      1000,
+			"BatchSize":                      streamBatchSize,
 			"MaximumBatchingWindowInSeconds": 1,
 			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
 			"BisectBatchOnFunctionError":     true,
