@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -111,4 +112,45 @@ func (f *fixture) snapshotEvents() []voiceops.AlertEvent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.events)
+}
+
+// TestTriggerRetriesFailedScopes: a scope whose evaluation failed (the
+// metric store down) is notified again, like a stream record reported as a
+// failure, and evaluated once the store is back.
+func TestTriggerRetriesFailedScopes(t *testing.T) {
+	f := newFixture(t)
+	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 0)
+	f.metrics.mu.Lock()
+	f.metrics.fail = errors.New("throttled")
+	f.metrics.mu.Unlock()
+	ev := f.evaluator()
+	ev.Now = time.Now
+	tr := NewTrigger(ev)
+	batches := make(chan Stats, 10)
+	tr.OnEvaluated = func(_ []metrics.Scope, st Stats, _ error) {
+		f.metrics.mu.Lock()
+		f.metrics.fail = nil // back after the first failure
+		f.metrics.mu.Unlock()
+		batches <- st
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tr.Run(ctx)
+	tr.Notify(metrics.Scope{AccountID: "acct_a", ProjectID: "p1"})
+	first := <-batches
+	if len(first.FailedScopes) != 1 {
+		t.Fatalf("first evaluation: %+v, want the scope failed", first)
+	}
+	select {
+	case second := <-batches:
+		if len(second.FailedScopes) != 0 || second.Events != 1 {
+			t.Errorf("retry: %+v, want one event", second)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the failed scope was not evaluated again")
+	}
+	if got := f.get(r); got.State != voiceops.StateAlert {
+		t.Errorf("state %s after the retry", got.State)
+	}
 }
