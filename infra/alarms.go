@@ -19,7 +19,7 @@ const scheduleDurationShare = 0.75
 // errors and throttles of every function, and scheduled runs that come close
 // to their period. With context alarmTopicArn, every alarm notifies that SNS
 // topic.
-func newAlarms(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, q queueResources) {
+func newAlarms(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, q queueResources, ev evaluatorResources) {
 	var action awscloudwatch.IAlarmAction
 	if cfg.AlarmTopicArn != "" {
 		topic := awssns.Topic_FromTopicArn(stack, jsii.String("AlarmTopic"), jsii.String(cfg.AlarmTopicArn))
@@ -46,6 +46,18 @@ func newAlarms(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[
 		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
 		"Webhook deliveries reached the dead-letter queue: the dispatcher failed on them repeatedly")
 
+	minuteMax := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum")}
+	if ev.streamFailures != nil {
+		alarm("MetricsStreamFailuresNotEmpty", ev.streamFailures.MetricApproximateNumberOfMessagesVisible(minuteMax),
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
+			"The evaluator failed on metrics stream records after every retry: replay them from the shard and sequence numbers in the queue")
+	}
+	if ev.shardDLQ != nil {
+		alarm("EvaluatorShardDLQNotEmpty", ev.shardDLQ.MetricApproximateNumberOfMessagesVisible(minuteMax),
+			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
+			"Scheduled evaluations of a rule shard failed repeatedly")
+	}
+
 	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
 	for _, f := range fns {
 		fn, id := lambdas[f.Name], constructID(f.Name)
@@ -55,6 +67,13 @@ func newAlarms(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[
 		alarm(id+"Throttles", fn.MetricThrottles(five),
 			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
 			fmt.Sprintf("Function %s was throttled", f.Name))
+		if f.MetricsStream {
+			// Records waiting in the stream: evaluation falls behind the data.
+			alarm(id+"StreamIteratorAge", fn.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{
+				Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
+			}), awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 5000, 3,
+				fmt.Sprintf("Function %s reads the metrics stream more than 5 s behind: alerts are late", f.Name))
+		}
 		if f.Every != 0 {
 			limit := scheduleDurationShare * float64(f.Every.Milliseconds())
 			alarm(id+"NearSchedule", fn.MetricDuration(&awscloudwatch.MetricOptions{

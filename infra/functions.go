@@ -89,6 +89,18 @@ type Function struct {
 	Every time.Duration
 	// Queue makes the function the consumer of the delivery queue.
 	Queue *QueueConsumer
+
+	// With a schedule (Every), the rule evaluator's two other sources
+	// (evaluator.go):
+	// MetricsStream makes the function the consumer of the metrics
+	// table's stream: the rules of the scopes whose data was stored are
+	// evaluated within about a second.
+	MetricsStream bool
+	// ShardFanout gives the function a queue of its own (SHARD_QUEUE_URL)
+	// that its scheduled run fills with one message per rule shard and
+	// that it consumes, so the shards are evaluated in parallel
+	// invocations.
+	ShardFanout bool
 }
 
 // apiRoutes returns the routes of a resource-collection endpoint group:
@@ -138,11 +150,15 @@ var Functions = []Function{
 	{
 		// The evaluator writes rule states (config) with their events
 		// (deliveries), reads the metric buckets, and queues deliveries.
+		// The metrics table's stream runs it when data is stored; the
+		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
-		Writes:       []tables.Table{tables.Config, tables.Deliveries},
-		SendsToQueue: true,
-		Every:        time.Minute,
+		Reads:         []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Writes:        []tables.Table{tables.Config, tables.Deliveries},
+		SendsToQueue:  true,
+		Every:         time.Minute,
+		MetricsStream: true,
+		ShardFanout:   true,
 	},
 	{
 		// The idle sweep: every minute, on the evaluator's rule, it ends
@@ -331,6 +347,12 @@ func validateFunctions(fns []Function) error {
 		}
 		if kinds != 1 {
 			bad("needs exactly one trigger kind (routes, Every or Queue), has %d", kinds)
+		}
+		if (f.MetricsStream || f.ShardFanout) && f.Every == 0 {
+			bad("MetricsStream and ShardFanout come with a schedule (Every)")
+		}
+		if f.MetricsStream && !slices.ContainsFunc(f.Reads, func(t tables.Table) bool { return t.ID == tables.Metrics.ID }) {
+			bad("MetricsStream needs Reads of the metrics table")
 		}
 		for _, r := range f.Routes {
 			if r.Host != StudioHost && r.Host != BaseHost {

@@ -183,7 +183,8 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	newAPIs(stack, cfg, fns, lambdas)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
-	newAlarms(stack, cfg, fns, lambdas, d.queue)
+	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)
+	newAlarms(stack, cfg, fns, lambdas, d.queue, ev)
 	return stack, nil
 }
 

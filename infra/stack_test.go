@@ -121,6 +121,9 @@ func tablesFromTemplate(tb testing.TB, tmpl map[string]any, region string) []tab
 				AttributeName string
 				Enabled       bool
 			}
+			StreamSpecification struct {
+				StreamViewType string
+			}
 		}
 		raw, _ := json.Marshal(props(res))
 		if err := json.Unmarshal(raw, &p); err != nil {
@@ -148,6 +151,7 @@ func tablesFromTemplate(tb testing.TB, tmpl map[string]any, region string) []tab
 			}
 		}
 		t.PartitionKey, t.SortKey = keys(p.KeySchema)
+		t.Stream = p.StreamSpecification.StreamViewType
 		if p.TimeToLiveSpecification.Enabled {
 			t.TTLAttribute = p.TimeToLiveSpecification.AttributeName
 		}
@@ -206,6 +210,9 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 			if f.ReadsInternalKey {
 				vars[lambdamain.InternalKeyEnv] = obj{"Ref": assertions.Match_AnyValue()}
 			}
+			if f.ShardFanout {
+				vars[lambdamain.ShardQueueEnv] = obj{"Ref": assertions.Match_AnyValue()}
+			}
 			for _, tbl := range tables.All {
 				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
 			}
@@ -230,7 +237,8 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 
 // TestPermissionsAreNarrow walks every IAM policy of every stack: no Allow
 // statement has a "*" or "service:*" action, "*" resources appear only for
-// X-Ray (which has no resource-level permissions), and no role carries a
+// X-Ray and dynamodb:ListStreams (which have no resource-level
+// permissions; the stream event source needs the latter), and no role carries a
 // full-access or administrator managed policy.
 func TestPermissionsAreNarrow(t *testing.T) {
 	s := defaultSynth(t)
@@ -269,7 +277,7 @@ func TestPermissionsAreNarrow(t *testing.T) {
 				for _, res := range strings1(st["Resource"]) {
 					if res == "*" {
 						for _, a := range actions {
-							if !strings.HasPrefix(a, "xray:") {
+							if !strings.HasPrefix(a, "xray:") && a != "dynamodb:ListStreams" {
 								t.Errorf("%s: action %s on resource *", name, a)
 							}
 						}
@@ -317,7 +325,9 @@ func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
 	for _, r := range Regions {
 		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
 		check(t, r.Name+" queues", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2))
+			// The delivery queue and its DLQ, and the evaluator's: the stream's
+			// failure destination, the shard queue and its DLQ.
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2+3))
 			tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
 				"VisibilityTimeout":    int(deliveryVisibilityTimeout.Seconds()),
 				"RedrivePolicy":        obj{"maxReceiveCount": 5, "deadLetterTargetArn": assertions.Match_AnyValue()},
@@ -328,7 +338,7 @@ func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
 				"SqsManagedSseEnabled":   true,
 				"RedrivePolicy":          assertions.Match_Absent(),
 			})
-			tmpl.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(2)) // TLS only
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(2+3)) // TLS only, on each
 		})
 	}
 }
@@ -400,14 +410,20 @@ func TestHTTPAPIsRoutesAndThrottling(t *testing.T) {
 func TestAlarms(t *testing.T) {
 	for _, r := range Regions {
 		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
-		scheduled := 0
+		scheduled, evaluator := 0, 0
 		for _, f := range Functions {
 			if f.Every != 0 {
 				scheduled++
 			}
+			if f.MetricsStream {
+				evaluator += 2 // the failure destination's, the iterator age
+			}
+			if f.ShardFanout {
+				evaluator++ // the shard DLQ's
+			}
 		}
 		check(t, r.Name+" alarms", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(Functions)+scheduled))
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(Functions)+scheduled+evaluator))
 			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
 				"Namespace":          "AWS/SQS",
 				"MetricName":         "ApproximateNumberOfMessagesVisible",

@@ -27,6 +27,7 @@ func newTables(stack awscdk.Stack, cfg StackConfig) map[string]awsdynamodb.Table
 			Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
 			DeletionProtection: jsii.Bool(cfg.DeletionProtection),
 			RemovalPolicy:      cfg.removalPolicy(),
+			Stream:             awsdynamodb.StreamViewType(t.Stream), // "" is none
 		})
 		for _, g := range t.GSIs {
 			tbl.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{

@@ -290,7 +290,8 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 		})
 	})
 	check(t, "dispatcher", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(1))
+		// The dispatcher's, the evaluator's stream and its shard queue.
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 			"ScalingConfig":         obj{"MaximumConcurrency": 20},
@@ -298,6 +299,63 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 	})
 	check(t, "intake route", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
+	})
+}
+
+// TestEvaluatorStreamAndShardFanout: the metrics table has a KEYS_ONLY
+// stream; the evaluator consumes it with a one-second batching window,
+// partial batch failures, bisection, bounded retries, an SQS on-failure
+// destination with an alarm, and only INSERTs; the schedule's shard
+// messages go to a queue of their own, consumed one shard per invocation.
+func TestEvaluatorStreamAndShardFanout(t *testing.T) {
+	tmpl := mustSynth(t, map[string]any{"region": "us"}, Functions).templates["VoiceOps-us"]
+	check(t, "metrics table stream", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj{
+			"TableName": "voiceops-us-metrics", "StreamSpecification": obj{"StreamViewType": "KEYS_ONLY"},
+		})
+	})
+	check(t, "stream mapping", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"EventSourceArn":                 obj{"Fn::GetAtt": arrayWith("StreamArn")},
+			"StartingPosition":               "LATEST",
+			"BatchSize":                      streamBatchSize,
+			"MaximumBatchingWindowInSeconds": 1,
+			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
+			"BisectBatchOnFunctionError":     true,
+			"MaximumRetryAttempts":           5,
+			"MaximumRecordAgeInSeconds":      3600,
+			"DestinationConfig":              obj{"OnFailure": obj{"Destination": obj{"Fn::GetAtt": arrayWith("Arn")}}},
+			"FilterCriteria":                 obj{"Filters": []any{obj{"Pattern": `{"eventName":["INSERT"]}`}}},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
+			"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
+				"Action": arrayWith("dynamodb:GetRecords", "dynamodb:GetShardIterator"),
+			}))}),
+		})
+	})
+	check(t, "shard fan-out", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"BatchSize":             1,
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         obj{"MaximumConcurrency": 16},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+			"Environment": obj{"Variables": objectLike(obj{"SHARD_QUEUE_URL": obj{"Ref": assertions.Match_AnyValue()}})},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
+			"RedrivePolicy": obj{"deadLetterTargetArn": assertions.Match_AnyValue(), "maxReceiveCount": shardMaxReceives},
+		})
+	})
+	check(t, "alarms", func() {
+		for _, name := range []string{"voiceops-us-MetricsStreamFailuresNotEmpty", "voiceops-us-EvaluatorShardDLQNotEmpty"} {
+			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+				"AlarmName": name, "Namespace": "AWS/SQS", "MetricName": "ApproximateNumberOfMessagesVisible",
+				"Threshold": 0, "ComparisonOperator": "GreaterThanThreshold",
+			})
+		}
+		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+			"Namespace": "AWS/Lambda", "MetricName": "IteratorAge", "Threshold": 5000,
+		})
 	})
 }
 

@@ -48,28 +48,38 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
+	counts := dynamo.NewMetricCounts(db, env[2])
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Fanout: outbox.Fanout,
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
+		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
+			return counts.Touch(ctx, accountID, projectID, time.Now())
+		},
 	}), lambda.WithContext(ctx))
 	return nil
 }
 
 // deps is what the alerts group runs on.
 type deps struct {
-	Keys       httpapi.Authenticator
-	Rules      voiceops.RuleStore
+	Keys  httpapi.Authenticator
+	Rules voiceops.RuleStore
+	// Marks are the evaluator's marks, shown as last_evaluated_at by the
+	// reads (alerting.WithMarks); nil shows the rules' own.
+	Marks      voiceops.EvaluationStore
 	Fanout     alerting.Fanout
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
+	// EvaluateSoon wakes the evaluator for a created or changed rule's
+	// scope (alerting.Service.EvaluateSoon).
+	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log}
+	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
-		(&studioapi.Alerts{Rules: d.Rules, Service: svc}).Routes()))
+		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes()))
 }

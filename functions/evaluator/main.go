@@ -1,16 +1,25 @@
-// Command evaluator is the Lambda function the schedule runs every minute:
-// it evaluates every enabled alert rule, writes their states with the events
-// their transitions send, and fans the events out to the delivery queue.
+// Command evaluator is the rule evaluator's Lambda function. Three event
+// sources invoke it (infra/evaluator.go):
+//   - the metrics table's stream: the rules of the scopes whose data was
+//     stored are evaluated at once (partial batch failures reported);
+//   - the one-minute schedule: it repairs pending events and sends one
+//     message per rule shard to the shard queue;
+//   - the shard queue: each message evaluates one shard's rules, so the
+//     shards run in parallel invocations.
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -33,7 +42,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv, lambdamain.ShardQueueEnv)
 	if err != nil {
 		return err
 	}
@@ -42,39 +51,91 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
+	sqsClient := sqs.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
-	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqs.NewFromConfig(cfg), env[3]),
-		Log: lambdamain.Logger()}, time.Now)
+	shardQueue := env[4]
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
+		Log: lambdamain.Logger(),
+		SendShard: func(ctx context.Context, body string) error {
+			_, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &shardQueue, MessageBody: aws.String(body)})
+			return err
+		},
+	}, time.Now)
 	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
 	return nil
 }
 
-// backend is what the evaluator works on: the stores, the metric store and
-// the delivery queue.
+// backend is what the evaluator works on: the stores, the metric store,
+// the delivery queue, and the sender of shard messages.
 type backend struct {
-	Stores  voiceops.Stores
-	Metrics buckets.Store
-	Queue   queue.Queue
-	Log     *slog.Logger
+	Stores    voiceops.Stores
+	Metrics   buckets.Store
+	Queue     queue.Queue
+	Log       *slog.Logger
+	SendShard func(ctx context.Context, body string) error
 }
 
-func newEvaluator(b backend, now func() time.Time) *evaluator.Evaluator {
+// evaluatorFn is the evaluator with what the handler needs beside it.
+type evaluatorFn struct {
+	*evaluator.Evaluator
+	sendShard func(ctx context.Context, body string) error
+}
+
+func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
-	return &evaluator.Evaluator{
-		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics,
+	return evaluatorFn{&evaluator.Evaluator{
+		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
 		Fanout: outbox.Fanout, Now: now, Log: b.Log,
+	}, b.SendShard}
+}
+
+// source is enough of any of the three events to tell them apart.
+type source struct {
+	DetailType string `json:"detail-type"`
+	Records    []struct {
+		EventSource string `json:"eventSource"`
+	} `json:"Records"`
+}
+
+// handler is the function's Lambda handler: it tells the event source by
+// the event's shape and answers what that source expects (a partial batch
+// response for the stream and the queue).
+func handler(e evaluatorFn) func(context.Context, json.RawMessage) (any, error) {
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var src source
+		if err := json.Unmarshal(raw, &src); err != nil {
+			return nil, fmt.Errorf("evaluator: not an event: %w", err)
+		}
+		switch {
+		case len(src.Records) > 0 && src.Records[0].EventSource == "aws:dynamodb":
+			var ev events.DynamoDBEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return nil, fmt.Errorf("evaluator: stream batch: %w", err)
+			}
+			resp, st, err := e.HandleStream(ctx, ev, dynamo.MetricScope)
+			logStats(ctx, e.Log, "stream batch", st, "records", len(ev.Records), "failed_records", len(resp.BatchItemFailures))
+			return resp, err
+		case len(src.Records) > 0 && src.Records[0].EventSource == "aws:sqs":
+			var ev events.SQSEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				return nil, fmt.Errorf("evaluator: shard batch: %w", err)
+			}
+			resp, st, err := e.HandleShards(ctx, ev)
+			logStats(ctx, e.Log, "shard batch", st, "messages", len(ev.Records), "failed_messages", len(resp.BatchItemFailures))
+			return resp, err
+		case src.DetailType != "":
+			// A failed run returns its error (the schedule has no
+			// retries; the next minute's run repairs what this one left).
+			st, err := e.Schedule(ctx, e.sendShard)
+			logStats(ctx, e.Log, "scheduled run", st)
+			return st, err
+		}
+		return nil, errors.New("evaluator: unknown event source")
 	}
 }
 
-// handler is the function's Lambda handler: one run per scheduled event.
-// A failed run returns its error (the schedule has no retries; the next
-// minute's run repairs whatever this one left pending).
-func handler(e *evaluator.Evaluator) func(context.Context, events.EventBridgeEvent) (evaluator.Stats, error) {
-	return func(ctx context.Context, ev events.EventBridgeEvent) (evaluator.Stats, error) {
-		st, err := e.Run(ctx)
-		e.Log.InfoContext(ctx, "evaluation run", "event_id", ev.ID, "rules", st.Rules, "scopes", st.Scopes,
-			"metric_reads", st.MetricReads, "written", st.Written, "conflicts", st.Conflicts, "events", st.Events,
-			"repaired", st.Repaired, "errors", st.Errors)
-		return st, err
-	}
+func logStats(ctx context.Context, log *slog.Logger, msg string, st evaluator.Stats, extra ...any) {
+	log.InfoContext(ctx, msg, append(extra, "rules", st.Rules, "scopes", st.Scopes, "metric_reads", st.MetricReads,
+		"written", st.Written, "unchanged", st.Unchanged, "marks", st.Marks, "conflicts", st.Conflicts, "events", st.Events,
+		"repaired", st.Repaired, "errors", st.Errors, "failed_scopes", len(st.FailedScopes))...)
 }

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -27,45 +30,155 @@ func (q *recordingQueue) Send(_ context.Context, m queue.Message, _ time.Duratio
 	return nil
 }
 
-// TestReplayScheduledEvent runs the real handler on events/evaluator-scheduled.json:
-// the sample rule (p95 > 1500 ms over 5 min) fires on slow turns and its
-// event is queued for the sample endpoint.
-func TestReplayScheduledEvent(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(samples.Dir(), "evaluator-scheduled.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev events.EventBridgeEvent
-	if err := json.Unmarshal(b, &ev); err != nil {
-		t.Fatal(err)
-	}
+// world is the sample account with slow turns (the sample rule, p95 >
+// 1500 ms over 5 min, breaches), and the handler over it.
+type world struct {
+	stores voiceops.Stores
+	queue  *recordingQueue
+	shards []string
+	h      func(context.Context, json.RawMessage) (any, error)
+}
+
+func newWorld(t *testing.T, failMetrics bool) *world {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	stores := memory.New().Stores()
-	if err := samples.Seed(ctx, stores, now); err != nil {
+	w := &world{stores: memory.New().Stores(), queue: &recordingQueue{}}
+	if err := samples.Seed(ctx, w.stores, now.Add(-time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	m := memory.NewMetrics()
 	rec := buckets.Recorder{Store: m}
-	for i := 0; i < 20; i++ {
+	for range 20 {
 		if err := rec.Record(ctx, metrics.Event{AccountID: samples.AccountID, ProjectID: samples.ProjectID, Kind: metrics.TurnLatency, Value: 2500, At: now.Add(-2 * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	q := &recordingQueue{}
-	h := handler(newEvaluator(backend{Stores: stores, Metrics: m, Queue: q, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, func() time.Time { return now }))
-	st, err := h(ctx, ev)
+	var store buckets.Store = m
+	if failMetrics {
+		store = failingMetrics{m}
+	}
+	w.h = handler(newEvaluator(backend{Stores: w.stores, Metrics: store, Queue: w.queue, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		SendShard: func(_ context.Context, body string) error {
+			w.shards = append(w.shards, body)
+			return nil
+		}}, func() time.Time { return now }))
+	return w
+}
+
+type failingMetrics struct{ buckets.Store }
+
+func (failingMetrics) ReadBuckets(context.Context, metrics.Scope, time.Time, time.Time) ([]buckets.Bucket, error) {
+	return nil, errors.New("throttled")
+}
+
+func replay(t *testing.T, w *world, name string) any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(samples.Dir(), name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Rules != 1 || st.Events != 1 {
-		t.Errorf("stats %+v, want 1 rule and 1 event", st)
+	out, err := w.h(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r, err := stores.Rules.GetRule(ctx, samples.AccountID, samples.RuleID)
-	if err != nil || r.State != voiceops.StateAlert {
-		t.Errorf("sample rule: %+v %v", r.State, err)
+	return out
+}
+
+func (w *world) ruleState(t *testing.T) voiceops.State {
+	t.Helper()
+	r, err := w.stores.Rules.GetRule(context.Background(), samples.AccountID, samples.RuleID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(q.msgs) != 1 || q.msgs[0].EndpointID != samples.EndpointID {
-		t.Errorf("queued %+v", q.msgs)
+	return r.State
+}
+
+// TestReplayScheduledEvent: the schedule sends one message per rule shard
+// (the fan-out) and evaluates nothing itself.
+func TestReplayScheduledEvent(t *testing.T) {
+	w := newWorld(t, false)
+	replay(t, w, "evaluator-scheduled.json")
+	if len(w.shards) != voiceops.RuleShards {
+		t.Fatalf("%d shard messages, want %d", len(w.shards), voiceops.RuleShards)
+	}
+	seen := map[int]bool{}
+	for _, body := range w.shards {
+		var m evaluator.ShardMessage
+		if err := json.Unmarshal([]byte(body), &m); err != nil || m.ScheduledAt.IsZero() {
+			t.Fatalf("shard message %s: %v", body, err)
+		}
+		seen[m.Shard] = true
+	}
+	if len(seen) != voiceops.RuleShards {
+		t.Errorf("shards %v, want each once", seen)
+	}
+	if got := w.ruleState(t); got != voiceops.StateOK {
+		t.Errorf("the schedule itself evaluated: %s", got)
+	}
+}
+
+// TestReplayShardMessage: the message of the sample account's shard
+// evaluates its rule, which fires, and its event is queued.
+func TestReplayShardMessage(t *testing.T) {
+	w := newWorld(t, false)
+	resp := replay(t, w, "evaluator-shard.json").(events.SQSEventResponse)
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("failures %+v", resp.BatchItemFailures)
+	}
+	if got := w.ruleState(t); got != voiceops.StateAlert {
+		t.Errorf("sample rule %s, want alert", got)
+	}
+	if len(w.queue.msgs) != 1 || w.queue.msgs[0].EndpointID != samples.EndpointID {
+		t.Errorf("queued %+v", w.queue.msgs)
+	}
+}
+
+// TestReplayStreamBatch: the batch's INSERT of the sample project's
+// metrics evaluates its rule at once; the TTL deletion is skipped; the
+// record that names no scope is reported, alone.
+func TestReplayStreamBatch(t *testing.T) {
+	w := newWorld(t, false)
+	resp := replay(t, w, "evaluator-stream.json").(events.DynamoDBEventResponse)
+	if got := w.ruleState(t); got != voiceops.StateAlert {
+		t.Errorf("sample rule %s, want alert", got)
+	}
+	if len(w.queue.msgs) != 1 {
+		t.Errorf("queued %d deliveries, want 1", len(w.queue.msgs))
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	if !slices.Equal(failed, []string{"111100000000000000000004"}) {
+		t.Errorf("failures %v, want only the poison record", failed)
+	}
+}
+
+// TestStreamBatchFailureReportsTheScopesRecords: with the metric store
+// failing, the records of the scope with rules are reported for a retry
+// (and the rule becomes unknown, as a failed evaluation does).
+func TestStreamBatchFailureReportsTheScopesRecords(t *testing.T) {
+	w := newWorld(t, true)
+	resp := replay(t, w, "evaluator-stream.json").(events.DynamoDBEventResponse)
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	slices.Sort(failed)
+	// The project scope (its rule) and the poison record; the account
+	// scope has no rule, so nothing of it failed.
+	if !slices.Equal(failed, []string{"111100000000000000000001", "111100000000000000000004"}) {
+		t.Errorf("failures %v", failed)
+	}
+	if got := w.ruleState(t); got != voiceops.StateUnknown {
+		t.Errorf("sample rule %s, want unknown", got)
+	}
+}
+
+func TestUnknownEvent(t *testing.T) {
+	w := newWorld(t, false)
+	if _, err := w.h(context.Background(), json.RawMessage(`{"hello":1}`)); err == nil {
+		t.Error("an unknown event was accepted")
 	}
 }

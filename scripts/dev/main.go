@@ -24,6 +24,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/agent"
@@ -46,6 +48,8 @@ import (
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/tablestream"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -146,7 +150,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}), Policy: policy},
 		Now:       time.Now, Log: log, ChatIdleTimeout: o.idleTimeout,
 	}
-	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log}
+	ev := &evaluator.Evaluator{
+		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
+		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
+	}
+	// Stored metric data drives the evaluation, as the metrics table's
+	// stream does deployed: the memory store notifies the trigger in
+	// process; with AWS_ENDPOINT_URL the table's stream is read.
+	trigger := evaluator.NewTrigger(ev)
+	if err := b.watchMetrics(ctx, trigger.Notify); err != nil {
+		return err
+	}
+	go trigger.Run(ctx)
+	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
+		EvaluateSoon: func(_ context.Context, accountID, projectID string) error {
+			trigger.Notify(metrics.Scope{AccountID: accountID, ProjectID: projectID})
+			return nil
+		}}
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
@@ -158,7 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
 	},
-		(&studioapi.Alerts{Rules: b.stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc}).Routes(),
 		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
 		(&baseapi.Chat{Engine: engine}).Routes(),
@@ -170,10 +190,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
 	)
-	ev := &evaluator.Evaluator{
-		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
-		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
-	}
 	go evaluateEvery(ctx, ev, o.evalEvery, log)
 	go sweepEvery(ctx, engine, idleSweepPeriod, log)
 
@@ -234,7 +250,10 @@ type backend struct {
 	requests   httpapi.GuardStore
 	metrics    buckets.Store
 	dispatcher *delivery.Dispatcher
-	close      func()
+	// watchMetrics calls notify with the scopes of the metric data stored
+	// from now on, until ctx ends.
+	watchMetrics func(ctx context.Context, notify func(...metrics.Scope)) error
+	close        func()
 }
 
 // openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating
@@ -258,7 +277,13 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			},
 		})
 		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
+		ms := memory.NewMetrics()
+		watch := func(_ context.Context, notify func(...metrics.Scope)) error {
+			ms.OnAdd(func(s []metrics.Scope) { notify(s...) })
+			return nil
+		}
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(), metrics: ms, dispatcher: d,
+			watchMetrics: watch, close: q.Close}, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -286,11 +311,47 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			log.Error("consuming the delivery queue", "error", err)
 		}})
 	}()
+	streamDone := make(chan struct{})
+	close(streamDone) // until watchMetrics starts the reader
+	watch := func(ctx context.Context, notify func(...metrics.Scope)) error {
+		reader := tablestream.New(dynamodbstreams.NewFromConfig(cfg), names.Metrics, tablestream.Options{OnError: func(err error) {
+			log.Error("reading the metrics table's stream", "error", err)
+		}})
+		read, err := reader.Start(consumeCtx, func(_ context.Context, records []streamtypes.Record) error {
+			notify(metricScopes(records)...)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		streamDone = make(chan struct{})
+		go func() { defer close(streamDone); read() }()
+		return nil
+	}
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
-		calls: dynamo.NewCalls(db, names.Calls), requests: dynamo.NewRequests(db, names.Requests, names.Config),
-		close: func() { stop(); <-done },
+		calls: dynamo.NewCalls(db, names.Calls), requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
+		close: func() { stop(); <-done; <-streamDone },
 	}, nil
+}
+
+// metricScopes returns the scopes of the items the stream records say were
+// inserted in the metrics table (TTL deletions change nothing to evaluate).
+func metricScopes(records []streamtypes.Record) []metrics.Scope {
+	var out []metrics.Scope
+	for _, r := range records {
+		if r.EventName != streamtypes.OperationTypeInsert || r.Dynamodb == nil {
+			continue
+		}
+		pk, _ := r.Dynamodb.Keys[tables.Metrics.PartitionKey].(*streamtypes.AttributeValueMemberS)
+		if pk == nil {
+			continue
+		}
+		if a, p, ok := dynamo.MetricScope(pk.Value); ok {
+			out = append(out, metrics.Scope{AccountID: a, ProjectID: p})
+		}
+	}
+	return out
 }
 
 // idleSweepPeriod is how often the dev server ends idle conversations: a

@@ -25,6 +25,15 @@ type Service struct {
 	Fanout    Fanout
 	Now       func() time.Time
 	Log       *slog.Logger
+	// EvaluateSoon, when set, asks for an evaluation of a scope's rules
+	// (accountID, and projectID or "" for the account-wide ones) after a
+	// rule of it was created or changed, so that a new rule is evaluated
+	// within about a second when its scope has data. Deployed it writes an
+	// empty item on the metrics table (dynamo.MetricCounts.Touch), which
+	// the table's stream turns into an evaluation like any other data; the
+	// dev server notifies its trigger. Best effort: the schedule evaluates
+	// the rule anyway.
+	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
 }
 
 // updateAttempts bounds the optimistic-concurrency retries of a change:
@@ -37,7 +46,25 @@ func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Milliseco
 // CreateRule stores a new rule of the account.
 func (s *Service) CreateRule(ctx context.Context, accountID string, in voiceops.RuleInput) (voiceops.AlertRule, error) {
 	rule := voiceops.NewRule(voiceops.NewID(voiceops.PrefixRule), accountID, in, s.now())
-	return rule, s.Rules.CreateRule(ctx, rule)
+	if err := s.Rules.CreateRule(ctx, rule); err != nil {
+		return rule, err
+	}
+	s.evaluateSoon(ctx, rule)
+	return rule, nil
+}
+
+// evaluateSoon asks for an evaluation of the rule's scope when it is enabled.
+func (s *Service) evaluateSoon(ctx context.Context, r voiceops.AlertRule) {
+	if s.EvaluateSoon == nil || !r.Enabled {
+		return
+	}
+	var project string
+	if r.ProjectID != nil {
+		project = *r.ProjectID
+	}
+	if err := s.EvaluateSoon(ctx, r.AccountID, project); err != nil {
+		s.Log.ErrorContext(ctx, "asking for an evaluation", "rule_id", r.ID, "error", err)
+	}
 }
 
 // PatchRule applies a patch to a rule. Disabling a firing rule resolves it:
@@ -65,6 +92,7 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 			return cur, err
 		}
 		s.fanout(ctx, events)
+		s.evaluateSoon(ctx, next)
 		return next, nil
 	}
 }

@@ -28,13 +28,14 @@ func TestWindow(t *testing.T) {
 		d        time.Duration
 		from, to time.Time
 	}{
-		{"on the minute", t0, 5 * time.Minute, t0.Add(-5 * time.Minute), t0},
-		{"inside the minute", t0.Add(59*time.Second + 999*time.Millisecond), 10 * time.Minute, t0.Add(-10 * time.Minute), t0},
-		{"another zone", t0.Add(30 * time.Second).In(time.FixedZone("UTC+2", 7200)), time.Hour, t0.Add(-time.Hour), t0},
+		// Minutes t0-5m .. t0, and up to a minute ahead: [t0-5m, t0+2m).
+		{"on the minute", t0, 5 * time.Minute, t0.Add(-5 * time.Minute), t0.Add(2 * time.Minute)},
+		{"inside the minute", t0.Add(59*time.Second + 999*time.Millisecond), 10 * time.Minute, t0.Add(-10 * time.Minute), t0.Add(2 * time.Minute)},
+		{"another zone", t0.Add(30 * time.Second).In(time.FixedZone("UTC+2", 7200)), time.Hour, t0.Add(-time.Hour), t0.Add(2 * time.Minute)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			from, to := buckets.Window(tc.evalAt, tc.d)
-			if !from.Equal(tc.from) || !to.Equal(tc.to) || to.Location() != time.UTC {
+			if !from.Equal(tc.from) || !to.Equal(tc.to) || to.Location() != time.UTC || from.Location() != time.UTC {
 				t.Errorf("Window(%v, %v) = [%v, %v), want [%v, %v) in UTC", tc.evalAt, tc.d, from, to, tc.from, tc.to)
 			}
 		})
@@ -42,8 +43,9 @@ func TestWindow(t *testing.T) {
 }
 
 // TestWindowEdges records one event at a time and evaluates a 5-minute
-// window at t = t0 + 30 s (so t truncates to t0): an event at t-5m is in,
-// at t is out, at t-5m-1ns is out.
+// window at the instant t = t0 + 30 s: an event counts from the moment it
+// is stored (even in t's own minute, even dated a little ahead) and until
+// its minute ends more than 5 minutes before t.
 func TestWindowEdges(t *testing.T) {
 	evalAt := t0.Add(30 * time.Second)
 	from, to := buckets.Window(evalAt, 5*time.Minute)
@@ -52,12 +54,14 @@ func TestWindowEdges(t *testing.T) {
 		at   time.Time
 		in   bool
 	}{
-		{"at t-5m", t0.Add(-5 * time.Minute), true},
-		{"at t-5m-1ns", t0.Add(-5*time.Minute - time.Nanosecond), false},
-		{"at t-1ns", t0.Add(-time.Nanosecond), true},
-		{"at t", t0, false},
-		{"after t, before the evaluation", evalAt.Add(-time.Second), false},
+		{"just now", evalAt.Add(-time.Millisecond), true},
+		{"at the start of t's minute", t0, true},
+		{"dated 50 s ahead (producer clock)", evalAt.Add(50 * time.Second), true},
+		{"at t-5m", evalAt.Add(-5 * time.Minute), true},
+		{"in the minute of t-5m, before it", t0.Add(-5 * time.Minute), true},
+		{"in the minute before t-5m's", t0.Add(-5*time.Minute - time.Nanosecond), false},
 		{"in the middle", t0.Add(-150 * time.Second), true},
+		{"beyond the drift allowance", t0.Add(2 * time.Minute), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bs := buckets.Aggregate([]metrics.Event{ev(metrics.APIErrors, "acct_a", "", 1, tc.at)})
@@ -70,6 +74,31 @@ func TestWindowEdges(t *testing.T) {
 				t.Errorf("event %v counted in [%v, %v): %d", tc.at, from, to, v)
 			}
 		})
+	}
+}
+
+// TestEventLifetime follows one event through evaluations at every second:
+// it counts from its own instant, for at least the window, and stops before
+// the window plus one minute.
+func TestEventLifetime(t *testing.T) {
+	at := t0.Add(20*time.Second + 300*time.Millisecond)
+	bs := buckets.Aggregate([]metrics.Event{ev(metrics.APIErrors, "acct_a", "p", 1, at)})
+	var first, last time.Time
+	for s := time.Duration(0); s < 8*time.Minute; s += time.Second {
+		evalAt := at.Add(s)
+		from, to := buckets.Window(evalAt, 5*time.Minute)
+		if _, ok := buckets.Summarize(bs, from, to).Value(voiceops.MetricAPIErrors); ok {
+			if first.IsZero() {
+				first = evalAt
+			}
+			last = evalAt
+		}
+	}
+	if !first.Equal(at) {
+		t.Errorf("first counted at %v, want at once (%v)", first, at)
+	}
+	if age := last.Sub(at); age < 5*time.Minute || age >= 6*time.Minute {
+		t.Errorf("last counted %v after the event, want in [5m, 6m)", age)
 	}
 }
 

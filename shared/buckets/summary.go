@@ -8,12 +8,18 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Window returns the evaluation window of a rule evaluated at evalAt:
-// [t - d, t) with t evalAt truncated to the minute (DECISIONS.md). Both
-// ends are whole minutes, so the window holds exactly d / 1 min buckets.
+// Window returns the buckets an evaluation at the instant evalAt counts for
+// a window of d: every minute that overlaps (evalAt - d, evalAt], that is
+// the minutes from the one holding evalAt - d through the one holding
+// evalAt, plus buckets dated up to metrics.MaxFuture ahead (a producer's
+// clock a little fast: the event is stored, so it counts). An event thus
+// counts from the moment it is stored, for at least d and less than d plus
+// one minute (the buckets' granularity): a 5-minute rule sees an event of
+// 10:00:59 until 10:06:00, and one of 10:00:00 until 10:06:00 too. Both
+// ends are whole minutes, the result is in UTC, and [from, to) is what
+// Summarize and buckets.Store.ReadBuckets take.
 func Window(evalAt time.Time, d time.Duration) (from, to time.Time) {
-	to = metrics.Minute(evalAt)
-	return to.Add(-d), to
+	return metrics.Minute(evalAt.Add(-d)), metrics.Minute(evalAt.Add(metrics.MaxFuture)).Add(time.Minute)
 }
 
 // Summary is what a scope reported over a window.

@@ -29,9 +29,16 @@ type ttlDescriber interface {
 	DescribeTimeToLive(ctx context.Context, params *dynamodb.DescribeTimeToLiveInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error)
 }
 
+// streamUpdater is implemented by *dynamodb.Client; with it CreateTables
+// turns on the stream of a table made before the definition had one.
+type streamUpdater interface {
+	UpdateTable(ctx context.Context, params *dynamodb.UpdateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateTableOutput, error)
+}
+
 var _ interface {
 	TableAdmin
 	ttlDescriber
+	streamUpdater
 } = (*dynamodb.Client)(nil)
 
 // tableWait bounds how long CreateTables waits for a table to be ACTIVE
@@ -99,15 +106,18 @@ func createTableInput(name string, t tables.Table) *dynamodb.CreateTableInput {
 		})
 	}
 	in.AttributeDefinitions = defs
+	if t.Stream != "" {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewType(t.Stream)}
+	}
 	return in
 }
 
 func createTable(ctx context.Context, c TableAdmin, name string, t tables.Table) error {
-	_, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
 	var notFound *types.ResourceNotFoundException
 	switch {
 	case err == nil:
-		return nil
+		return enableStream(ctx, c, name, t, out.Table)
 	case !errors.As(err, &notFound):
 		return err
 	}
@@ -116,6 +126,19 @@ func createTable(ctx context.Context, c TableAdmin, name string, t tables.Table)
 	if errors.As(err, &inUse) { // created meanwhile by someone else
 		return nil
 	}
+	return err
+}
+
+// enableStream turns on the stream an existing table lacks.
+func enableStream(ctx context.Context, c TableAdmin, name string, t tables.Table, d *types.TableDescription) error {
+	u, ok := c.(streamUpdater)
+	if t.Stream == "" || !ok || d == nil || (d.StreamSpecification != nil && aws.ToBool(d.StreamSpecification.StreamEnabled)) {
+		return nil
+	}
+	_, err := u.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName:           aws.String(name),
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewType(t.Stream)},
+	})
 	return err
 }
 

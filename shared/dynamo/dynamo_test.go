@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +125,37 @@ func TestRuleShard(t *testing.T) {
 	}
 }
 
+// TestCreateTablesTurnsOnAMissingStream: a metrics table made before it
+// had a stream (an older dev server's, on LocalStack or moto) gets one.
+func TestCreateTablesTurnsOnAMissingStream(t *testing.T) {
+	c := client(t)
+	names := dynamo.TableNamesFor("test-" + strings.ToLower(voiceops.RandomBase62(12)))
+	t.Cleanup(func() {
+		for _, tb := range tables.All {
+			_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tb))})
+		}
+	})
+	if _, err := c.CreateTable(t.Context(), &dynamodb.CreateTableInput{
+		TableName: aws.String(names.Metrics), BillingMode: types.BillingModePayPerRequest,
+		KeySchema: []types.KeySchemaElement{{AttributeName: aws.String(tables.PK), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(tables.SK), KeyType: types.KeyTypeRange}},
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(tables.PK), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String(tables.SK), AttributeType: types.ScalarAttributeTypeS},
+		},
+	}); err != nil {
+		t.Fatalf("an old metrics table, without a stream: %v", err)
+	}
+	if err := dynamo.CreateTables(t.Context(), c, names); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: aws.String(names.Metrics)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.Table.StreamSpecification; s == nil || !aws.ToBool(s.StreamEnabled) || string(s.StreamViewType) != tables.Metrics.Stream {
+		t.Errorf("stream %+v, want %s", s, tables.Metrics.Stream)
+	}
+}
+
 func TestCreateTables(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
@@ -178,6 +210,10 @@ func TestCreateTables(t *testing.T) {
 		if ttl.TimeToLiveDescription == nil || ttl.TimeToLiveDescription.TimeToLiveStatus != "ENABLED" ||
 			aws.ToString(ttl.TimeToLiveDescription.AttributeName) != tb.TTLAttribute {
 			t.Errorf("%s: TTL %+v, want ENABLED on %s", name, ttl.TimeToLiveDescription, tb.TTLAttribute)
+		}
+		stream := d.StreamSpecification != nil && aws.ToBool(d.StreamSpecification.StreamEnabled)
+		if stream != (tb.Stream != "") || (stream && string(d.StreamSpecification.StreamViewType) != tb.Stream) {
+			t.Errorf("%s: stream %+v, want %q", name, d.StreamSpecification, tb.Stream)
 		}
 	}
 	if err := dynamo.CreateTables(t.Context(), c, dynamo.TableNames{Config: "only-one"}); err == nil {
@@ -672,5 +708,24 @@ func TestEvaluatorIndex(t *testing.T) {
 	}
 	if got := indexed(); len(got) != 0 {
 		t.Errorf("index after deleting the enabled rule: want empty, got %v", got)
+	}
+}
+
+func TestMetricScope(t *testing.T) {
+	for _, c := range []struct {
+		pk, account, project string
+		ok                   bool
+	}{
+		{dynamo.MetricPartition("acct_a", ""), "acct_a", "", true},
+		{dynamo.MetricPartition("acct_a", "proj_1"), "acct_a", "proj_1", true},
+		{"M#", "", "", false},
+		{"A#acct_a", "", "", false},
+		{"M#acct_a#proj#x", "", "", false},
+		{"M#acct a", "", "", false},
+	} {
+		a, p, ok := dynamo.MetricScope(c.pk)
+		if a != c.account || p != c.project || ok != c.ok {
+			t.Errorf("MetricScope(%q) = %q, %q, %v; want %q, %q, %v", c.pk, a, p, ok, c.account, c.project, c.ok)
+		}
 	}
 }

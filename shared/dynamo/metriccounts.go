@@ -44,3 +44,20 @@ func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string
 	}
 	return nil
 }
+
+// Touch writes an empty item (no counts, no activity) in the scope's
+// partition at the minute of at: readers see nothing, but the metrics
+// table's stream sees a new item and the evaluator evaluates the scope's
+// rules (a rule just created or changed is evaluated within a second).
+func (m *MetricCounts) Touch(ctx context.Context, accountID, projectID string, at time.Time) error {
+	minute := at.UTC().Truncate(time.Minute)
+	_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: item{
+		metricAttrPK:  avS(MetricPartition(accountID, projectID)),
+		metricAttrSK:  avS(MetricSortKey(minute)),
+		metricAttrTTL: avN(MetricExpiry(minute).Unix()),
+	}})
+	if err != nil {
+		return wrap("Touch", err)
+	}
+	return nil
+}

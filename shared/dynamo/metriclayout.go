@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/tables"
@@ -49,6 +50,21 @@ func MetricPartition(accountID, projectID string) string {
 		return "M#" + accountID
 	}
 	return "M#" + accountID + "#" + projectID
+}
+
+// MetricScope returns the account and project ("" for the account's own
+// scope) of a metric partition key, such as the key of a stream record of
+// the metrics table; ok is false for a key of another shape.
+func MetricScope(pk string) (accountID, projectID string, ok bool) {
+	rest, found := strings.CutPrefix(pk, "M#")
+	if !found {
+		return "", "", false
+	}
+	accountID, projectID, _ = strings.Cut(rest, "#")
+	if !voiceops.ValidTenantID(accountID) || (projectID != "" && !voiceops.ValidTenantID(projectID)) {
+		return "", "", false
+	}
+	return accountID, projectID, true
 }
 
 // MetricMinuteKey is the sort-key prefix of a minute: its unix seconds in

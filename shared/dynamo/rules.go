@@ -95,13 +95,18 @@ func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 
 // GetRule is one GetItem.
 func (s *Config) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
-	it, found, err := s.get(ctx, "GetRule", ruleKey(accountID, ruleID))
+	return s.getRule(ctx, "GetRule", accountID, ruleID)
+}
+
+// getRule reads the rule's item alone.
+func (s *Config) getRule(ctx context.Context, op, accountID, ruleID string) (voiceops.AlertRule, error) {
+	it, found, err := s.get(ctx, op, ruleKey(accountID, ruleID))
 	if err != nil || !found {
 		return voiceops.AlertRule{}, notFound(err)
 	}
 	r, err := DecodeRule(it)
 	if err != nil {
-		return voiceops.AlertRule{}, wrap("GetRule", err)
+		return voiceops.AlertRule{}, wrap(op, err)
 	}
 	return r, nil
 }
@@ -190,7 +195,7 @@ const deleteAttempts = 3
 // transaction conditional on the version read: two calls.
 func (s *Config) DeleteRule(ctx context.Context, accountID, ruleID string, events func(voiceops.AlertRule) []voiceops.AlertEvent) (voiceops.AlertRule, error) {
 	for range deleteAttempts {
-		r, err := s.GetRule(ctx, accountID, ruleID)
+		r, err := s.getRule(ctx, "DeleteRule", accountID, ruleID)
 		if err != nil {
 			return voiceops.AlertRule{}, err
 		}

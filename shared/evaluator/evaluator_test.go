@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -71,7 +72,7 @@ func newFixture(t testing.TB) *fixture {
 
 func (f *fixture) evaluator() *Evaluator {
 	return &Evaluator{
-		Rules: f.stores.Rules, Events: f.stores.Events, Metrics: f.metrics,
+		Rules: f.stores.Rules, Events: f.stores.Events, Metrics: f.metrics, Marks: f.stores.Evaluations,
 		Fanout: func(ctx context.Context, e voiceops.AlertEvent) error {
 			f.mu.Lock()
 			f.fanned[e.ID]++
@@ -168,7 +169,7 @@ func TestEvaluateStatesAndEvents(t *testing.T) {
 		if (got.CurrentValue == nil) != (c.value == nil) || (c.value != nil && !within1pct(*got.CurrentValue, *c.value)) {
 			t.Errorf("%s: current_value %v, want %v", c.r.Name, deref(got.CurrentValue), deref(c.value))
 		}
-		if got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now.Truncate(time.Minute)) {
+		if got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now) { // the instant itself
 			t.Errorf("%s: last_evaluated_at %v", c.r.Name, got.LastEvaluatedAt)
 		}
 	}
@@ -199,21 +200,34 @@ func TestEvaluateStatesAndEvents(t *testing.T) {
 	}
 }
 
+// TestWindowEdges evaluates between minute boundaries: an event counts
+// from the moment it is stored, and stops counting once its minute ends
+// more than the window before the evaluation.
 func TestWindowEdges(t *testing.T) {
 	f := newFixture(t)
-	f.now = f.now.Truncate(time.Minute) // exactly on a minute
-	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 0)                         // at t: outside [t-5m, t)
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute+time.Second) // before t-5m: outside
-	f.record("acct_a", "p1", metrics.Activity, 0, 5*time.Minute)                // at t-5m: inside
+	f.now = f.now.Truncate(time.Minute).Add(40*time.Second + 123*time.Millisecond) // t = hh:mm:40.123
+	r := f.rule("acct_a", "p1", voiceops.MetricCallCrashes, voiceops.OpGreaterEqual, 2, voiceops.Window5m)
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 6*time.Minute) // the minute before t-5m's: out
+	f.record("acct_a", "p1", metrics.Activity, 0, 0)
 	f.run()
 	if got := f.get(r); got.State != voiceops.StateOK || *got.CurrentValue != 0 {
 		t.Errorf("edges: %s %v, want ok 0", got.State, deref(got.CurrentValue))
 	}
-	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute) // at t-5m: inside
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, 5*time.Minute+30*time.Second) // in t-5m's minute, 5m30s old: in
+	f.record("acct_a", "p1", metrics.CallCrashes, 1, time.Millisecond)             // just stored: in
+	f.now = f.now.Add(time.Millisecond)
 	f.run()
-	if got := f.get(r); got.State != voiceops.StateAlert || *got.CurrentValue != 1 {
-		t.Errorf("edges: %s %v, want alert 1", got.State, deref(got.CurrentValue))
+	if got := f.get(r); got.State != voiceops.StateAlert || *got.CurrentValue != 2 {
+		t.Errorf("edges: %s %v, want alert 2", got.State, deref(got.CurrentValue))
+	}
+	if got := f.get(r); !got.Since.Equal(f.now) || !got.LastEvaluatedAt.Equal(f.now) {
+		t.Errorf("since %v, last_evaluated_at %v; want the instant %v", got.Since, got.LastEvaluatedAt, f.now)
+	}
+	// 20 s later the older crash's minute has left the window: resolved, at that instant.
+	f.now = f.now.Add(20 * time.Second)
+	f.run()
+	if got := f.get(r); got.State != voiceops.StateOK || *got.CurrentValue != 1 || !got.Since.Equal(f.now) {
+		t.Errorf("after the edge: %s %v since %v", got.State, deref(got.CurrentValue), got.Since)
 	}
 }
 
@@ -352,4 +366,108 @@ func deref(p *int64) string {
 		return "null"
 	}
 	return fmt.Sprint(*p)
+}
+
+// TestSteadyStateWritesOneMarkPerScope: with nothing changing, a run
+// rewrites no rule; it writes one mark per scope, and GET shows the new
+// instant as last_evaluated_at.
+func TestSteadyStateWritesOneMarkPerScope(t *testing.T) {
+	f := newFixture(t)
+	var rules []voiceops.AlertRule
+	for i := range 6 {
+		project := []string{"p1", "p2", ""}[i%3]
+		rules = append(rules, f.rule("acct_a", project, voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 100, voiceops.Window60m))
+	}
+	f.record("acct_a", "p1", metrics.APIErrors, 1, time.Minute)
+	f.record("acct_a", "p2", metrics.APIErrors, 1, time.Minute)
+	if st := f.run(); st.Written != 6 || st.Marks != 3 {
+		t.Fatalf("first run: %+v, want 6 written (ok, 1) and 3 marks", st)
+	}
+	f.now = f.now.Add(time.Minute + 250*time.Millisecond)
+	st := f.run()
+	if st.Written != 0 || st.Unchanged != 6 || st.Marks != 3 || st.Events != 0 {
+		t.Fatalf("steady run: %+v, want 0 written, 6 unchanged, 3 marks", st)
+	}
+	api := alerting.WithMarks(f.stores.Rules, f.stores.Evaluations) // what GET and list read
+	for _, r := range rules {
+		if got, err := api.GetRule(context.Background(), r.AccountID, r.ID); err != nil || got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(f.now) {
+			t.Errorf("%s: last_evaluated_at %v (%v), want the steady run's %v", r.ID, got.LastEvaluatedAt, err, f.now)
+		}
+	}
+	list, err := api.ListRules(context.Background(), "acct_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list {
+		if r.LastEvaluatedAt == nil || !r.LastEvaluatedAt.Equal(f.now) {
+			t.Errorf("list %s: last_evaluated_at %v", r.ID, r.LastEvaluatedAt)
+		}
+	}
+	// A new value is a write, of that rule only.
+	f.record("acct_a", "p1", metrics.APIErrors, 1, 0)
+	f.now = f.now.Add(time.Second)
+	if st := f.run(); st.Written != 4 { // p1's two rules and the two account-wide ones
+		t.Errorf("after new data: %+v, want 4 written", st)
+	}
+}
+
+// TestStreamAndScheduleRaceMakeOneTransition makes the stream path
+// (EvaluateScopes) and the schedule (Run) evaluate the same breaching rule
+// at the same moment: both reach the write with the same version; one
+// wins, the other re-reads the rule, finds it already firing, and writes
+// nothing. One transition, one alerts.triggered.
+func TestStreamAndScheduleRaceMakeOneTransition(t *testing.T) {
+	for range 20 {
+		f := newFixture(t)
+		r := f.rule("acct_a", "p1", voiceops.MetricAPIErrors, voiceops.OpGreaterEqual, 1, voiceops.Window5m)
+		f.record("acct_a", "p1", metrics.APIErrors, 1, 0)
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		barrier := func(voiceops.AlertRule) {
+			arrived.Done()
+			arrived.Wait() // both evaluations hold the same version here
+		}
+		stream, schedule := f.evaluator(), f.evaluator()
+		stream.BeforeWrite, schedule.BeforeWrite = onlyFirst(barrier), onlyFirst(barrier)
+		var wg sync.WaitGroup
+		var stStream, stSchedule Stats
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			var err error
+			stStream, err = stream.EvaluateScopes(context.Background(), []metrics.Scope{{AccountID: "acct_a", ProjectID: "p1"}})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			var err error
+			stSchedule, err = schedule.Run(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+		wg.Wait()
+		if got := f.get(r); got.State != voiceops.StateAlert {
+			t.Fatalf("state %s", got.State)
+		}
+		if n := len(f.snapshotEvents()); n != 1 {
+			t.Fatalf("%d events, want one alerts.triggered", n)
+		}
+		if stStream.Conflicts+stSchedule.Conflicts != 1 || stStream.Events+stSchedule.Events != 1 {
+			t.Fatalf("stream %+v, schedule %+v: want one conflict and one event between them", stStream, stSchedule)
+		}
+		pending, err := f.stores.Events.PendingEvents(context.Background(), f.now.Add(time.Hour), 10)
+		if err != nil || len(pending) != 0 {
+			t.Fatalf("pending events %v %v", pending, err)
+		}
+	}
+}
+
+// onlyFirst runs f on the first call only (the re-evaluation after the
+// conflict must not wait for a partner that never comes).
+func onlyFirst(f func(voiceops.AlertRule)) func(voiceops.AlertRule) {
+	var once sync.Once
+	return func(r voiceops.AlertRule) { once.Do(func() { f(r) }) }
 }

@@ -22,6 +22,9 @@ const (
 	RegionEnv = "SERVICE_REGION"
 	// QueueEnv carries the delivery queue's URL.
 	QueueEnv = "DELIVERY_QUEUE_URL"
+	// ShardQueueEnv carries the URL of the evaluator's shard queue: the
+	// schedule sends one message per rule shard there.
+	ShardQueueEnv = "SHARD_QUEUE_URL"
 	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).

@@ -6,6 +6,7 @@ package memory
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,9 @@ type Store struct {
 	// dni holds the DNI pools by account and project, then number (dni.go);
 	// made on first use.
 	dni map[[2]string]map[string]*dniNumber
+	// marks holds the evaluator's marks by account, then project ("" for
+	// the account-wide rules); made on first use.
+	marks map[string]map[string]time.Time
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }
@@ -57,7 +61,7 @@ func New() *Store {
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s}
 }
 
 var (
@@ -67,7 +71,38 @@ var (
 	_ voiceops.EventStore        = (*Store)(nil)
 	_ voiceops.DeliveryStore     = (*Store)(nil)
 	_ voiceops.ConversationStore = (*Store)(nil)
+	_ voiceops.EvaluationStore   = (*Store)(nil)
 )
+
+// MarkEvaluated keeps the latest mark of the scope.
+func (s *Store) MarkEvaluated(_ context.Context, accountID, projectID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks == nil {
+		s.marks = map[string]map[string]time.Time{}
+	}
+	if s.marks[accountID] == nil {
+		s.marks[accountID] = map[string]time.Time{}
+	}
+	if cur, ok := s.marks[accountID][projectID]; !ok || at.After(cur) {
+		s.marks[accountID][projectID] = at.UTC()
+	}
+	return nil
+}
+
+// Mark returns the scope's mark (zero when none).
+func (s *Store) Mark(_ context.Context, accountID, projectID string) (time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.marks[accountID][projectID], nil
+}
+
+// Marks returns a copy of the account's marks.
+func (s *Store) Marks(_ context.Context, accountID string) (map[string]time.Time, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return maps.Clone(s.marks[accountID]), nil
+}
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {
 	s.mu.Lock()

@@ -18,6 +18,7 @@ type Metrics struct {
 	Now func() time.Time
 
 	mu        sync.Mutex
+	onAdd     func([]metrics.Scope)
 	buckets   map[metrics.Scope]map[int64]buckets.Bucket // by scope, then minute (unix seconds)
 	lastPrune time.Time
 }
@@ -32,6 +33,16 @@ var _ buckets.Store = (*Metrics)(nil)
 // metricExpired reports whether the bucket of minute has outlived the retention.
 func metricExpired(minute, now time.Time) bool { return !minute.Add(metrics.Retention).After(now) }
 
+// OnAdd sets f to be called, after each AddBuckets that stored something,
+// with the scopes it stored data for: the in-process equivalent of the
+// metrics table's stream (the dev server's evaluation trigger). f must not
+// block.
+func (m *Metrics) OnAdd(f func([]metrics.Scope)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.onAdd = f
+}
+
 // AddBuckets merges the buckets into the stored ones. The store keeps its
 // own copies: the caller may reuse what it passed.
 func (m *Metrics) AddBuckets(_ context.Context, bs []buckets.Bucket) error {
@@ -39,9 +50,20 @@ func (m *Metrics) AddBuckets(_ context.Context, bs []buckets.Bucket) error {
 	if err != nil {
 		return err
 	}
+	scopes, notify, err := m.add(combined)
+	if err == nil && notify != nil && len(scopes) > 0 {
+		notify(scopes)
+	}
+	return err
+}
+
+// add stores the combined buckets and returns the scopes it stored data
+// for, with the notification to send (outside the lock).
+func (m *Metrics) add(combined []buckets.Bucket) ([]metrics.Scope, func([]metrics.Scope), error) {
 	now := m.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var scopes []metrics.Scope
 	m.prune(now)
 	for _, b := range combined {
 		if metricExpired(b.Minute, now) {
@@ -57,13 +79,16 @@ func (m *Metrics) AddBuckets(_ context.Context, bs []buckets.Bucket) error {
 			// old is the store's own; merging it with b yields a new copy.
 			merged, err := buckets.Combine([]buckets.Bucket{old, b})
 			if err != nil {
-				return err
+				return scopes, m.onAdd, err
 			}
 			b = merged[0]
 		}
 		byMinute[k] = b
+		if len(scopes) == 0 || scopes[len(scopes)-1] != b.Scope { // combined is ordered by scope
+			scopes = append(scopes, b.Scope)
+		}
 	}
-	return nil
+	return scopes, m.onAdd, nil
 }
 
 // prune drops expired buckets, at most once a minute.

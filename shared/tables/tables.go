@@ -29,6 +29,9 @@ type Table struct {
 	SortKey      string
 	TTLAttribute string
 	GSIs         []GSI
+	// Stream is the view type of the table's DynamoDB Stream
+	// ("KEYS_ONLY", "NEW_IMAGE", ...), "" for none.
+	Stream string
 }
 
 // Config holds accounts, projects, key digests, alert rules and webhook
@@ -42,7 +45,12 @@ var Config = Table{
 }
 
 // Metrics holds one-minute metric buckets per scope (TTL about 2 hours).
-var Metrics = Table{ID: "metrics", EnvVar: "METRICS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+// Its stream drives the evaluator: a new item's partition key names the
+// scope whose rules to evaluate, so the keys are all it needs.
+var Metrics = Table{ID: "metrics", EnvVar: "METRICS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL, Stream: StreamKeysOnly}
+
+// StreamKeysOnly is the stream view type that carries only the keys.
+const StreamKeysOnly = "KEYS_ONLY"
 
 // Deliveries holds alert events, their pending deliveries and the delivery
 // log (TTL 30 days).

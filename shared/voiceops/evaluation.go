@@ -19,7 +19,16 @@ type Outcome struct {
 // state sends alerts.resolved; a firing rule stays alert through failed
 // evaluations, any other state becomes unknown. since is when the current
 // state began. The returned rule's Version is the next one.
+//
+// The times are the evaluation instant itself, to the millisecond (the
+// precision of every time the API shows), and never before the rule's
+// created_at: an evaluation that read the rule just as it was created (or a
+// clock a little behind the creator's) reports created_at instead.
 func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
+	at = at.UTC().Truncate(time.Millisecond)
+	if at.Before(r.CreatedAt) {
+		at = r.CreatedAt
+	}
 	next := r
 	next.Version = r.Version + 1
 	switch {
@@ -46,6 +55,31 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	since := at
 	next.Since = &since
 	return next, TransitionEvent(r.State, next, at)
+}
+
+// EvaluationChanged reports whether next, the result of r.Evaluated, differs
+// from r in what an evaluation decides: the state or the current value. Only
+// then is the rule's item rewritten; an unchanged evaluation is recorded by
+// the scope's evaluation mark (EvaluationStore), not by a write per rule.
+func (r AlertRule) EvaluationChanged(next AlertRule) bool {
+	if r.State != next.State || (r.CurrentValue == nil) != (next.CurrentValue == nil) {
+		return true
+	}
+	return r.CurrentValue != nil && *r.CurrentValue != *next.CurrentValue
+}
+
+// WithMark returns r with last_evaluated_at moved to mark, the instant its
+// scope's rules were last evaluated (EvaluationStore), when that
+// evaluation covered r: r is enabled and was not created or changed after
+// the mark, and the mark is later than r's own last_evaluated_at.
+func (r AlertRule) WithMark(mark time.Time) AlertRule {
+	if !r.Enabled || mark.IsZero() || mark.Before(r.UpdatedAt) || mark.Before(r.CreatedAt) ||
+		(r.LastEvaluatedAt != nil && !mark.After(*r.LastEvaluatedAt)) {
+		return r
+	}
+	m := mark.UTC()
+	r.LastEvaluatedAt = &m
+	return r
 }
 
 // TransitionEvent returns the event of a change from state prev to rule

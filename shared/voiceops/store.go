@@ -85,6 +85,24 @@ type AgentConfigStore interface {
 	GetAgentConfig(ctx context.Context, accountID, projectID string) ([]byte, error)
 }
 
+// EvaluationStore records when the evaluator last evaluated a scope's
+// rules, so that an evaluation that changes nothing writes one item per
+// scope rather than one per rule.
+type EvaluationStore interface {
+	// MarkEvaluated records that the enabled rules of the scope (the
+	// account's project projectID, or with "" its account-wide rules), as
+	// they stood at the instant at, were evaluated then, each either
+	// written or found unchanged. A mark older than the stored one is
+	// ignored. The API shows it as last_evaluated_at of the rules it
+	// covers (AlertRule.WithMark, alerting.WithMarks).
+	MarkEvaluated(ctx context.Context, accountID, projectID string, at time.Time) error
+	// Mark returns the scope's mark, zero when it has none.
+	Mark(ctx context.Context, accountID, projectID string) (time.Time, error)
+	// Marks returns every mark of the account by project ("" for the
+	// account-wide scope).
+	Marks(ctx context.Context, accountID string) (map[string]time.Time, error)
+}
+
 // RuleShards is how many partitions the evaluator's index of enabled rules
 // spreads over.
 const RuleShards = 16
@@ -167,6 +185,8 @@ type Stores struct {
 	// Conversations live in the conversations table (memory: the same
 	// Store as the rest).
 	Conversations ConversationStore
+	// Evaluations holds the evaluator's marks (config table).
+	Evaluations EvaluationStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.

@@ -38,3 +38,25 @@ func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTouchIsInvisibleToReaders: the item Touch writes (to wake the stream)
+// adds no activity: the scope stays no_data.
+func TestTouchIsInvisibleToReaders(t *testing.T) {
+	db := client(t)
+	table := newTable(t, db)
+	now := time.Now().UTC()
+	if err := dynamo.NewMetricCounts(db, table).Touch(context.Background(), "acct_t", "proj_t", now); err != nil {
+		t.Fatal(err)
+	}
+	scope := metrics.Scope{AccountID: "acct_t", ProjectID: "proj_t"}
+	bs, err := metricstore.New(db, table).ReadBuckets(context.Background(), scope, now.Add(-time.Hour), now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 1 {
+		t.Fatalf("%d buckets, want the touched minute's", len(bs))
+	}
+	if sum := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)); sum.Active() {
+		t.Errorf("a touch counts as activity: %+v", sum.Counts)
+	}
+}

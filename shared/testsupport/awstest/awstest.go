@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -63,6 +64,13 @@ func DynamoDB(tb testing.TB) *dynamodb.Client {
 	tb.Helper()
 	cfg, endpoint := Config(tb)
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+// DynamoDBStreams returns a client of the emulator's DynamoDB Streams.
+func DynamoDBStreams(tb testing.TB) *dynamodbstreams.Client {
+	tb.Helper()
+	cfg, endpoint := Config(tb)
+	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }
 
 // SQS returns a client of the emulator's SQS.

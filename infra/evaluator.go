@@ -1,0 +1,111 @@
+package main
+
+import (
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// The rule evaluator's event sources beside its schedule (README,
+// "Alerting"). The stream's numbers:
+const (
+	// streamBatchingWindow: Lambda gathers a shard's records this long
+	// before invoking, so a scope is evaluated about once a second however
+	// many writes it gets, and no later than a second after its data.
+	streamBatchingWindow = time.Second
+	// streamBatchSize bounds the records of one invocation (one evaluation
+	// per distinct scope among them). It is DynamoDB Streams' maximum: a
+	// stream shard follows one table partition, which takes at most about
+	// 1,000 writes a second, so the batch never fills before the one-second
+	// window ends, and a scope (whose records all go to one shard, handled
+	// one batch at a time) is evaluated at most once a second. KEYS_ONLY
+	// records of about 400 bytes keep 10,000 of them under Lambda's 6 MB.
+	streamBatchSize = 10_000
+	// streamRetries is how many times a failing batch is retried (halved
+	// each time: BisectBatchOnFunctionError) before its records go to the
+	// failure destination; streamMaxRecordAge drops records older than
+	// that, whose scopes the schedule has evaluated since anyway.
+	streamRetries      = 5
+	streamMaxRecordAge = time.Hour
+	// shardMaxReceives is how many times a shard message is tried before
+	// it moves to the shard dead-letter queue.
+	shardMaxReceives = 3
+)
+
+// evaluatorResources are the queues the evaluator's sources add; their
+// alarms are in alarms.go.
+type evaluatorResources struct {
+	streamFailures awssqs.Queue // the stream mapping's on-failure destination
+	shardDLQ       awssqs.Queue
+}
+
+// addEvaluatorSources attaches the metrics table's stream and the shard
+// queue to the functions that ask for them (MetricsStream, ShardFanout).
+func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]awslambda.Function, tbls map[string]awsdynamodb.Table) evaluatorResources {
+	var res evaluatorResources
+	for _, f := range fns {
+		fn := lambdas[f.Name]
+		if f.MetricsStream {
+			// The destination gets, for each batch that kept failing, its
+			// shard and sequence numbers: enough to read the records again
+			// from the stream (kept 24 h) and replay them.
+			res.streamFailures = awssqs.NewQueue(stack, jsii.String("MetricsStreamFailures"), &awssqs.QueueProps{
+				RetentionPeriod: seconds(dlqRetention),
+				Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+				EnforceSSL:      jsii.Bool(true),
+			})
+			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(tbls[tables.Metrics.ID], &awslambdaeventsources.DynamoEventSourceProps{
+				StartingPosition:        awslambda.StartingPosition_LATEST,
+				BatchSize:               jsii.Number(streamBatchSize),
+				MaxBatchingWindow:       seconds(streamBatchingWindow),
+				ReportBatchItemFailures: jsii.Bool(true),
+				BisectBatchOnError:      jsii.Bool(true),
+				RetryAttempts:           jsii.Number(streamRetries),
+				MaxRecordAge:            seconds(streamMaxRecordAge),
+				OnFailure:               awslambdaeventsources.NewSqsDlq(res.streamFailures),
+				// New items only: TTL deletions change nothing to evaluate.
+				Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
+					"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+				})},
+			}))
+			awscdk.NewCfnOutput(stack, jsii.String("MetricsStreamFailuresUrl"), &awscdk.CfnOutputProps{
+				Description: jsii.String("Stream batches the evaluator failed on: shard and sequence numbers to replay"),
+				Value:       res.streamFailures.QueueUrl(),
+			})
+		}
+		if f.ShardFanout {
+			res.shardDLQ = awssqs.NewQueue(stack, jsii.String("EvaluatorShardDLQ"), &awssqs.QueueProps{
+				RetentionPeriod: seconds(dlqRetention),
+				Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+				EnforceSSL:      jsii.Bool(true),
+			})
+			q := awssqs.NewQueue(stack, jsii.String("EvaluatorShardQueue"), &awssqs.QueueProps{
+				// Six times the timeout (AWS's advice for SQS sources); a
+				// message older than a period is dropped by the next one's
+				// worth anyway.
+				VisibilityTimeout: seconds(6 * f.Timeout),
+				RetentionPeriod:   seconds(5 * time.Minute),
+				Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+				EnforceSSL:        jsii.Bool(true),
+				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: res.shardDLQ, MaxReceiveCount: jsii.Number(shardMaxReceives)},
+			})
+			q.GrantSendMessages(fn)
+			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil)
+			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
+				BatchSize:               jsii.Number(1), // one shard per invocation
+				MaxConcurrency:          jsii.Number(voiceops.RuleShards),
+				ReportBatchItemFailures: jsii.Bool(true),
+			}))
+		}
+	}
+	return res
+}

@@ -1,0 +1,61 @@
+package alerting
+
+import (
+	"context"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// markedRules is a RuleStore whose reads show the evaluator's marks: a rule
+// that an evaluation found unchanged is not rewritten (one mark per scope
+// is), so its own last_evaluated_at may be older than its last evaluation.
+type markedRules struct {
+	voiceops.RuleStore
+	marks voiceops.EvaluationStore
+}
+
+// WithMarks returns rules whose GetRule and ListRules apply the scope's
+// evaluation mark (voiceops.AlertRule.WithMark), at one more read each: what
+// the API's reads use, so that last_evaluated_at stays truthful. Writers
+// (the Service, the evaluator) use the store itself.
+func WithMarks(rules voiceops.RuleStore, marks voiceops.EvaluationStore) voiceops.RuleStore {
+	if marks == nil {
+		return rules
+	}
+	return markedRules{RuleStore: rules, marks: marks}
+}
+
+func (m markedRules) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	r, err := m.RuleStore.GetRule(ctx, accountID, ruleID)
+	if err != nil || !r.Enabled {
+		return r, err
+	}
+	mark, err := m.marks.Mark(ctx, accountID, projectOf(r))
+	if err != nil {
+		return voiceops.AlertRule{}, err
+	}
+	return r.WithMark(mark), nil
+}
+
+func (m markedRules) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
+	rules, err := m.RuleStore.ListRules(ctx, accountID)
+	if err != nil || len(rules) == 0 {
+		return rules, err
+	}
+	marks, err := m.marks.Marks(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rules {
+		rules[i] = r.WithMark(marks[projectOf(r)])
+	}
+	return rules, nil
+}
+
+// projectOf is the project of a rule's scope, "" for an account-wide rule.
+func projectOf(r voiceops.AlertRule) string {
+	if r.ProjectID == nil {
+		return ""
+	}
+	return *r.ProjectID
+}

@@ -1,0 +1,130 @@
+package evaluator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// The deployed evaluator is one Lambda function with three event sources
+// (infra/evaluator.go): the metrics table's stream (HandleStream), the
+// one-minute schedule (Schedule), and the shard queue the schedule fills
+// (HandleShards).
+
+// MetricScope returns the scope of a metrics-table partition key; ok is
+// false for a key of another shape. It is shared/dynamo's MetricScope,
+// passed in so that this package links no AWS SDK.
+type MetricScope func(pk string) (accountID, projectID string, ok bool)
+
+// HandleStream evaluates the scopes of the items a batch of the metrics
+// table's stream inserted, each scope once however many of its records
+// the batch holds (with the mapping's batching window of one second, at
+// most about one evaluation per scope per second). Records of scopes whose
+// evaluation failed, and records that name no scope, are reported as
+// failures: Lambda retries from the earliest, bisecting the batch, and a
+// record that keeps failing goes to the failure destination, never
+// blocking its shard. Other events (TTL deletions, updates) are skipped.
+func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, scopeOf MetricScope) (events.DynamoDBEventResponse, Stats, error) {
+	var resp events.DynamoDBEventResponse
+	bySeq := map[metrics.Scope][]string{}
+	var scopes []metrics.Scope
+	for _, r := range ev.Records {
+		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		seq := r.Change.SequenceNumber
+		pk, ok := r.Change.Keys[tables.Metrics.PartitionKey]
+		var a, p string
+		if ok && pk.DataType() == events.DataTypeString {
+			a, p, ok = scopeOf(pk.String())
+		} else {
+			ok = false
+		}
+		if !ok {
+			e.Log.ErrorContext(ctx, "a stream record names no metric scope", "event_id", r.EventID, "sequence_number", seq)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+			continue
+		}
+		s := metrics.Scope{AccountID: a, ProjectID: p}
+		if _, seen := bySeq[s]; !seen {
+			scopes = append(scopes, s)
+		}
+		bySeq[s] = append(bySeq[s], seq)
+	}
+	if len(scopes) == 0 {
+		return resp, Stats{}, nil
+	}
+	st, err := e.EvaluateScopes(ctx, scopes)
+	if err != nil {
+		return resp, st, err // the whole batch is retried
+	}
+	for _, s := range st.FailedScopes {
+		for _, seq := range bySeq[s] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+		}
+		delete(bySeq, s) // a scope may fail twice (read, then write)
+	}
+	return resp, st, nil
+}
+
+// ShardMessage is the body of the message the schedule sends for each
+// rule shard.
+type ShardMessage struct {
+	Shard       int       `json:"shard"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+}
+
+// Schedule is the one-minute run: it repairs pending events, then sends
+// one ShardMessage per rule shard, so that the shards are evaluated in
+// parallel by separate invocations (HandleShards).
+func (e *Evaluator) Schedule(ctx context.Context, send func(ctx context.Context, body string) error) (Stats, error) {
+	st, err := e.Repair(ctx)
+	if err != nil {
+		return st, err
+	}
+	now := e.Now().UTC()
+	var errs []error
+	for shard := range voiceops.RuleShards {
+		b, _ := json.Marshal(ShardMessage{Shard: shard, ScheduledAt: now}) // plain struct: cannot fail
+		if err := send(ctx, string(b)); err != nil {
+			errs = append(errs, fmt.Errorf("shard %d: %w", shard, err))
+		}
+	}
+	return st, errors.Join(errs...)
+}
+
+// HandleShards evaluates the shards named by a batch of the shard queue;
+// a shard whose evaluation failed is reported, so SQS delivers its
+// message again (and after a few failures moves it to the dead-letter
+// queue, whose alarm tells).
+func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, Stats, error) {
+	var resp events.SQSEventResponse
+	var total Stats
+	for _, m := range ev.Records {
+		var sm ShardMessage
+		err := json.Unmarshal([]byte(m.Body), &sm)
+		if err == nil {
+			var st Stats
+			st, err = e.RunShard(ctx, sm.Shard)
+			total.Rules += st.Rules
+			total.Scopes += st.Scopes
+			total.add(st)
+			if err == nil && len(st.FailedScopes) > 0 {
+				err = fmt.Errorf("%d scopes failed", len(st.FailedScopes))
+			}
+		}
+		if err != nil {
+			e.Log.ErrorContext(ctx, "evaluating a shard", "message_id", m.MessageId, "error", err)
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+	}
+	return resp, total, nil
+}
