@@ -7,6 +7,8 @@
 //   - the conversations page encoder against encoding/json;
 //   - the concurrency sweep (one week, 100,000 conversations);
 //   - the dispatcher's deliveries per second;
+//   - the time to notify: scripts/notifybench against the embedded dev
+//     server with its default evaluation settings;
 //   - every function's bootstrap (linux/arm64, stripped, as deployed), its
 //     package init (GODEBUG=inittrace=1) and its start to the first request
 //     to the Lambda Runtime API, against a hello-world aws-lambda-go
@@ -151,9 +153,71 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 	disp := get("./shared/delivery", "^BenchmarkDispatch$")["BenchmarkDispatch"]
 	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t\n", num(disp["deliveries/s"]), num(disp["allocs/op"]))
 
-	fmt.Fprintln(out, "\nTime to notify (event stored to webhook received)\tnot measured yet: real-time evaluation is issue 9\t\t")
+	fmt.Fprintln(out, "\nTime to notify, embedded dev server, default settings (scripts/notifybench)\tp50\tp99\ttrials")
+	if r, err := timeToNotify(); err != nil {
+		fmt.Fprintln(os.Stderr, "time to notify:", err)
+		ok = false
+	} else {
+		fmt.Fprintf(out, "  breaching event accepted to alerts.triggered received\t%s\t%s\t%s\n", r.p50, r.p99, r.trials)
+	}
 	fmt.Fprintln(out)
 	return ok
+}
+
+type notifyResult struct{ p50, p99, trials string }
+
+var (
+	notifyLine = regexp.MustCompile(`time to notify: p50 (\S+)\s+p99 (\S+)`)
+	trialsLine = regexp.MustCompile(`trials (\d+), delivered (\d+), missing (\d+), doubled (\d+)`)
+)
+
+// timeToNotify starts the dev server with its default evaluation settings
+// (loopback webhooks allowed, for the local receiver) and runs
+// scripts/notifybench against it: 2 rounds of 12 rules on 4 projects.
+func timeToNotify() (notifyResult, error) {
+	tmp, err := os.MkdirTemp("", "bench-notify")
+	if err != nil {
+		return notifyResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return notifyResult{}, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dev, creds := filepath.Join(tmp, "dev"), filepath.Join(tmp, "creds.json")
+	if err := build("./scripts/dev", dev); err != nil {
+		return notifyResult{}, err
+	}
+	srv := exec.Command(dev, "-addr", addr, "-credentials", creds, "-allow-loopback-webhooks")
+	srv.Env = os.Environ()
+	var srvLog bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvLog, &srvLog
+	if err := srv.Start(); err != nil {
+		return notifyResult{}, err
+	}
+	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(creds); err == nil {
+			break
+		}
+		if i == 300 {
+			return notifyResult{}, fmt.Errorf("the dev server did not start: %s", srvLog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd := exec.Command("go", "run", "./scripts/notifybench", "-credentials", creds, "-rounds", "2")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return notifyResult{}, fmt.Errorf("notifybench: %v: %s", err, b)
+	}
+	m, t := notifyLine.FindSubmatch(b), trialsLine.FindSubmatch(b)
+	if m == nil || t == nil {
+		return notifyResult{}, fmt.Errorf("notifybench printed no figures: %s", b)
+	}
+	return notifyResult{p50: string(m[1]), p99: string(m[2]),
+		trials: fmt.Sprintf("%s (delivered %s, missing %s, doubled %s)", t[1], t[2], t[3], t[4])}, nil
 }
 
 // --- functions ----------------------------------------------------------------
