@@ -33,6 +33,7 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evaluator"
@@ -45,6 +46,7 @@ import (
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -156,11 +158,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: b.calls, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
+		(&baseapi.Outbound{Calls: b.calls, Dial: b.dial, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
 	)
+	// Outbound calls: the dialer, with the simulated provider, whose
+	// answered calls talk through the same engine as the voice intake.
+	sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
+	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: sim,
+		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
+	defer sim.Wait()
+	defer stopDialer()
 	ev := &evaluator.Evaluator{
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
@@ -215,14 +224,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // backend is what the dev server runs on: stores, metrics, the delivery
 // queue and its dispatcher.
 type backend struct {
-	name       string
-	stores     voiceops.Stores
-	configs    voiceops.AgentConfigStore
-	dni        voiceops.DNIStore
-	calls      voiceops.CallStore
-	metrics    buckets.Store
-	dispatcher *delivery.Dispatcher
-	close      func()
+	name    string
+	stores  voiceops.Stores
+	configs voiceops.AgentConfigStore
+	dni     voiceops.DNIStore
+	calls   voiceops.CallStore
+	pacer   voiceops.Pacer
+	dial    voiceops.DialQueue
+	// startDialer hands the dial queue's jobs to d until the returned stop.
+	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
+	metrics     buckets.Store
+	dispatcher  *delivery.Dispatcher
+	close       func()
 }
 
 // openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating
@@ -246,7 +259,12 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			},
 		})
 		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close}, nil
+		var dial *dialer.Dialer
+		dq := &dialer.MemoryQueue{Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) }, Log: log}
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close,
+			pacer: memory.NewPacer(), dial: dq,
+			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
+		}, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -259,6 +277,10 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}
 	sqsClient := sqs.NewFromConfig(cfg)
 	url, _, err := queue.CreateQueues(ctx, sqsClient, queue.QueueSpec{Name: o.tablePrefix + "-deliveries", Visibility: 30 * time.Second, MaxReceives: 5})
+	if err != nil {
+		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
+	}
+	outboundURL, _, err := queue.CreateQueues(ctx, sqsClient, queue.QueueSpec{Name: o.tablePrefix + "-outbound", Visibility: dialerVisibility, MaxReceives: 5})
 	if err != nil {
 		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
 	}
@@ -276,10 +298,27 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}()
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
-		calls: dynamo.NewCalls(db, names.Calls),
+		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
+		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
+		startDialer: func(ctx context.Context, d *dialer.Dialer) func() {
+			ctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = queue.NewSQS(sqsClient, outboundURL).Consume(ctx, d.HandleSQS, queue.ConsumeOptions{Wait: time.Second, OnError: func(err error) {
+					log.Error("consuming the outbound queue", "error", err)
+				}})
+			}()
+			return func() { stop(); <-done }
+		},
 		close: func() { stop(); <-done },
 	}, nil
 }
+
+// dialerVisibility is the outbound queue's visibility timeout: longer than
+// a dialer's longest handling (its in-process wait for a slot, a provider
+// call and its retries).
+const dialerVisibility = 60 * time.Second
 
 // evaluateEvery runs the evaluator every period until ctx ends, like the
 // deployed stack's one-minute schedule.

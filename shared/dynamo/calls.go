@@ -18,13 +18,20 @@ import (
 //
 //	call  pk=CALL#<sid>  sk=C  account_id project_id to_number metadata(JSON) status
 //	                           created_at updated_at; with a terminal status also
-//	                           expires (exact) and expires_at (TTL, unix seconds)
+//	                           expires (exact) and expires_at (TTL, unix seconds);
+//	                           encryption, country_code, reason when set
+//	pace  pk=PACE#<account> sk=P  next_at (unix ms of the next free slot)
+//	                           rate (calls per second, set by the operator)
 //
 // A status change is one conditional UpdateItem on the current status (the
 // transition's only predecessor) and on the call not being expired.
 const (
 	pkCall = "CALL#"
 	skCall = "C"
+
+	attrEncryption  = "encryption"
+	attrCountryCode = "country_code"
+	attrReason      = "reason"
 )
 
 // Calls is the DynamoDB store of outbound calls.
@@ -46,6 +53,11 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 	it[attrStatus] = avS(string(c.Status))
 	it[attrCreatedAt] = avT(c.CreatedAt)
 	it[attrUpdatedAt] = avT(c.UpdatedAt)
+	for name, v := range map[string]string{attrEncryption: c.Encryption, attrCountryCode: c.CountryCode, attrReason: c.Reason} {
+		if v != "" {
+			it[name] = avS(v)
+		}
+	}
 	if c.Metadata != nil {
 		b, err := json.Marshal(c.Metadata)
 		if err != nil {
@@ -101,7 +113,7 @@ func (s *Calls) GetCall(ctx context.Context, sid string, now time.Time) (voiceop
 // MoveCall is one conditional UpdateItem: the call exists, has the
 // transition's predecessor status and is not expired (a call with a
 // predecessor status has no expiry, so the status condition covers it).
-func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, at time.Time) (voiceops.Call, error) {
+func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, reason string, at time.Time) (voiceops.Call, error) {
 	from, ok := voiceops.CallPredecessor(to)
 	if !ok {
 		// No transition leads to `to`: refuse, after telling a missing call apart.
@@ -118,6 +130,10 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 		names["#expires"], names["#ttl"] = attrExpires, attrTTL
 		values[":expires"], values[":ttl"] = avT(exp), avN(ttlSeconds(exp))
 		update += ", #expires = :expires, #ttl = :ttl"
+	}
+	if to == voiceops.CallFailure && reason != "" {
+		names["#reason"], values[":reason"] = attrReason, avS(reason)
+		update += ", #reason = :reason"
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: callKey(sid),
@@ -158,6 +174,11 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		CreatedAt: r.time(attrCreatedAt),
 		UpdatedAt: r.time(attrUpdatedAt),
 		ExpiresAt: r.optTime(attrExpires),
+	}
+	for name, dst := range map[string]*string{attrEncryption: &c.Encryption, attrCountryCode: &c.CountryCode, attrReason: &c.Reason} {
+		if v := r.optStr(name); v != nil {
+			*dst = *v
+		}
 	}
 	if m := r.optStr(attrMetadata); m != nil && r.err == nil {
 		if err := json.Unmarshal([]byte(*m), &c.Metadata); err != nil {
