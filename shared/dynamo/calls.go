@@ -19,7 +19,7 @@ import (
 //	call  pk=CALL#<sid>  sk=C  account_id project_id to_number metadata(JSON) status
 //	                           created_at updated_at; with a terminal status also
 //	                           expires (exact) and expires_at (TTL, unix seconds);
-//	                           encryption, country_code, reason when set
+//	                           encryption, country_code, reason, conversation_id when set
 //	pace  pk=PACE#<account> sk=P  next_at (unix ms of the next free slot)
 //	                           rate (calls per second, set by the operator)
 //
@@ -32,6 +32,7 @@ const (
 	attrEncryption  = "encryption"
 	attrCountryCode = "country_code"
 	attrReason      = "reason"
+	attrConvID      = "conversation_id"
 )
 
 // Calls is the DynamoDB store of outbound calls.
@@ -53,7 +54,7 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 	it[attrStatus] = avS(string(c.Status))
 	it[attrCreatedAt] = avT(c.CreatedAt)
 	it[attrUpdatedAt] = avT(c.UpdatedAt)
-	for name, v := range map[string]string{attrEncryption: c.Encryption, attrCountryCode: c.CountryCode, attrReason: c.Reason} {
+	for name, v := range map[string]string{attrEncryption: c.Encryption, attrCountryCode: c.CountryCode, attrReason: c.Reason, attrConvID: c.ConversationID} {
 		if v != "" {
 			it[name] = avS(v)
 		}
@@ -163,6 +164,32 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 	return c, nil
 }
 
+// SetCallConversation is one conditional UpdateItem: the call exists, has
+// no conversation, and is not expired.
+func (s *Calls) SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: callKey(sid),
+		UpdateExpression:                    aws.String("SET #conv = :conv"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND attribute_not_exists(#conv) AND (attribute_not_exists(#expires) OR #expires >= :at)"),
+		ExpressionAttributeNames:            map[string]string{"#pk": attrPK, "#conv": attrConvID, "#expires": attrExpires},
+		ExpressionAttributeValues:           item{":conv": avS(conversationID), ":at": avT(at)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if old, ok := conditionFailed(err); ok {
+		if len(old) == 0 {
+			return voiceops.ErrNotFound
+		}
+		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
+			return voiceops.ErrNotFound
+		}
+		return voiceops.ErrAlreadyExists
+	}
+	if err != nil {
+		return wrap("SetCallConversation", err)
+	}
+	return nil
+}
+
 func readCall(sid string, it item) (voiceops.Call, error) {
 	r := reader{it: it}
 	c := voiceops.Call{
@@ -175,7 +202,7 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		UpdatedAt: r.time(attrUpdatedAt),
 		ExpiresAt: r.optTime(attrExpires),
 	}
-	for name, dst := range map[string]*string{attrEncryption: &c.Encryption, attrCountryCode: &c.CountryCode, attrReason: &c.Reason} {
+	for name, dst := range map[string]*string{attrEncryption: &c.Encryption, attrCountryCode: &c.CountryCode, attrReason: &c.Reason, attrConvID: &c.ConversationID} {
 		if v := r.optStr(name); v != nil {
 			*dst = *v
 		}

@@ -78,6 +78,21 @@ func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, 
 	return cloneCall(c), nil
 }
 
+func (s *Calls) SetCallConversation(_ context.Context, sid, conversationID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(at) {
+		return voiceops.ErrNotFound
+	}
+	if c.ConversationID != "" {
+		return voiceops.ErrAlreadyExists
+	}
+	c.ConversationID = conversationID
+	s.calls[sid] = c
+	return nil
+}
+
 // Pacer is the in-memory pacer: per account, the next free slot and the
 // rate the operator set.
 type Pacer struct {

@@ -18,6 +18,7 @@ func RunCalls(t *testing.T, newStore func(t *testing.T) voiceops.CallStore) {
 	t.Run("Transitions", func(t *testing.T) { testCallTransitions(t, newStore(t)) })
 	t.Run("Expiry", func(t *testing.T) { testCallExpiry(t, newStore(t)) })
 	t.Run("ConcurrentMoves", func(t *testing.T) { testCallConcurrentMoves(t, newStore(t)) })
+	t.Run("Conversation", func(t *testing.T) { testCallConversation(t, newStore(t)) })
 }
 
 var callT0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -155,6 +156,31 @@ func testCallConcurrentMoves(t *testing.T, s voiceops.CallStore) {
 	if wins != 1 {
 		t.Errorf("%d moves won, want exactly 1", wins)
 	}
+}
+
+func testCallConversation(t *testing.T, s voiceops.CallStore) {
+	ctx := context.Background()
+	c := newQueuedCall("acct_a", "proj_a1")
+	mustNil(t, "CreateCall", s.CreateCall(ctx, c))
+	wantErr(t, "unknown call", s.SetCallConversation(ctx, voiceops.NewCallSID(), "conv_1", callT0), voiceops.ErrNotFound)
+	mustNil(t, "SetCallConversation", s.SetCallConversation(ctx, c.SID, "conv_1", callT0))
+	wantErr(t, "twice", s.SetCallConversation(ctx, c.SID, "conv_2", callT0), voiceops.ErrAlreadyExists)
+	got, err := s.GetCall(ctx, c.SID, callT0)
+	if err != nil || got.ConversationID != "conv_1" {
+		t.Errorf("GetCall: %+v %v", got, err)
+	}
+	_, err = s.MoveCall(ctx, c.SID, voiceops.CallCalling, "", callT0)
+	mustNil(t, "calling", err)
+	got, err = s.MoveCall(ctx, c.SID, voiceops.CallSuccess, "", callT0)
+	if err != nil || got.ConversationID != "conv_1" {
+		t.Errorf("MoveCall keeps the conversation: %+v %v", got, err)
+	}
+	other := newQueuedCall("acct_a", "proj_a1")
+	mustNil(t, "CreateCall", s.CreateCall(ctx, other))
+	_, _ = s.MoveCall(ctx, other.SID, voiceops.CallCalling, "", callT0)
+	_, err = s.MoveCall(ctx, other.SID, voiceops.CallFailure, "busy", callT0)
+	mustNil(t, "failure", err)
+	wantErr(t, "expired call", s.SetCallConversation(ctx, other.SID, "conv_3", callT0.Add(3*time.Hour)), voiceops.ErrNotFound)
 }
 
 // PacerStore is a pacer the operator can set rates on.

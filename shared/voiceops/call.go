@@ -74,7 +74,9 @@ type Call struct {
 	CountryCode string
 	Status      CallStatus
 	// Reason says why a call ended in failure (CallReasons); "" otherwise.
-	Reason    string
+	Reason string
+	// ConversationID is the voice conversation of the answered call ("" until answered).
+	ConversationID string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// ExpiresAt is set with a terminal status: UpdatedAt + CallRetention.
@@ -133,6 +135,10 @@ type CallStore interface {
 	// (ignored otherwise). ErrNotFound when the call is missing or expired
 	// at `at`.
 	MoveCall(ctx context.Context, sid string, to CallStatus, reason string, at time.Time) (Call, error)
+	// SetCallConversation records the answered call's conversation, once:
+	// ErrAlreadyExists when the call has one already; ErrNotFound when the
+	// call is missing or expired at `at`.
+	SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error
 }
 
 // DialJob asks the dialer to place a call. It names the call; the dialer
