@@ -77,8 +77,8 @@ type Call struct {
 	Reason string
 	// ConversationID is the voice conversation of the answered call ("" until answered).
 	ConversationID string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// ExpiresAt is set with a terminal status: UpdatedAt + CallRetention.
 	// From then on the call reads as not found.
 	ExpiresAt *time.Time

@@ -70,8 +70,12 @@ type Provider struct {
 var _ telephony.Provider = (*Provider)(nil)
 
 // Callback URLs of a call (see the package comment).
-func StatusURL(base, sid string) string { return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/status" }
-func AnswerURL(base, sid string) string { return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/answer" }
+func StatusURL(base, sid string) string {
+	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/status"
+}
+func AnswerURL(base, sid string) string {
+	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/answer"
+}
 func TurnURL(base, sid, conversationID string) string {
 	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/turns/" + conversationID
 }
