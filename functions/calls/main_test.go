@@ -21,7 +21,7 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(),
+		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
 			CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }
