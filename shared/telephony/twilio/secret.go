@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 )
 
 // The accounts' Twilio credentials live in one Secrets Manager secret per
-// region (the stack's "twilio" secret), a JSON object by account ID:
+// region (the stack's <prefix>/twilio-accounts), a JSON object by account
+// ID (keys starting with "_" are ignored: the stack's generated value):
 //
 //	{"acct_acme": {"account_sid": "AC...", "auth_token": "...", "from_number": "+1..."}}
 //
@@ -83,12 +85,23 @@ func read(ctx context.Context, c SecretsClient, id string) (map[string]Account, 
 	if err != nil {
 		return nil, fmt.Errorf("twilio: reading the credentials secret: %w", err)
 	}
-	m := map[string]Account{}
+	var raw map[string]json.RawMessage
 	if s := aws.ToString(out.SecretString); s != "" {
-		// The error never quotes the secret.
-		if err := json.Unmarshal([]byte(s), &m); err != nil {
-			return nil, errors.New("twilio: the credentials secret is not a JSON object of accounts")
+		// The errors never quote the secret.
+		if err := json.Unmarshal([]byte(s), &raw); err != nil {
+			return nil, errors.New("twilio: the credentials secret is not a JSON object")
 		}
+	}
+	m := make(map[string]Account, len(raw))
+	for k, v := range raw {
+		if strings.HasPrefix(k, "_") {
+			continue // the stack's generated first value: no account
+		}
+		var a Account
+		if err := json.Unmarshal(v, &a); err != nil {
+			return nil, fmt.Errorf("twilio: the credentials secret's entry %q is not an account object", k)
+		}
+		m[k] = a
 	}
 	return m, nil
 }
@@ -107,6 +120,7 @@ func SetAccount(ctx context.Context, c SecretsWriter, secretID, accountID string
 		return err
 	}
 	m[accountID] = a
+	// The generated "_" keys are dropped: the secret holds accounts only.
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
