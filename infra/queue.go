@@ -53,10 +53,10 @@ type queueResources struct {
 	outboundDLQ awssqs.Queue
 }
 
-// newOutboundQueue adds the outbound queue of dial jobs and its DLQ. A job
-// the dialer fails on maxReceiveCount times (a store or Twilio down for
-// that long) is a dead letter: its call stays queued, and the
-// OutboundDLQNotEmpty alarm fires.
+// newOutboundQueue adds the outbound queue of dial jobs and its DLQ. On a
+// job's last receive (maxReceiveCount, dialer.DefaultMaxReceives) a failing
+// dialer ends its call as failure; a job whose call it could not even end
+// is a dead letter, and the OutboundDLQNotEmpty alarm fires.
 func newOutboundQueue(stack awscdk.Stack, q *queueResources) {
 	q.outboundDLQ = awssqs.NewQueue(stack, jsii.String("OutboundDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: seconds(dlqRetention),

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
@@ -320,6 +321,10 @@ func strings1(v any) []string {
 func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
 	if deliveryVisibilityTimeout < 6*DispatcherTimeout {
 		t.Fatalf("visibility timeout %s < 6 × dispatcher timeout %s", deliveryVisibilityTimeout, DispatcherTimeout)
+	}
+	// The dialer gives a call up on the outbound queue's last receive.
+	if maxReceiveCount != dialer.DefaultMaxReceives {
+		t.Fatalf("maxReceiveCount %d, dialer.DefaultMaxReceives %d", maxReceiveCount, dialer.DefaultMaxReceives)
 	}
 	for _, r := range Regions {
 		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]

@@ -56,5 +56,7 @@ fi
 echo "cfn-lint: ${#templates[@]} templates, nothing reported"
 
 echo "bundles (BUNDLE_SIZE_CHECK=$size_check):"
-go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=16 "$out"
+# outbound links libphonenumber's metadata (about 10 MiB) and, for the
+# trigger's enqueue, the SQS client (0.6 MiB): 15.9 MiB; 17 leaves room.
+go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=17 "$out"
 echo "synth-lint.sh: ${#templates[@]} templates synthesized, cfn-lint clean, bundles checked"

@@ -260,7 +260,9 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		})
 		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
 		var dial *dialer.Dialer
-		dq := &dialer.MemoryQueue{Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) }, Log: log}
+		dq := &dialer.MemoryQueue{Log: log,
+			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
+			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
 		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },

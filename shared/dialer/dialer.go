@@ -38,6 +38,35 @@ type Dialer struct {
 	MaxWait time.Duration
 	// Timeout bounds a placed call (default voiceops.CallTimeout).
 	Timeout time.Duration
+	// MaxReceives is the queue's receives of a job before its DLQ (the
+	// redrive policy's maxReceiveCount; default DefaultMaxReceives): on the
+	// last one a failing job gives its call up (GiveUp).
+	MaxReceives int
+}
+
+// DefaultMaxReceives matches the outbound queue's redrive policy (infra).
+const DefaultMaxReceives = 5
+
+func (d *Dialer) maxReceives() int {
+	if d.MaxReceives > 0 {
+		return d.MaxReceives
+	}
+	return DefaultMaxReceives
+}
+
+// GiveUp ends the job's call as failure when the job cannot be handled: a
+// queued call goes through calling (the only way to a terminal status)
+// with reason failed; a placed call's check fails it with reason timeout.
+// A call that has ended keeps its status.
+func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
+	reason := voiceops.ReasonFailed
+	if j.Check {
+		reason = voiceops.ReasonTimeout
+	} else if _, err := d.Calls.MoveCall(ctx, j.SID, voiceops.CallCalling, "", d.Now().UTC()); err != nil &&
+		!errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+		return err
+	}
+	return d.fail(ctx, j.SID, reason)
 }
 
 // DefaultMaxWait keeps the in-process waits short: a Lambda function pays

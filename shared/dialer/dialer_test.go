@@ -325,3 +325,35 @@ func TestHandleSQS(t *testing.T) {
 		t.Errorf("failures %v, placed %d", failed, len(f.prov.calls))
 	}
 }
+
+// failingPacer fails every reservation (a store down).
+type failingPacer struct{}
+
+func (failingPacer) ReserveSlot(context.Context, string, time.Time) (time.Time, error) {
+	return time.Time{}, errors.New("table unavailable")
+}
+
+// TestLastReceiveGivesTheCallUp: a job that fails on every receive ends its
+// call as failure on the last receive before the DLQ, instead of leaving it
+// queued; earlier receives only report the failure (SQS retries).
+func TestLastReceiveGivesTheCallUp(t *testing.T) {
+	f := newFixture(t)
+	f.d.Pacer = failingPacer{}
+	j := f.trigger(t, "acct_a", "+14155550100")
+	body := `{"sid":"` + j.SID + `","account_id":"acct_a","queued_at":"` + t0.Format(time.RFC3339Nano) + `"}`
+	for receive, wantFailed := range map[string]bool{"1": true, "4": true} {
+		res, _ := f.d.HandleSQS(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+			{MessageId: "m", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": receive}}}})
+		if (len(res.BatchItemFailures) == 1) != wantFailed || f.status(t, j.SID).Status != voiceops.CallQueued {
+			t.Errorf("receive %s: %+v, call %s", receive, res, f.status(t, j.SID).Status)
+		}
+	}
+	res, _ := f.d.HandleSQS(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		{MessageId: "m", Body: body, Attributes: map[string]string{"ApproximateReceiveCount": "5"}}}})
+	if c := f.status(t, j.SID); len(res.BatchItemFailures) != 0 || c.Status != voiceops.CallFailure || c.Reason != voiceops.ReasonFailed {
+		t.Errorf("last receive: %+v, call %s %q", res, c.Status, c.Reason)
+	}
+	if len(f.prov.calls) != 0 {
+		t.Errorf("placed %d calls", len(f.prov.calls))
+	}
+}

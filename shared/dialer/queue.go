@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -65,10 +66,20 @@ func (d *Dialer) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 			fail(rec.MessageId, fmt.Errorf("not a dial job: %v", err))
 			continue
 		}
+		receives, _ := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := d.Handle(ctx, j); err != nil {
+			err := d.Handle(ctx, j)
+			if err != nil && receives >= d.maxReceives() {
+				// The last receive before the DLQ: end the call as failed
+				// rather than leave it queued (or calling) for ever.
+				if gerr := d.GiveUp(ctx, j); gerr == nil {
+					d.Log.Error("dial job failed on its last receive; the call is failed", "call_sid", j.SID, "error", err)
+					return
+				}
+			}
+			if err != nil {
 				fail(rec.MessageId, err)
 			}
 		}()
@@ -79,11 +90,13 @@ func (d *Dialer) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 
 // MemoryQueue is the dev server's in-process outbound queue: a job is
 // handed to the handler when its delay has passed, and again a second
-// later while the handler fails, up to 5 times (then logged and dropped,
-// like a message moved to a DLQ).
+// later while the handler fails, up to 5 times (then logged, given up and
+// dropped, like a message moved to a DLQ).
 type MemoryQueue struct {
 	Handler func(ctx context.Context, j voiceops.DialJob) error
-	Log     *slog.Logger
+	// GiveUp, when set, is called on the last failed receive (Dialer.GiveUp).
+	GiveUp func(ctx context.Context, j voiceops.DialJob) error
+	Log    *slog.Logger
 
 	mu     sync.Mutex
 	ctx    context.Context
@@ -118,6 +131,11 @@ func (q *MemoryQueue) SendDial(_ context.Context, j voiceops.DialJob, delay time
 			}
 			if receive == memoryReceives {
 				q.Log.Error("dial job dead-lettered", "call_sid", j.SID, "error", err)
+				if q.GiveUp != nil {
+					if err := q.GiveUp(q.ctx, j); err != nil {
+						q.Log.Error("giving the call up", "call_sid", j.SID, "error", err)
+					}
+				}
 				return
 			}
 			if SleepContext(q.ctx, time.Second) != nil {
