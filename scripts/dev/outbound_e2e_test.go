@@ -117,6 +117,19 @@ func TestOutboundEndToEnd(t *testing.T) {
 		t.Errorf("the call's conversation: %v", conv)
 	}
 
+	// It counts in the concurrency series.
+	from, to := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339), time.Now().UTC().Add(10*time.Minute).Format(time.RFC3339)
+	code, series := call("GET", "/v1/"+acct.AccountID+"/"+proj.ProjectID+"/conversations/concurrency?start_time="+from+"&end_time="+to, "x-api-key", proj.APIKey, "")
+	peak := 0.0
+	if code == 200 {
+		for _, iv := range series["intervals"].([]any) {
+			peak = max(peak, iv.(map[string]any)["max_concurrent_conversations"].(float64))
+		}
+	}
+	if peak < 1 {
+		t.Errorf("concurrency: %d, peak %v; want the call's conversation counted", code, peak)
+	}
+
 	// 5 triggers at once (another account): placed at its pace, 1 a second.
 	acct2 := creds.Accounts[1].Projects[0]
 	var sids []string
