@@ -46,7 +46,10 @@ import (
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -68,6 +71,10 @@ type options struct {
 	allowLoopback bool
 	evalEvery     time.Duration
 	schedule      webhook.Schedule
+	// telephony is the outbound calls' provider: simulator or twilio.
+	telephony    string
+	publicURL    string
+	twilioAPIURL string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -93,6 +100,10 @@ Flags:
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
+	fs.StringVar(&o.telephony, "telephony", "simulator", "outbound calls' provider: simulator (test numbers, no real call) or twilio "+
+		"(real calls with $TWILIO_ACCOUNT_SID, $TWILIO_AUTH_TOKEN and $TWILIO_FROM_NUMBER for every demo account; needs -public-url)")
+	fs.StringVar(&o.publicURL, "public-url", "", "with -telephony twilio: the `URL` at which Twilio reaches this server (a tunnel), for its callbacks")
+	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "with -telephony twilio: Twilio's API base `URL` (default https://api.twilio.com)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -105,6 +116,15 @@ Flags:
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	switch o.telephony {
+	case "simulator":
+	case "twilio":
+		if o.publicURL == "" {
+			return o, fmt.Errorf("-telephony twilio needs -public-url: Twilio calls this server back there")
+		}
+	default:
+		return o, fmt.Errorf("-telephony must be simulator or twilio")
 	}
 	if _, ok := voiceops.LookupRegion(o.region); !ok {
 		return o, fmt.Errorf("-region must be us, uk or eu")
@@ -142,6 +162,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Now:       time.Now, Log: log,
 	}
 	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log}
+	// Outbound calls: the dialer, with the simulated provider (whose
+	// answered calls talk through the same engine as the voice intake), or
+	// Twilio, whose callbacks this server then serves.
+	var provider telephony.Provider
+	var callbacks []httpapi.Route
+	switch o.telephony {
+	case "twilio":
+		creds, err := devTwilio(getenv)
+		if err != nil {
+			return err
+		}
+		provider = &twilio.Provider{Creds: creds, APIBaseURL: o.twilioAPIURL, CallbackBaseURL: o.publicURL}
+		callbacks = (&twilioapi.Callbacks{Calls: b.calls, Creds: creds, Engine: engine, PublicBaseURL: o.publicURL, Now: time.Now}).Routes()
+	default:
+		sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
+		defer sim.Wait()
+		provider = sim
+	}
+	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: provider,
+		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
+	defer stopDialer()
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
@@ -162,14 +203,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
+		callbacks,
 	)
-	// Outbound calls: the dialer, with the simulated provider, whose
-	// answered calls talk through the same engine as the voice intake.
-	sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
-	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: sim,
-		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
-	defer sim.Wait()
-	defer stopDialer()
 	ev := &evaluator.Evaluator{
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
@@ -316,6 +351,20 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		close: func() { stop(); <-done },
 	}, nil
 }
+
+// devTwilio is the one Twilio account of every demo account, from the
+// environment (the deployed stacks keep one per account in Secrets Manager).
+type devTwilioAccount twilio.Account
+
+func devTwilio(getenv func(string) string) (devTwilioAccount, error) {
+	a := devTwilioAccount{AccountSID: getenv("TWILIO_ACCOUNT_SID"), AuthToken: getenv("TWILIO_AUTH_TOKEN"), FromNumber: getenv("TWILIO_FROM_NUMBER")}
+	if a.AccountSID == "" || a.AuthToken == "" || !voiceops.ValidE164(a.FromNumber) {
+		return a, fmt.Errorf("-telephony twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM_NUMBER (E.164) in the environment")
+	}
+	return a, nil
+}
+
+func (a devTwilioAccount) Twilio(context.Context, string) (twilio.Account, error) { return twilio.Account(a), nil }
 
 // dialerVisibility is the outbound queue's visibility timeout: longer than
 // a dialer's longest handling (its in-process wait for a slot, a provider
