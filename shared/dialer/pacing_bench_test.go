@@ -2,6 +2,7 @@ package dialer
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -85,10 +86,16 @@ func BenchmarkPacing100At5(b *testing.B) {
 		slices.SortFunc(at, func(x, y time.Time) int { return x.Compare(y) })
 		var maxErr, sumErr float64
 		interval := voiceops.SlotInterval(rate)
+		var late []string
 		for i, t := range at {
-			e := math.Abs(float64(t.Sub(at[0].Add(time.Duration(i) * interval))))
+			d := t.Sub(at[0].Add(time.Duration(i) * interval))
+			e := math.Abs(float64(d))
 			maxErr, sumErr = max(maxErr, e), sumErr+e
+			if d > 50*time.Millisecond || d < -50*time.Millisecond {
+				late = append(late, fmt.Sprintf("#%d %+dms", i, d.Milliseconds()))
+			}
 		}
+		b.Logf("starts more than 50 ms off their slot: %v", late)
 		b.ReportMetric(at[n-1].Sub(at[0]).Seconds(), "span-s")
 		b.ReportMetric(maxErr/float64(time.Millisecond), "max-slot-error-ms")
 		b.ReportMetric(sumErr/n/float64(time.Millisecond), "mean-slot-error-ms")
