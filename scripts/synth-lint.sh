@@ -5,7 +5,8 @@
 #   - cfn-lint on every template: any error or warning fails;
 #   - every function's bootstrap (scripts/checkbundles): present, a static
 #     linux/arm64 ELF, and at most 10 MiB, the outbound function (it parses
-#     phone numbers) at most 16 MiB. Sizes are printed.
+#     phone numbers, and links the SQS client for the trigger) at most 17 MiB.
+#     Sizes are printed.
 #
 # BUNDLE_SIZE_CHECK=fail (default) fails on an oversized bootstrap;
 # BUNDLE_SIZE_CHECK=warn only reports it (a missing or foreign bootstrap
