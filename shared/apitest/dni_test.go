@@ -81,7 +81,7 @@ func TestDNIReservation(t *testing.T) {
 		"unknown field":         {h.projKey, `{"attributes":{},"number":"+1"}`, 400, ""},
 		"not json":              {h.projKey, `{"attributes":`, 400, ""},
 		"empty body":            {h.projKey, ``, 400, ""},
-		"too large attributes":  {h.projKey, `{"attributes":{"x":"` + strings.Repeat("a", 70000) + `"}}`, 400, "validation failed: attributes must be at most 65536 bytes of JSON"},
+		"too large attributes":  {h.projKey, `{"attributes":{"x":"` + strings.Repeat("a", 70000) + `"}}`, 400, "validation failed: attributes is 70008 bytes; at most 65536 bytes are accepted"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := h.do("POST", dniPath, c.key, c.body).expect(t, c.status).JSON(t)

@@ -93,6 +93,7 @@ func TestEndpointValidation(t *testing.T) {
 		{"header webhook-id", with(validEndpoint(), "headers", map[string]string{"Webhook-Id": "x"}), "headers.Webhook-Id"},
 		{"header x-service", with(validEndpoint(), "headers", map[string]string{"X-Service-Signature": "x"}), "headers.X-Service-Signature"},
 		{"header user-agent", with(validEndpoint(), "headers", map[string]string{"User-Agent": "x"}), "headers.User-Agent"},
+		{"header name over 256", with(validEndpoint(), "headers", map[string]string{strings.Repeat("X", 257): "x"}), "headers"},
 		{"header content-length", with(validEndpoint(), "headers", map[string]string{"Content-Length": "1"}), "headers.Content-Length"},
 		{"header name not token", with(validEndpoint(), "headers", map[string]string{"Bad Name": "x"}), "headers.Bad Name"},
 		{"header CRLF", with(validEndpoint(), "headers", map[string]string{"X-A": "a\r\nX-B: b"}), "headers.X-A"},

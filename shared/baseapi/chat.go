@@ -64,7 +64,7 @@ func (g *Chat) chatCreate(w http.ResponseWriter, r *http.Request, t httpapi.Call
 	}
 	in := conversation.StartInput{AccountID: t.AccountID, ProjectID: t.ProjectID, Channel: voiceops.ChannelAPI,
 		Environment: voiceops.Environment(t.Agent.Environment)}
-	in.IntegrationAttributes, _ = o.JSONObject("integration_attributes", true)
+	in.IntegrationAttributes, _ = o.JSONObjectMax("integration_attributes", true, voiceops.MaxAttributesBytes)
 	if v, ok := o.Str("variant_id", false); ok {
 		in.VariantID = v
 	}
@@ -76,7 +76,7 @@ func (g *Chat) chatCreate(w http.ResponseWriter, r *http.Request, t httpapi.Call
 		in.Channel = ch
 	}
 	in.ASRLang, in.TTSLang = readLangs(o)
-	initial, hasInitial := o.Str("initial_message", false)
+	initial, hasInitial := o.StrMax("initial_message", false, voiceops.MaxMessageBytes)
 	if err := o.Done(); err != nil {
 		return err
 	}
@@ -140,11 +140,11 @@ func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Cal
 	}
 	id := readConversationID(o)
 	var in conversation.TurnInput
-	if v, ok := o.Str("message", false); ok {
+	if v, ok := o.StrMax("message", false, voiceops.MaxMessageBytes); ok {
 		in.Message = v
 	}
-	in.IntegrationAttributes, _ = o.JSONObject("integration_attributes", true)
-	in.Metadata, _ = o.JSONObject("metadata", true)
+	in.IntegrationAttributes, _ = o.JSONObjectMax("integration_attributes", true, voiceops.MaxAttributesBytes)
+	in.Metadata, _ = o.JSONObjectMax("metadata", true, voiceops.MaxMetadataBytes)
 	in.ASRLang, in.TTSLang = readLangs(o)
 	if o.Has("variant_id") {
 		o.Fail("variant_id", "is accepted on create only; a conversation's variant cannot change")

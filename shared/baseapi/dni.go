@@ -22,10 +22,6 @@ func (g *DNI) Routes() []httpapi.Route {
 	return []httpapi.Route{doc2("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve)}
 }
 
-// maxDNIAttributesBytes bounds the JSON of a reservation's attributes: they
-// are stored with the number, then with the conversation of the call.
-const maxDNIAttributesBytes = 64 << 10
-
 type dniReservationJSON struct {
 	DNI       string `json:"dni"`
 	ExpiresAt string `json:"expires_at"`
@@ -45,8 +41,8 @@ func (g *DNI) dniReserve(w http.ResponseWriter, r *http.Request, p httpapi.Calle
 		switch {
 		case raw[0] != '{' || json.Unmarshal(raw, &attrs) != nil:
 			o.Fail("attributes", "must be an object")
-		case len(raw) > maxDNIAttributesBytes:
-			o.Fail("attributes", "must be at most 65536 bytes of JSON")
+		case len(raw) > voiceops.MaxDNIAttributesBytes:
+			o.Fail("attributes", voiceops.SizeMessage(len(raw), voiceops.MaxDNIAttributesBytes))
 		}
 	}
 	if err := o.Done(); err != nil {

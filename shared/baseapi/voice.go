@@ -60,7 +60,7 @@ func (g *Voice) voiceStart(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 		}
 		in.Environment = env
 	}
-	in.IntegrationAttributes, _ = o.JSONObject("integration_attributes", true)
+	in.IntegrationAttributes, _ = o.JSONObjectMax("integration_attributes", true, voiceops.MaxAttributesBytes)
 	if err := o.Done(); err != nil {
 		return err
 	}
@@ -80,10 +80,10 @@ func (g *Voice) voiceTurn(w http.ResponseWriter, r *http.Request, _ httpapi.Call
 	}
 	acct, proj := readTenant(o)
 	var in conversation.TurnInput
-	in.Message, _ = o.Str("transcript", false)
-	in.DTMF, _ = o.Str("dtmf", false)
+	in.Message, _ = o.StrMax("transcript", false, voiceops.MaxMessageBytes)
+	in.DTMF, _ = o.StrMax("dtmf", false, voiceops.MaxDTMFBytes)
 	in.Silence, _ = o.Boolean("silence", false)
-	in.Metadata, _ = o.JSONObject("metadata", true)
+	in.Metadata, _ = o.JSONObjectMax("metadata", true, voiceops.MaxMetadataBytes)
 	if in.Silence && (in.Message != "" || in.DTMF != "") {
 		o.Fail("silence", "a silent turn has no transcript or DTMF")
 	}

@@ -6,10 +6,12 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"sync"
 	"time"
 
@@ -195,6 +197,11 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 			attrs = map[string]any{}
 		}
 		maps.Copy(attrs, in.IntegrationAttributes)
+		// Each turn's attributes are within the limit; their merge must be
+		// too, or the record would grow past what DynamoDB holds.
+		if n := jsonSize(attrs); n > voiceops.MaxAttributesBytes {
+			return Answer{}, voiceops.TooLargeField("integration_attributes", n, voiceops.MaxAttributesBytes)
+		}
 		c.IntegrationAttributes = attrs
 	}
 	if in.ASRLang != "" {
@@ -241,7 +248,10 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 		e.Log.WarnContext(ctx, "agent failed", "conversation_id", c.ID, "error", err)
 		reply = agent.Reply{Response: fallbackResponse, OOD: !req.Start}
 	}
-	applyState(c, reply.State)
+	if !applyState(c, reply.State) {
+		ferrs++
+		e.Log.WarnContext(ctx, "agent state dropped: over the state limit", "conversation_id", c.ID, "limit", voiceops.MaxStateBytes)
+	}
 	turn.Intents, turn.Entities, turn.IsOOD = reply.Intents, reply.Entities, reply.OOD
 	ans := Answer{Response: reply.Response, End: reply.End, Handoff: reply.Handoff}
 
@@ -252,7 +262,10 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 			ferrs++
 			e.Log.WarnContext(ctx, "project function failed", "conversation_id", c.ID, "hook", hook, "error", err)
 		} else {
-			applyState(c, res.State)
+			if !applyState(c, res.State) {
+				ferrs++
+				e.Log.WarnContext(ctx, "function state dropped: over the state limit", "conversation_id", c.ID, "hook", hook, "limit", voiceops.MaxStateBytes)
+			}
 			if res.Response != nil {
 				ans.Response = *res.Response
 			}
@@ -334,20 +347,41 @@ func (e *Engine) end(ctx context.Context, cfg agent.Config, c *voiceops.Conversa
 		e.Log.WarnContext(ctx, "project function failed", "conversation_id", c.ID, "hook", agent.HookOnEnd, "error", err)
 		return 1
 	}
-	applyState(c, res.State)
+	if !applyState(c, res.State) {
+		e.Log.WarnContext(ctx, "function state dropped: over the state limit", "conversation_id", c.ID, "hook", agent.HookOnEnd, "limit", voiceops.MaxStateBytes)
+		return 1
+	}
 	return 0
 }
 
-func applyState(c *voiceops.Conversation, set map[string]any) {
+// applyState merges set into the conversation's state, unless the merge
+// would pass voiceops.MaxStateBytes: then the state stays as it was and
+// it reports false (the caller counts a function error; the conversation
+// goes on, and its record stays under DynamoDB's item limit).
+func applyState(c *voiceops.Conversation, set map[string]any) bool {
 	if len(set) == 0 {
-		return
+		return true
 	}
 	st := maps.Clone(c.State)
 	if st == nil {
 		st = map[string]any{}
 	}
 	maps.Copy(st, set)
+	if jsonSize(st) > voiceops.MaxStateBytes {
+		return false
+	}
 	c.State = st
+	return true
+}
+
+// jsonSize is the size of v as JSON; a value that cannot be encoded counts
+// as over every limit.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b)
 }
 
 func fromHook(h *hooks.Handoff) *agent.Handoff {

@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +37,7 @@ type fixture struct {
 
 	mu      sync.Mutex
 	fnReply func(w http.ResponseWriter, hook string)
+	fnTurn  int // on_turn answers so far (TestStateLimit)
 	fnCalls []string
 	fnURL   string
 	pool    *tls.Config
@@ -289,5 +292,33 @@ func TestUnknownVariantAndNoAgent(t *testing.T) {
 	}
 	if _, err := f.e.Start(ctx, StartInput{AccountID: "acct", ProjectID: "none"}); !errors.Is(err, ErrNoAgent) {
 		t.Errorf("project without agent: %v", err)
+	}
+}
+
+// TestStateLimit: a state that the functions grow past MaxStateBytes is
+// not applied (the record would outgrow DynamoDB's item limit); the turn
+// goes on, counts a function error, and the state keeps what it had.
+func TestStateLimit(t *testing.T) {
+	f := newFixture(t, map[agent.Hook]bool{agent.HookOnTurn: true})
+	chunk := strings.Repeat("s", voiceops.MaxStateBytes*2/3)
+	f.fnReply = func(w http.ResponseWriter, hook string) {
+		f.fnTurn++
+		_, _ = fmt.Fprintf(w, `{"state":{"k%d":%q}}`, f.fnTurn, chunk)
+	}
+	id := f.start().Conversation.ID
+	f.say(id, TurnInput{Message: "hello"})
+	if got := f.counts().Counts.FunctionErrors; got != 0 {
+		t.Fatalf("function_errors after a state under the limit: %d", got)
+	}
+	a := f.say(id, TurnInput{Message: "again"})
+	if a.Response == "" || a.End {
+		t.Errorf("the turn did not go on: %+v", a)
+	}
+	if got := f.counts().Counts.FunctionErrors; got != 1 {
+		t.Errorf("function_errors after a state over the limit: %d, want 1", got)
+	}
+	conv, err := f.e.Store.GetConversation(context.Background(), "acct", "proj", id)
+	if err != nil || conv.State["k1"] != chunk || conv.State["k2"] != nil || conv.NumTurns != 3 {
+		t.Errorf("conversation: turns %d, state keys %v, %v", conv.NumTurns, len(conv.State), err)
 	}
 }

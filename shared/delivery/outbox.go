@@ -134,6 +134,14 @@ var ErrDeliveryInProgress = &voiceops.Error{Kind: voiceops.KindConflict, Message
 // endpoint (409): it would only be skipped.
 var ErrEndpointDisabled = &voiceops.Error{Kind: voiceops.KindConflict, Message: "the webhook endpoint is disabled"}
 
+// MaxAttempts bounds the attempts of one delivery, scheduled and manual:
+// each is kept in the delivery's record, which must stay under the item
+// limit (100 attempts are about 30 KB).
+const MaxAttempts = 100
+
+// ErrAttemptLimit is Retry's answer for a delivery that has had MaxAttempts.
+var ErrAttemptLimit = &voiceops.Error{Kind: voiceops.KindConflict, Message: fmt.Sprintf("the delivery has had the maximum of %d attempts", MaxAttempts)}
+
 // Retry queues one more attempt, made at once, of a finished delivery: for
 // POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/retry (202).
 //
@@ -146,7 +154,8 @@ var ErrEndpointDisabled = &voiceops.Error{Kind: voiceops.KindConflict, Message: 
 //
 // Errors: ErrNotFound (no such delivery of this endpoint, or the endpoint
 // is gone), ErrEndpointDisabled, ErrDeliveryInProgress (pending), and
-// ErrConflictingWrite when the delivery changed meanwhile (409; the caller
+// ErrAttemptLimit (MaxAttempts made), and ErrConflictingWrite when the
+// delivery changed meanwhile (409; the caller
 // may simply retry). It returns the delivery as queued.
 func (o *Outbox) Retry(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {
 	ep, err := o.endpoints.GetEndpoint(ctx, accountID, endpointID)
@@ -162,6 +171,9 @@ func (o *Outbox) Retry(ctx context.Context, accountID, endpointID, deliveryID st
 	}
 	if d.Status == voiceops.DeliveryPending {
 		return voiceops.Delivery{}, ErrDeliveryInProgress
+	}
+	if len(d.Attempts) >= MaxAttempts {
+		return voiceops.Delivery{}, ErrAttemptLimit
 	}
 	prev := d
 	now := o.now()

@@ -353,6 +353,23 @@ func TestRetryRefusals(t *testing.T) {
 	wantLog(t, e.delivery(ev, ep), voiceops.DeliveryFailed, 400) // put back
 	q.err = nil
 
+	// A delivery that has had MaxAttempts takes no more: its log is
+	// kept in one record, under the item limit.
+	for i := 1; i < delivery.MaxAttempts; i++ {
+		if _, err := e.d.Retry(t.Context(), testAccount, ep.ID, did); err != nil {
+			t.Fatalf("Retry %d: %v", i+1, err)
+		}
+		if err := e.d.Handle(t.Context(), q.take(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(e.delivery(ev, ep).Attempts); got != delivery.MaxAttempts {
+		t.Fatalf("%d attempts, want %d", got, delivery.MaxAttempts)
+	}
+	if _, err := e.d.Retry(t.Context(), testAccount, ep.ID, did); !errors.Is(err, delivery.ErrAttemptLimit) {
+		t.Errorf("Retry past MaxAttempts: want ErrAttemptLimit, got %v", err)
+	}
+
 	off := ep
 	off.Enabled, off.Version = false, ep.Version+1
 	if err := e.stores.Endpoints.UpdateEndpoint(t.Context(), off, ep.Version); err != nil {

@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"fmt"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -10,56 +9,6 @@ import (
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
-
-// itemSize is the size of an item as DynamoDB bills it: attribute names
-// plus values (strings and binaries their bytes, numbers about one byte
-// per two significant digits plus one, booleans and nulls one byte, lists
-// and maps 3 bytes plus one per element plus their elements).
-func itemSize(it item) int {
-	n := 0
-	for name, v := range it {
-		n += len(name) + valueSize(v)
-	}
-	return n
-}
-
-func valueSize(v types.AttributeValue) int {
-	switch v := v.(type) {
-	case *types.AttributeValueMemberS:
-		return len(v.Value)
-	case *types.AttributeValueMemberN:
-		digits := 0
-		for _, c := range v.Value {
-			if c >= '0' && c <= '9' {
-				digits++
-			}
-		}
-		return (digits+1)/2 + 1
-	case *types.AttributeValueMemberB:
-		return len(v.Value)
-	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
-	case *types.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + valueSize(e)
-		}
-		return n
-	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
-	}
-	panic(fmt.Sprintf("unsized attribute value %T", v))
-}
 
 // TestIntervalItemSize measures what the concurrency series reads per
 // conversation (issue 6): the item of a typical ended voice call, whole

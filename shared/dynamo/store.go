@@ -91,7 +91,9 @@ type store struct {
 	now   func() time.Time
 }
 
-func newStore(db DB, table string) store { return store{db: db, table: table, now: time.Now} }
+func newStore(db DB, table string) store {
+	return store{db: sizedDB{db}, table: table, now: time.Now}
+}
 
 // NewStores returns the domain's aggregate of stores over a stack's tables,
 // for what uses them all (the dev server, tests). A function builds only

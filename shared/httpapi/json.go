@@ -394,6 +394,27 @@ func (o *Object) JSONObject(name string, nullable bool) (map[string]any, bool) {
 	return m, true
 }
 
+// StrMax reads a string field of at most max UTF-8 bytes.
+func (o *Object) StrMax(name string, required bool, max int) (string, bool) {
+	s, ok := o.Str(name, required)
+	if ok && len(s) > max {
+		o.Fail(name, voiceops.SizeMessage(len(s), max))
+		return "", false
+	}
+	return s, ok
+}
+
+// JSONObjectMax reads an object field whose JSON, as sent, is at most max
+// bytes.
+func (o *Object) JSONObjectMax(name string, nullable bool, max int) (map[string]any, bool) {
+	if i := o.field(name); i >= 0 && len(o.values[i]) > max {
+		o.markUsed(name)
+		o.Fail(name, voiceops.SizeMessage(len(o.values[i]), max))
+		return nil, false
+	}
+	return o.JSONObject(name, nullable)
+}
+
 // Has reports whether the body holds the field, marking it read.
 func (o *Object) Has(name string) bool {
 	o.markUsed(name)

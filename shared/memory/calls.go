@@ -36,6 +36,9 @@ func cloneCall(c voiceops.Call) voiceops.Call {
 }
 
 func (s *Calls) CreateCall(_ context.Context, c voiceops.Call) error {
+	if err := checkItem(c, 0); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.calls[c.SID]; ok {

@@ -58,6 +58,9 @@ func storeConversation(c voiceops.Conversation) (*storedConversation, error) {
 		return nil, err
 	}
 	c.IntegrationAttributes, c.State = nil, nil
+	if err := checkItem(c, len(attrs)+len(state)); err != nil {
+		return nil, err
+	}
 	if c.EndedAt != nil {
 		end := *c.EndedAt
 		c.EndedAt = &end
@@ -86,6 +89,9 @@ func storeTurn(t voiceops.Turn) (storedTurn, error) {
 		return storedTurn{}, err
 	}
 	t.Entities, t.Metadata = nil, nil
+	if err := checkItem(t, len(entities)+len(metadata)); err != nil {
+		return storedTurn{}, err
+	}
 	t.Intents = slices.Clone(t.Intents)
 	return storedTurn{t: t, entities: entities, metadata: metadata}, nil
 }

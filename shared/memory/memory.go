@@ -199,6 +199,9 @@ func (s *Store) RevokeKey(_ context.Context, accountID, keyID string, at time.Ti
 }
 
 func (s *Store) CreateRule(_ context.Context, r voiceops.AlertRule) error {
+	if err := checkItem(r, 0); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.accounts[r.AccountID]; !ok {
@@ -244,6 +247,9 @@ func (s *Store) ListRules(_ context.Context, accountID string) ([]voiceops.Alert
 }
 
 func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
+	if err := checkItem(r, 0); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.rules[r.AccountID][r.ID]
@@ -306,6 +312,9 @@ func (s *Store) DeleteRule(_ context.Context, accountID, ruleID string, events f
 }
 
 func (s *Store) CreateEndpoint(_ context.Context, e voiceops.WebhookEndpoint) error {
+	if err := checkItem(e, 0); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.accounts[e.AccountID]; !ok {
@@ -346,6 +355,9 @@ func (s *Store) ListEndpoints(_ context.Context, accountID string) ([]voiceops.W
 }
 
 func (s *Store) UpdateEndpoint(_ context.Context, e voiceops.WebhookEndpoint, expectVersion int64) error {
+	if err := checkItem(e, 0); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.endpoints[e.AccountID][e.ID]

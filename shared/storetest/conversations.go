@@ -38,6 +38,7 @@ func RunConversations(t *testing.T, newStores func(t *testing.T) voiceops.Stores
 	t.Run("List", func(t *testing.T) { testListConversations(t, newStores) })
 	t.Run("ListPagination", func(t *testing.T) { testListPagination(t, newStores) })
 	t.Run("BySharedID", func(t *testing.T) { testConversationBySharedID(t, newStores) })
+	t.Run("ItemLimit", func(t *testing.T) { testConversationItemLimit(t, newStores) })
 }
 
 // retained is an expiry far enough ahead for every test.

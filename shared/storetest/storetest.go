@@ -33,6 +33,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("Endpoints", func(t *testing.T) { testEndpoints(t, newStores) })
 	t.Run("EndpointLimit", func(t *testing.T) { testEndpointLimit(t, newStores) })
 	t.Run("EndpointUpdates", func(t *testing.T) { testEndpointUpdates(t, newStores) })
+	t.Run("EndpointItemLimit", func(t *testing.T) { testEndpointItemLimit(t, newStores) })
 	t.Run("TenantIsolation", func(t *testing.T) { testTenantIsolation(t, newStores) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newStores) })
 	t.Run("EnabledRules", func(t *testing.T) { testEnabledRules(t, newStores) })

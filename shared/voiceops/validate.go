@@ -170,6 +170,8 @@ func CheckHeaders(h map[string]string) []FieldError {
 		val := h[name]
 		f := "headers." + name
 		switch {
+		case len(name) > MaxHeaderName:
+			errs = append(errs, FieldError{"headers", fmt.Sprintf("header names must be at most %d characters", MaxHeaderName)})
 		case !isToken(name):
 			errs = append(errs, FieldError{f, "header name must be an HTTP token"})
 		case reservedHeader(name):

@@ -25,6 +25,7 @@ const (
 	MaxURLLength       = 2048
 	MaxHeaders         = 20
 	MaxHeaderValue     = 1024
+	MaxHeaderName      = 256   // bytes; with MaxHeaders and MaxHeaderValue, an endpoint's headers stay far under the item limit
 	MaxSecretOverlap   = 86400 // seconds a rotated secret may stay valid
 	SigningSecretBytes = 32
 )

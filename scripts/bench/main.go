@@ -1,0 +1,411 @@
+// Command bench prints the project's headline figures side by side with
+// their baselines, all measured in the same run on this machine:
+//
+//   - the request path: the full stack (Lambda adapter, routing, auth,
+//     decoding, validation, store) against a bare handler writing the same
+//     JSON through the same adapter;
+//   - the conversations page encoder against encoding/json;
+//   - the concurrency sweep (one week, 100,000 conversations);
+//   - the dispatcher's deliveries per second;
+//   - every function's bootstrap (linux/arm64, stripped, as deployed), its
+//     package init (GODEBUG=inittrace=1) and its start to the first request
+//     to the Lambda Runtime API, against a hello-world aws-lambda-go
+//     function (scripts/bench/hello) built the same way.
+//
+// Usage, from the repository root:
+//
+//	go run ./scripts/bench [-runs 7] [-benchtime 2s] [-only go|functions]
+//
+// The Go figures come from the packages' own benchmarks (go test -bench);
+// the function figures from a local Runtime API stub: each bootstrap is
+// started natively with AWS_LAMBDA_RUNTIME_API pointing at it and timed
+// from exec to its first GET .../invocation/next (the median of -runs).
+// The same stub answers the one AWS call a function makes before that (the
+// internal key from Secrets Manager, where the function takes internal
+// requests), through AWS_ENDPOINT_URL.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	runs := flag.Int("runs", 7, "starts of each function (the median is shown)")
+	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the Go benchmarks")
+	only := flag.String("only", "", "`part` to run alone: go or functions")
+	flag.Parse()
+	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(out, "scripts/bench on %s/%s, %d CPUs, %s, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), time.Now().UTC().Format(time.DateOnly))
+	ok := true
+	if *only == "" || *only == "go" {
+		ok = goBenchmarks(out, *benchtime) && ok
+	}
+	if *only == "" || *only == "functions" {
+		ok = functions(out, *runs) && ok
+	}
+	out.Flush()
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// --- Go benchmarks ----------------------------------------------------------
+
+// result is one benchmark's line: its metrics by unit (ns/op, B/op,
+// allocs/op, and what it reports itself).
+type result map[string]float64
+
+// runBench runs the benchmarks of pkg matching pattern and returns their
+// results by name (without the -GOMAXPROCS suffix).
+func runBench(pkg, pattern, benchtime string) (map[string]result, error) {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", pattern, "-benchtime", benchtime, "-benchmem", "-count", "1", pkg)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test -bench %s %s: %v\n%s%s", pattern, pkg, err, stdout.String(), stderr.String())
+	}
+	return parseBench(stdout.String()), nil
+}
+
+var procSuffix = regexp.MustCompile(`-\d+$`)
+
+func parseBench(s string) map[string]result {
+	out := map[string]result{}
+	for line := range strings.Lines(s) {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		r := result{}
+		for i := 2; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				r[f[i+1]] = v
+			}
+		}
+		out[procSuffix.ReplaceAllString(f[0], "")] = r
+	}
+	return out
+}
+
+func goBenchmarks(out io.Writer, benchtime string) bool {
+	ok := true
+	get := func(pkg, pattern string) map[string]result {
+		rs, err := runBench(pkg, pattern, benchtime)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			ok = false
+		}
+		return rs
+	}
+	fmt.Fprintln(out, "Request path (shared/apitest)\tns/op\tallocs/op\tx bare")
+	api := get("./shared/apitest", "^(BenchmarkCreateRule|BenchmarkGetRule|BenchmarkBareHandler)$")
+	bare := api["BenchmarkBareHandler"]["ns/op"]
+	for _, row := range []struct{ label, name string }{
+		{"create a rule, full stack", "BenchmarkCreateRule"},
+		{"get a rule, full stack", "BenchmarkGetRule"},
+		{"bare handler (baseline)", "BenchmarkBareHandler"},
+	} {
+		r := api[row.name]
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\n", row.label, num(r["ns/op"]), num(r["allocs/op"]), ratio(r["ns/op"], bare))
+	}
+
+	fmt.Fprintln(out, "\nConversations page, 5000 conversations (shared/baseapi)\tms/op\tallocs/op\tx encoding/json")
+	page := get("./shared/baseapi", "^BenchmarkConversationPage$")
+	for _, kind := range []string{"page", "all"} {
+		ours, std := page["BenchmarkConversationPage/append/"+kind], page["BenchmarkConversationPage/encoding-json/"+kind]
+		fmt.Fprintf(out, "  appender, %s\t%s\t%s\t%s\n", kind, ms(ours["ns/op"]), num(ours["allocs/op"]), ratio(ours["ns/op"], std["ns/op"]))
+		fmt.Fprintf(out, "  encoding/json, %s (baseline)\t%s\t%s\t1.00\n", kind, ms(std["ns/op"]), num(std["allocs/op"]))
+	}
+
+	fmt.Fprintln(out, "\nConcurrency sweep, one week of 100,000 conversations (shared/baseapi)\tms/op\tbody bytes\t")
+	conc := get("./shared/baseapi", "^BenchmarkConcurrencyWeek$")
+	for _, s := range []string{"", "variant"} {
+		r := conc["BenchmarkConcurrencyWeek/slice_by="+s]
+		label := "whole project"
+		if s != "" {
+			label = "slice_by=" + s
+		}
+		fmt.Fprintf(out, "  %s\t%s\t%s\t\n", label, ms(r["ns/op"]), num(r["body-bytes"]))
+	}
+
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\t")
+	disp := get("./shared/delivery", "^BenchmarkDispatch$")["BenchmarkDispatch"]
+	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t\n", num(disp["deliveries/s"]), num(disp["allocs/op"]))
+
+	fmt.Fprintln(out, "\nTime to notify (event stored to webhook received)\tnot measured yet: real-time evaluation is issue 9\t\t")
+	fmt.Fprintln(out)
+	return ok
+}
+
+// --- functions ----------------------------------------------------------------
+
+type function struct {
+	name, dir string
+	size      int64         // arm64 stripped bootstrap
+	init      time.Duration // sum of the packages' init clock
+	start     time.Duration // exec to the first /next
+	err       error
+}
+
+func functions(out io.Writer, runs int) bool {
+	tmp, err := os.MkdirTemp("", "bench-functions")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return false
+	}
+	defer os.RemoveAll(tmp)
+	dirs, _ := filepath.Glob("functions/*")
+	fns := []*function{{name: "hello world (baseline)", dir: "./scripts/bench/hello"}}
+	for _, d := range dirs {
+		if st, err := os.Stat(filepath.Join(d, "main.go")); err == nil && !st.IsDir() {
+			fns = append(fns, &function{name: filepath.Base(d), dir: "./" + d})
+		}
+	}
+	ok := true
+	for _, f := range fns {
+		if f.err = measure(f, tmp, runs); f.err != nil {
+			ok = false
+		}
+	}
+	hello := fns[0]
+	fmt.Fprintln(out, "Function (bootstrap linux/arm64, stripped)\tMiB\tinit ms\tstart to /next ms\tx hello (size, init, start)")
+	for _, f := range fns {
+		if f.err != nil {
+			msg := f.err.Error()
+			if len(msg) > 160 {
+				msg = msg[:160] + "..."
+			}
+			fmt.Fprintf(out, "  %s\terror: %s\t\t\t\n", f.name, msg)
+			continue
+		}
+		fmt.Fprintf(out, "  %s\t%.1f\t%.2f\t%.1f\t%s, %s, %s\n", f.name, float64(f.size)/(1<<20), msOf(f.init), msOf(f.start),
+			ratio(float64(f.size), float64(hello.size)), ratio(float64(f.init), float64(hello.init)), ratio(float64(f.start), float64(hello.start)))
+	}
+	return ok
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// buildFlags are infra/bundle.go's: what cdk synth deploys.
+var buildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
+
+func build(dir, out string, env ...string) error {
+	cmd := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", out, dir)...)
+	cmd.Env = append(os.Environ(), append([]string{"CGO_ENABLED=0"}, env...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v: %s", dir, err, b)
+	}
+	return nil
+}
+
+func measure(f *function, tmp string, runs int) error {
+	arm := filepath.Join(tmp, f.dir[2:], "arm64")
+	if err := build(f.dir, arm, "GOOS=linux", "GOARCH=arm64"); err != nil {
+		return err
+	}
+	st, err := os.Stat(arm)
+	if err != nil {
+		return err
+	}
+	f.size = st.Size()
+	native := filepath.Join(tmp, f.dir[2:], "native")
+	if err := build(f.dir, native); err != nil {
+		return err
+	}
+	env := functionEnv()
+	var starts, inits []time.Duration
+	for i := range 2 * runs {
+		traced := i%2 == 1 // alternate, so both see the same machine state
+		start, stderr, err := startOnce(native, env, traced)
+		var missing []string
+		if err != nil {
+			missing = missingEnv(stderr)
+			if len(missing) == 0 {
+				return err
+			}
+		}
+		if len(missing) > 0 { // a variable this harness did not know: set it and start again
+			for _, m := range missing {
+				env = append(env, m+"=bench")
+			}
+			start, stderr, err = startOnce(native, env, traced)
+			if err != nil {
+				return err
+			}
+		}
+		if traced {
+			inits = append(inits, initTotal(stderr))
+		} else {
+			starts = append(starts, start)
+		}
+	}
+	f.start, f.init = median(starts), median(inits)
+	return nil
+}
+
+// functionEnv is what the functions read at start: CDK's variables, with
+// values that reach nothing (no AWS call is made before the first event).
+func functionEnv() []string {
+	return append(os.Environ(),
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "SERVICE_REGION=us",
+		"CONFIG_TABLE=bench", "METRICS_TABLE=bench", "DELIVERIES_TABLE=bench", "CONVERSATIONS_TABLE=bench", "CALLS_TABLE=bench",
+		"DELIVERY_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/000000000000/bench", "INTERNAL_KEY_PARAMETER=bench",
+		"MESSAGE=use a regional address", "AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST")
+}
+
+var missingRE = regexp.MustCompile(`not set in the environment: \[([^\]]*)\]`)
+
+// missingEnv reads lambdamain.Require's error from a function's stderr.
+func missingEnv(stderr string) []string {
+	m := missingRE.FindStringSubmatch(stderr)
+	if m == nil {
+		return nil
+	}
+	return strings.Fields(m[1])
+}
+
+// startOnce starts bin against a Runtime API stub and returns the time
+// from exec to its first GET of the next invocation, and its stderr.
+func startOnce(bin string, env []string, traced bool) (time.Duration, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, "", err
+	}
+	first := make(chan time.Time, 1)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/runtime/invocation/next") {
+			select {
+			case first <- time.Now():
+			default:
+			}
+			<-r.Context().Done() // hold it: the process is killed next
+			return
+		}
+		if r.Header.Get("X-Amz-Target") == "secretsmanager.GetSecretValue" {
+			// The functions that take internal requests read the internal
+			// key at start: a real cold start pays this round trip too.
+			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+			_, _ = io.WriteString(w, `{"Name":"bench","SecretString":"vo_internal_us_bench"}`)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(slices.Clone(env), "AWS_LAMBDA_RUNTIME_API="+ln.Addr().String(), "AWS_ENDPOINT_URL=http://"+ln.Addr().String())
+	if traced {
+		cmd.Env = append(cmd.Env, "GODEBUG=inittrace=1")
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	exited := make(chan error, 1)
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, "", err
+	}
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case t := <-first:
+		_ = cmd.Process.Kill()
+		<-exited
+		return t.Sub(t0), stderr.String(), nil
+	case err := <-exited:
+		return 0, stderr.String(), fmt.Errorf("exited before asking for an event (%v): %s", err, lastLine(stderr.String()))
+	case <-ctx.Done():
+		<-exited
+		return 0, stderr.String(), errors.New("no request to the Runtime API within 20 s")
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// initTotal sums the "ms clock" of every inittrace line.
+func initTotal(stderr string) time.Duration {
+	var total float64
+	sc := bufio.NewScanner(strings.NewReader(stderr))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		// init <pkg> @<t> ms, <clock> ms clock, <n> bytes, <n> allocs
+		if len(f) >= 7 && f[0] == "init" && f[6] == "clock," {
+			if v, err := strconv.ParseFloat(f[4], 64); err == nil {
+				total += v
+			}
+		}
+	}
+	return time.Duration(math.Round(total * float64(time.Millisecond)))
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// --- formatting -------------------------------------------------------------------
+
+func num(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+}
+
+func ms(ns float64) string {
+	if ns == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(ns/1e6, 'f', 2, 64)
+}
+
+func ratio(v, base float64) string {
+	if v == 0 || base == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v/base, 'f', 2, 64)
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestParseBench(t *testing.T) {
+	out := `goos: linux
+BenchmarkCreateRule-2   	  170000	      7021 ns/op	    3090 B/op	      80 allocs/op
+BenchmarkConversationPage/append/page-2         	      70	  17520000 ns/op	 1594 allocs/op
+BenchmarkDispatch-16    	   10000	    183000 ns/op	      5455 deliveries/s	     203 allocs/op
+PASS
+`
+	got := parseBench(out)
+	if r := got["BenchmarkCreateRule"]; r["ns/op"] != 7021 || r["allocs/op"] != 80 || r["B/op"] != 3090 {
+		t.Errorf("create: %v", r)
+	}
+	if r := got["BenchmarkConversationPage/append/page"]; r["ns/op"] != 17520000 {
+		t.Errorf("page: %v", r)
+	}
+	if r := got["BenchmarkDispatch"]; r["deliveries/s"] != 5455 {
+		t.Errorf("dispatch: %v", r)
+	}
+	if len(got) != 3 {
+		t.Errorf("%d results: %v", len(got), got)
+	}
+}
+
+func TestInitTotal(t *testing.T) {
+	trace := `init internal/bytealg @0.008 ms, 0 ms clock, 0 bytes, 0 allocs
+init runtime @0.10 ms, 1.1 ms clock, 0 bytes, 0 allocs
+some log line
+init github.com/nyaruka/phonenumbers @3.2 ms, 5.1 ms clock, 1234 bytes, 56 allocs
+`
+	if got, want := initTotal(trace), 6200*time.Microsecond; got != want {
+		t.Errorf("initTotal = %v, want %v", got, want)
+	}
+}
+
+func TestMissingEnv(t *testing.T) {
+	got := missingEnv(`time=... level=ERROR msg="dialer: cannot start" error="not set in the environment: [DIAL_QUEUE_URL CALLS_TABLE]"`)
+	if !slices.Equal(got, []string{"DIAL_QUEUE_URL", "CALLS_TABLE"}) {
+		t.Errorf("missingEnv = %v", got)
+	}
+	if got := missingEnv("exit status 1"); got != nil {
+		t.Errorf("missingEnv of another error = %v", got)
+	}
+	if m := median([]time.Duration{5, 1, 3}); m != 3 {
+		t.Errorf("median = %v", m)
+	}
+}
