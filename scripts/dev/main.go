@@ -364,7 +364,9 @@ func devTwilio(getenv func(string) string) (devTwilioAccount, error) {
 	return a, nil
 }
 
-func (a devTwilioAccount) Twilio(context.Context, string) (twilio.Account, error) { return twilio.Account(a), nil }
+func (a devTwilioAccount) Twilio(context.Context, string) (twilio.Account, error) {
+	return twilio.Account(a), nil
+}
 
 // dialerVisibility is the outbound queue's visibility timeout: longer than
 // a dialer's longest handling (its in-process wait for a slot, a provider
