@@ -170,11 +170,20 @@ func (d *Dialer) queuedCall(ctx context.Context, j voiceops.DialJob) (*voiceops.
 // place claims the call (queued→calling: only one dialer wins it), asks
 // the provider to place it, and queues its timeout check.
 func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
-	if _, err := d.Calls.MoveCall(ctx, c.SID, voiceops.CallCalling, "", d.Now().UTC()); err != nil {
-		if errors.Is(err, voiceops.ErrCallTransition) || errors.Is(err, voiceops.ErrNotFound) {
-			return nil // another dialer has it
+	claimed := d.Now().UTC()
+	if _, err := d.Calls.MoveCall(ctx, c.SID, voiceops.CallCalling, "", claimed); err != nil {
+		if !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+			return err
 		}
-		return err
+		// Refused: another dialer has the call, or the SDK retried our own
+		// write after it had landed (the retry then fails its condition).
+		// The claim's time tells them apart: no other dialer claims at the
+		// same nanosecond.
+		cur, gerr := d.Calls.GetCall(ctx, c.SID, d.Now())
+		if gerr != nil || cur.Status != voiceops.CallCalling || !cur.UpdatedAt.Equal(claimed) {
+			d.Log.Info("the call was claimed by another dialer", "call_sid", c.SID)
+			return nil
+		}
 	}
 	deadline := d.Now().UTC().Add(d.timeout())
 	// The check first: from here on the call cannot hang, whatever happens.

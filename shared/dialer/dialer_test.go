@@ -357,3 +357,45 @@ func TestLastReceiveGivesTheCallUp(t *testing.T) {
 		t.Errorf("placed %d calls", len(f.prov.calls))
 	}
 }
+
+// retriedCalls is a call store whose MoveCall lands, then reports the
+// refusal a retried conditional write gets (the SDK retrying a request
+// whose first attempt succeeded).
+type retriedCalls struct {
+	*memory.Calls
+	once sync.Once
+}
+
+func (r *retriedCalls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, reason string, at time.Time) (voiceops.Call, error) {
+	c, err := r.Calls.MoveCall(ctx, sid, to, reason, at)
+	retried := false
+	r.once.Do(func() { retried = true })
+	if err == nil && retried {
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	return c, err
+}
+
+// TestOwnClaimRetried: a claim whose write landed but was reported refused
+// (a retried request) is still ours: the call is placed, once.
+func TestOwnClaimRetried(t *testing.T) {
+	f := newFixture(t)
+	f.d.Calls = &retriedCalls{Calls: f.calls}
+	j := f.trigger(t, "acct_a", "+14155550100")
+	if err := f.d.Handle(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.prov.calls) != 1 || f.status(t, j.SID).Status != voiceops.CallCalling {
+		t.Errorf("placed %d, status %s", len(f.prov.calls), f.status(t, j.SID).Status)
+	}
+	// Another dialer's claim (an earlier time) is not ours.
+	g := newFixture(t)
+	k := g.trigger(t, "acct_a", "+14155550100")
+	if _, err := g.calls.MoveCall(context.Background(), k.SID, voiceops.CallCalling, "", t0.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := g.calls.GetCall(context.Background(), k.SID, t0)
+	if err := g.d.place(context.Background(), c); err != nil || len(g.prov.calls) != 0 {
+		t.Errorf("placed a call another dialer claimed: %v %d", err, len(g.prov.calls))
+	}
+}

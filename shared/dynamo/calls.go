@@ -21,7 +21,7 @@ import (
 //	                           expires (exact) and expires_at (TTL, unix seconds);
 //	                           encryption, country_code, reason, conversation_id when set
 //	pace  pk=PACE#<account> sk=P  next_at (unix ms of the next free slot)
-//	                           rate (calls per second, set by the operator)
+//	                           interval_ms and rate (set by the operator: opsctl outbound rate)
 //
 // A status change is one conditional UpdateItem on the current status (the
 // transition's only predecessor) and on the call not being expired.
