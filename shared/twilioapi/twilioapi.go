@@ -143,11 +143,15 @@ func (g *Callbacks) answer(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 		return err
 	}
 	if err := g.Calls.SetCallConversation(r.Context(), c.SID, ans.Conversation.ID, g.Now().UTC()); err != nil {
-		if errors.Is(err, voiceops.ErrAlreadyExists) {
-			// Twilio asked twice: the first conversation is the call's.
-			_, _ = g.Engine.Close(r.Context(), c.AccountID, c.ProjectID, ans.Conversation.ID, voiceops.EndCompleted)
+		if !errors.Is(err, voiceops.ErrAlreadyExists) {
+			return err
 		}
-		return err
+		// Either the SDK retried our own landed write, or Twilio asked
+		// twice: then the first conversation is the call's.
+		if cur, gerr := g.Calls.GetCall(r.Context(), c.SID, g.Now()); gerr != nil || cur.ConversationID != ans.Conversation.ID {
+			_, _ = g.Engine.Close(r.Context(), c.AccountID, c.ProjectID, ans.Conversation.ID, voiceops.EndCompleted)
+			return err
+		}
 	}
 	return writeTwiML(w, g.say(c.SID, ans))
 }

@@ -201,3 +201,30 @@ func TestAnsweredCall(t *testing.T) {
 		t.Errorf("late turn: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// A second answer request for the same call (Twilio asking twice) is 409:
+// the first conversation stays the call's, the second is closed.
+func TestAnswerTwice(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	form := url.Values{"CallSid": {"CAfeed"}, "From": {"+15005550006"}}
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", form, ""); rec.Code != 200 {
+		t.Fatalf("first answer: %d", rec.Code)
+	}
+	first := f.call(t, c.SID).ConversationID
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", form, ""); rec.Code != http.StatusConflict {
+		t.Errorf("second answer: %d %s", rec.Code, rec.Body)
+	}
+	if got := f.call(t, c.SID).ConversationID; got != first {
+		t.Errorf("the call's conversation changed from %s to %s", first, got)
+	}
+	convs, err := f.stores.Conversations.ListConversations(context.Background(), "acct_a", "proj_a", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "", 10)
+	if err != nil || len(convs) != 2 {
+		t.Fatalf("%d conversations %v", len(convs), err)
+	}
+	for _, cv := range convs {
+		if cv.ID != first && cv.InProgress {
+			t.Errorf("the second answer's conversation %s is still in progress", cv.ID)
+		}
+	}
+}
