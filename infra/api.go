@@ -70,6 +70,7 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 		out[host] = httpAPI{api: api, stage: stage}
 	}
 
+	routeSettings := map[Host]map[string]any{}
 	for _, f := range fns {
 		integrations := map[Host]awsapigatewayv2integrations.HttpLambdaIntegration{}
 		for _, r := range f.Routes {
@@ -79,12 +80,31 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 					jsii.String(constructID(f.Name)+"Integration"), lambdas[f.Name], nil)
 				integrations[r.Host] = in
 			}
-			out[r.Host].api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			routes := out[r.Host].api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 				Path:        jsii.String(r.Path),
 				Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(r.Method)},
 				Integration: in,
 			})
+			if f.Throttle == nil {
+				continue
+			}
+			if routeSettings[r.Host] == nil {
+				routeSettings[r.Host] = map[string]any{}
+			}
+			routeSettings[r.Host][r.Method+" "+r.Path] = map[string]any{
+				"ThrottlingRateLimit":  f.Throttle.RateLimit,
+				"ThrottlingBurstLimit": f.Throttle.BurstLimit,
+			}
+			// API Gateway refuses settings for a route that does not exist
+			// yet: the stage waits for its routes.
+			for _, rt := range *routes {
+				out[r.Host].stage.Node().AddDependency(rt)
+			}
 		}
+	}
+	for host, settings := range routeSettings {
+		cfn := out[host].stage.Node().DefaultChild().(awscdk.CfnResource)
+		cfn.AddPropertyOverride(jsii.String("RouteSettings"), settings)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +90,11 @@ type Function struct {
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
 	Routes []Route
+	// Throttle, when set, is the ceiling of each of the function's routes
+	// on its stage (below the stage's own). Like the stage's, it is a
+	// safety ceiling of the region, not a tenant's limit: those are per
+	// API key, in the functions (shared/ratelimit).
+	Throttle *Throttle
 	// Every runs the function on an EventBridge schedule with this period.
 	Every time.Duration
 	// Queue makes the function the consumer of the delivery queue.
@@ -109,15 +115,15 @@ func apiRoutes(host Host, paths ...string) []Route {
 var Functions = []Function{
 	{
 		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
+		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
 		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
+		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
+		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // test and retry enqueue deliveries
 		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
 	},
@@ -165,8 +171,8 @@ var Functions = []Function{
 		// Chat conversations (doc 2): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
 		Name: "chat", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/create"},
@@ -181,8 +187,11 @@ var Functions = []Function{
 		// table). A week's series decodes some 100,000 items, and a list
 		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
 		Name: "conversations", MemoryMB: 1024, Timeout: 29 * time.Second,
-		Reads:  []tables.Table{tables.Config, tables.Conversations},
-		Writes: []tables.Table{tables.Metrics}, // its own api_errors
+		Reads:  []tables.Table{tables.Config, tables.Conversations, tables.Requests},
+		Writes: []tables.Table{tables.Metrics, tables.Requests}, // its own api_errors; rate limits
+		// Its pages and series are the most expensive reads of the API:
+		// a ceiling per route below the stage's.
+		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v3/{account_id}/{project_id}/conversations"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
@@ -196,8 +205,8 @@ var Functions = []Function{
 		// Twilio auth token): status reports move the call (calls table),
 		// the answer URL and the speech turns run the call's conversation.
 		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Calls},
-		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Calls},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests, tables.Calls},
+		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests, tables.Calls},
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
@@ -219,8 +228,8 @@ var Functions = []Function{
 		// Apart from calls because it alone parses phone numbers
 		// (libphonenumber's metadata: megabytes and milliseconds of init).
 		Name: "outbound", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:            []tables.Table{tables.Config, tables.Calls},
-		Writes:           []tables.Table{tables.Metrics, tables.Calls},
+		Reads:            []tables.Table{tables.Config, tables.Calls, tables.Requests},
+		Writes:           []tables.Table{tables.Metrics, tables.Calls, tables.Requests},
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
 		Routes: []Route{
@@ -234,8 +243,8 @@ var Functions = []Function{
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
 		Name: "events", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
+		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/external-events/webhook"},
@@ -265,6 +274,8 @@ var (
 		http.MethodPatch: true, http.MethodDelete: true, http.MethodHead: true, http.MethodOptions: true,
 	}
 )
+
+func isRequests(t tables.Table) bool { return t.ID == tables.Requests.ID }
 
 // validateFunctions checks a function list before any construct is made, so
 // that a bad entry fails with a message naming it.
@@ -298,6 +309,14 @@ func validateFunctions(fns []Function) error {
 			if !known[t.ID] {
 				bad("table %q is not in tables.All", t.ID)
 			}
+		}
+		if f.Throttle != nil && (len(f.Routes) == 0 || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
+			bad("a route throttle needs routes and positive limits")
+		}
+		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public &&
+			(!slices.ContainsFunc(f.Reads, isRequests) || !slices.ContainsFunc(f.Writes, isRequests)) {
+			// Its keyed routes take rate limits and Idempotency-Keys.
+			bad("has public routes, so it needs read-write access to the %s table", tables.Requests.ID)
 		}
 		kinds := 0
 		if len(f.Routes) > 0 {

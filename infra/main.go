@@ -12,8 +12,10 @@
 //	                    synth never needs credentials)
 //	deletionProtection  true (default) | false: table deletion protection,
 //	                    retain-on-delete and stack termination protection
-//	apiRateLimit        steady requests per second of each API stage (100)
-//	apiBurstLimit       burst of each API stage (200)
+//	apiRateLimit        steady requests per second of each API stage (5000):
+//	                    the region's safety ceiling, not a tenant's limit
+//	                    (those are per API key: README, "Rate limits")
+//	apiBurstLimit       burst of each API stage (5000)
 //	studioDomain        custom domain of the studio host; "{region}" is
 //	                    replaced by us/uk/eu, e.g. studio.{region}.example.com
 //	baseDomain          custom domain of the base host, same form
@@ -198,8 +200,12 @@ func env(account, region string) *awscdk.Environment {
 
 // Defaults of the context keys.
 const (
-	defaultRateLimit    = 100
-	defaultBurstLimit   = 200
+	// The stage ceiling of each host's API: the two hosts together stay
+	// within API Gateway's default account quota of a region (10,000
+	// requests a second, bursts of 5,000), 200 tenants' keys at their
+	// default 25 a second. Tenants meet their own key's limit first.
+	defaultRateLimit    = 5000
+	defaultBurstLimit   = 5000
 	defaultGlobalRegion = "us-east-1"
 )
 

@@ -388,6 +388,24 @@ func TestHTTPAPIsRoutesAndThrottling(t *testing.T) {
 			}))
 			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::DomainName"), jsii.Number(0))
 		})
+		// The ceiling of the costly routes, under the stage's.
+		for _, f := range Functions {
+			if f.Throttle == nil {
+				continue
+			}
+			if f.Throttle.RateLimit >= defaultRateLimit {
+				t.Errorf("%s: route ceiling %v is not under the stage's %v", f.Name, f.Throttle.RateLimit, defaultRateLimit)
+			}
+			for _, rt := range f.Routes {
+				check(t, fmt.Sprintf("%s route ceiling %s %s", r.Name, rt.Method, rt.Path), func() {
+					tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), objectLike(obj{
+						"RouteSettings": objectLike(obj{rt.Method + " " + rt.Path: obj{
+							"ThrottlingRateLimit": f.Throttle.RateLimit, "ThrottlingBurstLimit": f.Throttle.BurstLimit,
+						}}),
+					}))
+				})
+			}
+		}
 		for _, f := range Functions {
 			for _, rt := range f.Routes {
 				check(t, fmt.Sprintf("%s route %s %s", r.Name, rt.Method, rt.Path), func() {
@@ -739,6 +757,67 @@ func secretActions(tmpl map[string]any, role, secretID string) []string {
 				strings.Contains(string(res), ":secret:")
 			for _, a := range strings1(st["Action"]) {
 				if secretish && strings.HasPrefix(a, "secretsmanager:") {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestRequestGuardsGrants: every function with public routes may read and
+// conditionally write the requests table (rate-limit buckets and
+// Idempotency-Key records: GetItem, PutItem, UpdateItem) and read the
+// config table (the per-account override); the functions without public
+// routes have no access to the requests table at all.
+func TestRequestGuardsGrants(t *testing.T) {
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := defaultSynth(t).json[name]
+		var table string
+		for id, res := range tmpl["Resources"].(map[string]any) {
+			res := res.(map[string]any)
+			if res["Type"] == "AWS::DynamoDB::Table" && props(res)["TableName"] == tables.PhysicalName("voiceops-"+r.Name, tables.Requests) {
+				table = id
+			}
+		}
+		if table == "" {
+			t.Fatalf("%s: no requests table", name)
+		}
+		for _, f := range Functions {
+			_, fn := functionResource(t, tmpl, f.Name)
+			actions := tableActions(tmpl, getAttTarget(props(fn)["Role"]), table)
+			public := slices.ContainsFunc(f.Routes, func(rt Route) bool { return !strings.HasPrefix(rt.Path, "/internal/") })
+			for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} {
+				if public != slices.Contains(actions, a) {
+					t.Errorf("%s %s (public routes: %v): %s on the requests table: %v", name, f.Name, public, a, actions)
+				}
+			}
+			if !public && len(actions) > 0 {
+				t.Errorf("%s %s has no public route, yet actions %v on the requests table", name, f.Name, actions)
+			}
+		}
+	}
+}
+
+// tableActions lists the DynamoDB actions the role's policies allow on the
+// table with logical ID tableID.
+func tableActions(tmpl map[string]any, role, tableID string) []string {
+	var out []string
+	for _, pol := range resources(tmpl, "AWS::IAM::Policy") {
+		roles, _ := json.Marshal(props(pol)["Roles"])
+		if !strings.Contains(string(roles), `{"Ref":"`+role+`"}`) {
+			continue
+		}
+		doc, _ := props(pol)["PolicyDocument"].(map[string]any)
+		for _, st := range doc["Statement"].([]any) {
+			st := st.(map[string]any)
+			res, _ := json.Marshal(st["Resource"])
+			if st["Effect"] != "Allow" || !strings.Contains(string(res), `"`+tableID+`"`) {
+				continue
+			}
+			for _, a := range strings1(st["Action"]) {
+				if strings.HasPrefix(a, "dynamodb:") {
 					out = append(out, a)
 				}
 			}

@@ -33,7 +33,7 @@ var testFunctions = []Function{
 	},
 	{
 		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads: []tables.Table{tables.Config},
+		Reads: []tables.Table{tables.Config, tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{
 			{Host: BaseHost, Method: "POST", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
 			{Host: StudioHost, Method: "POST", Path: "/internal/v1/test-only"},
@@ -182,6 +182,7 @@ func TestFunctionsMatchDirectories(t *testing.T) {
 func TestValidateFunctions(t *testing.T) {
 	good := Function{
 		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second,
+		Reads: []tables.Table{tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{{Host: StudioHost, Method: "GET", Path: "/v1/things/{id}"}},
 	}
 	if err := validateFunctions(Functions); err != nil {
@@ -210,6 +211,8 @@ func TestValidateFunctions(t *testing.T) {
 		{"bad path", func(f *Function) { f.Routes[0].Path = "v1/x" }, "path"},
 		{"proxy not last", func(f *Function) { f.Routes[0].Path = "/v1/{proxy+}/x" }, "path"},
 		{"unknown table", func(f *Function) { f.Reads = []tables.Table{{ID: "nope"}} }, "not in tables.All"},
+		{"public routes without the requests table", func(f *Function) { f.Writes = nil }, "needs read-write access to the requests table"},
+		{"route throttle without limits", func(f *Function) { f.Throttle = &Throttle{RateLimit: 10} }, "route throttle"},
 		{"schedule not minutes", func(f *Function) { f.Routes, f.Every = nil, 90*time.Second }, "whole minutes"},
 		{"run longer than schedule", func(f *Function) { f.Routes, f.Every, f.Timeout = nil, time.Minute, time.Minute }, "shorter than the schedule"},
 		{"slow consumer", func(f *Function) {

@@ -2,7 +2,8 @@
 # Runs every test of the project: the check that no build artefact is
 # tracked (scripts/check-artefacts.sh), vet, the Go tests with the race
 # detector (the store contract suite and the SQS tests against a moto server
-# that this script starts on a free port), the CDK assertions, a synth of
+# that this script starts on a free port), every fuzz target for a bounded
+# time (scripts/fuzz.sh, about 80 s), the CDK assertions, a synth of
 # every stack with the real CDK CLI (which builds every function), cfn-lint
 # on the templates and the check of the bundles (scripts/synth-lint.sh;
 # BUNDLE_SIZE_CHECK=warn only reports oversized ones).
@@ -52,6 +53,9 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
+
+step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"
+./scripts/fuzz.sh
 
 if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
   step "go test ./infra (CDK assertions; no -race: jsii is slow under it)"

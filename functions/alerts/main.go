@@ -37,7 +37,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv, tables.Requests.EnvVar)
 	if err != nil {
 		return err
 	}
@@ -51,6 +51,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Fanout: outbox.Fanout,
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -61,6 +62,7 @@ type deps struct {
 	Rules      voiceops.RuleStore
 	Fanout     alerting.Fanout
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
 }
@@ -68,6 +70,6 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log}
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&studioapi.Alerts{Rules: d.Rules, Service: svc}).Routes()))
 }

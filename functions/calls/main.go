@@ -48,7 +48,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv,
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
 		tables.Calls.EnvVar, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
 	if err != nil {
 		return err
@@ -72,10 +72,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		Pools:      config.DNI(),
-		Calls:      dynamo.NewCalls(db, env[4]),
-		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[5], Now: time.Now},
-		PublicURL:  env[6],
+		Calls:      dynamo.NewCalls(db, env[5]),
+		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[6], Now: time.Now},
+		PublicURL:  env[7],
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -90,13 +91,14 @@ type deps struct {
 	Twilio            twilio.Credentials
 	PublicURL         string // the base host's public URL (Twilio signs it)
 	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards            httpapi.Guards
 	Now               func() time.Time
 	Log               *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
 		(&twilioapi.Callbacks{Calls: d.Calls, Creds: d.Twilio, Engine: d.Engine, PublicBaseURL: d.PublicURL, Now: d.Now}).Routes()))

@@ -34,7 +34,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, tables.Requests.EnvVar)
 	if err != nil {
 		return err
 	}
@@ -47,6 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env[1]),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -57,13 +58,14 @@ type deps struct {
 	Projects      httpapi.ProjectReader
 	Conversations voiceops.ConversationStore
 	CountError    func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards        httpapi.Guards
 	Now           func() time.Time
 	Log           *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
 		(&baseapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
 		(&baseapi.Handoff{Store: d.Conversations}).Routes()))

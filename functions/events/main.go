@@ -40,7 +40,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, tables.Requests.EnvVar)
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -68,12 +69,13 @@ type deps struct {
 	Keys       httpapi.Authenticator
 	Engine     baseapi.EventEngine
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Events{Engine: d.Engine}).Routes()))
 }

@@ -42,7 +42,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, lambdamain.OutboundQueueEnv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
+		lambdamain.OutboundQueueEnv)
 	if err != nil {
 		return err
 	}
@@ -58,8 +59,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest, Calls: dynamo.NewCalls(db, env[2]),
-		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[4]},
+		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -71,12 +73,13 @@ type deps struct {
 	Calls             voiceops.CallStore
 	Dial              voiceops.DialQueue
 	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards            httpapi.Guards
 	Now               func() time.Time
 	Log               *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
 }

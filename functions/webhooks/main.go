@@ -38,7 +38,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv, tables.Requests.EnvVar)
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }
@@ -65,6 +66,7 @@ type deps struct {
 	Outbox     studioapi.Outbox
 	URLPolicy  voiceops.URLPolicy
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
 }
@@ -72,6 +74,6 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Endpoints: d.Endpoints, Now: d.Now, Log: d.Log}
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&studioapi.Webhooks{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes()))
 }

@@ -188,6 +188,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
 		InternalKeyDigest: keys.Digest(internalKey), Now: time.Now, Log: log,
 		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
+		// The same rate limits and Idempotency-Key as the deployed stack.
+		Guards: httpapi.NewGuards(b.requests, time.Now),
 		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
@@ -259,13 +261,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // backend is what the dev server runs on: stores, metrics, the delivery
 // queue and its dispatcher.
 type backend struct {
-	name    string
-	stores  voiceops.Stores
-	configs voiceops.AgentConfigStore
-	dni     voiceops.DNIStore
-	calls   voiceops.CallStore
-	pacer   voiceops.Pacer
-	dial    voiceops.DialQueue
+	name     string
+	stores   voiceops.Stores
+	configs  voiceops.AgentConfigStore
+	dni      voiceops.DNIStore
+	calls    voiceops.CallStore
+	requests httpapi.GuardStore
+	pacer    voiceops.Pacer
+	dial     voiceops.DialQueue
 	// startDialer hands the dial queue's jobs to d until the returned stop.
 	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
 	metrics     buckets.Store
@@ -298,7 +301,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		dq := &dialer.MemoryQueue{Log: log,
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), metrics: memory.NewMetrics(), dispatcher: d, close: q.Close,
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
+			metrics: memory.NewMetrics(), dispatcher: d, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
 		}, nil
@@ -336,7 +340,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
-		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
+		requests: dynamo.NewRequests(db, names.Requests, names.Config),
+		dial:     &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
 		startDialer: func(ctx context.Context, d *dialer.Dialer) func() {
 			ctx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})

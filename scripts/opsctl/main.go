@@ -30,6 +30,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/ratelimit"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -82,7 +83,7 @@ Commands:
                                              reservation lasts (default 10m, at
                                              most 24h). Reservations in
                                              progress are kept.
-  outbound rate -account ID -rate N          set the account's outbound rate: new
+  outbound rate -account ID -per-second N    set the account's outbound rate: new
                                              calls per second the dialer places
                                              (0 < N <= 100; 0 restores the
                                              default, 1 a second). Shared by
@@ -97,6 +98,14 @@ Commands:
                                              a flag, and never printed
   twilio show -account ID                    print the account's Twilio account
                                              SID and caller ID (token hidden)
+  limit set -account ID -rate N -burst N     set the rate limit of every API key
+                                             of the account: N requests a second
+                                             sustained, bursts of N (default for
+                                             every key: 25 a second, bursts of 50).
+                                             Warm functions apply it within a
+                                             minute.
+  limit show -account ID                     print the account's rate limit
+  limit reset -account ID                    back to the default limit
   agent show -account ID -project ID [-reveal-secrets]
                                              print the project's agent
                                              configuration as JSON; signing
@@ -129,6 +138,7 @@ type stores struct {
 	accounts voiceops.AccountStore
 	agents   voiceops.AgentConfigStore
 	dni      voiceops.DNIStore
+	limits   ratelimit.Store
 	pacer    rateSetter
 	secrets  twilio.SecretsWriter
 }
@@ -174,8 +184,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		db := dynamodb.NewFromConfig(cfg)
 		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
-		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), pacer: dynamo.NewPacer(db, names.Calls),
-			secrets: secretsmanager.NewFromConfig(cfg)}
+		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config),
+			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -197,9 +207,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	reveal := fs.Bool("reveal-secrets", false, "show signing secrets and header values in full")
 	numbers := fs.String("numbers", "", "comma-separated E.164 numbers of a DNI pool")
 	hold := fs.Duration("hold", voiceops.DefaultDNIHold, "how long a DNI reservation lasts")
-	rate := fs.Float64("rate", -1, "new outbound calls per second (0: the default)")
+	perSecond := fs.Float64("per-second", -1, "new outbound calls per second (0: the default)")
 	twilioSID := fs.String("sid", "", "Twilio account SID (AC...)")
 	from := fs.String("from", "", "caller ID: a Twilio number of the account, E.164")
+	rate := fs.Int("rate", 0, "requests a second, sustained, of each API key")
+	burst := fs.Int("burst", 0, "requests at once of each API key")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -332,16 +344,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := need(account, "account"); err != nil {
 			return err
 		}
-		if *rate < 0 || *rate > voiceops.MaxOutboundRate {
-			return fmt.Errorf("outbound rate: -rate must be from 0 (the default) to %g calls per second", voiceops.MaxOutboundRate)
+		if *perSecond < 0 || *perSecond > voiceops.MaxOutboundRate {
+			return fmt.Errorf("outbound rate: -per-second must be from 0 (the default) to %g calls per second", voiceops.MaxOutboundRate)
 		}
 		if _, err := accounts.GetAccount(ctx, *account); err != nil {
 			return describe(err, "account "+*account)
 		}
-		if err := st.pacer.SetRate(ctx, *account, *rate); err != nil {
+		if err := st.pacer.SetRate(ctx, *account, *perSecond); err != nil {
 			return err
 		}
-		eff := *rate
+		eff := *perSecond
 		if eff == 0 {
 			eff = voiceops.DefaultOutboundRate
 		}
@@ -373,6 +385,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s: Twilio SID %s, caller ID %s, auth token set (not shown)\n", *account, a.AccountSID, a.FromNumber)
+	case "limit set", "limit show", "limit reset":
+		return limitCommand(ctx, cmd, st, accounts, *account, ratelimit.Limit{Rate: *rate, Burst: *burst}, stdout)
 	case "agent show":
 		if err := errors.Join(need(account, "account"), need(project, "project")); err != nil {
 			return err
@@ -397,6 +411,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	default:
 		return fmt.Errorf("unknown command %q; run opsctl help", cmd)
+	}
+	return nil
+}
+
+// limitCommand sets, shows or removes an account's rate limit override.
+func limitCommand(ctx context.Context, cmd string, st *stores, accounts voiceops.AccountStore, account string, l ratelimit.Limit, stdout io.Writer) error {
+	if account == "" {
+		return fmt.Errorf("%s: -account is required", cmd)
+	}
+	if st.limits == nil {
+		return fmt.Errorf("%s: no rate limit store", cmd)
+	}
+	if _, err := accounts.GetAccount(ctx, account); err != nil {
+		return describe(err, "account "+account)
+	}
+	switch cmd {
+	case "limit set":
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("limit set: %v; nothing was stored", err)
+		}
+		if err := st.limits.SetAccountLimit(ctx, account, &l); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "every API key of %s: %d requests a second, bursts of %d (warm functions apply it within %s)\n", account, l.Rate, l.Burst, ratelimit.OverrideTTL)
+	case "limit reset":
+		if err := st.limits.SetAccountLimit(ctx, account, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "every API key of %s: the default, %d requests a second, bursts of %d\n", account, ratelimit.Default.Rate, ratelimit.Default.Burst)
+	default:
+		got, err := st.limits.AccountLimit(ctx, account)
+		source := "override"
+		if errors.Is(err, voiceops.ErrNotFound) {
+			got, source = ratelimit.Default, "default"
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %d requests a second, bursts of %d, per API key (%s)\n", account, got.Rate, got.Burst, source)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func TestOutboundRateAndTwilio(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Rate: 5 a second, then slots 200 ms apart.
-	if out, err := opsctl("outbound", "rate", "-account", "acct_acme", "-rate", "5"); err != nil || !strings.Contains(out, "200ms") {
+	if out, err := opsctl("outbound", "rate", "-account", "acct_acme", "-per-second", "5"); err != nil || !strings.Contains(out, "200ms") {
 		t.Fatalf("outbound rate: %q %v", out, err)
 	}
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -51,9 +51,9 @@ func TestOutboundRateAndTwilio(t *testing.T) {
 		t.Errorf("second slot +%s, want +200ms", s.Sub(t0))
 	}
 	for _, args := range [][]string{
-		{"outbound", "rate", "-account", "acct_acme", "-rate", "101"},
+		{"outbound", "rate", "-account", "acct_acme", "-per-second", "101"},
 		{"outbound", "rate", "-account", "acct_acme"},
-		{"outbound", "rate", "-account", "acct_nope", "-rate", "2"},
+		{"outbound", "rate", "-account", "acct_nope", "-per-second", "2"},
 	} {
 		if _, err := opsctl(args...); err == nil {
 			t.Errorf("opsctl %v: no error", args)

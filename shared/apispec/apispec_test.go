@@ -466,8 +466,10 @@ func TestCheckRejects(t *testing.T) {
 		{name: "test event without delivery_id", method: "POST", url: epURL + "/test", status: 202, body: map[string]any{"event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x"}},
 		{name: "test event with bad event_id", method: "POST", url: epURL + "/test", status: 202, body: map[string]any{"event_id": "ev_1", "delivery_id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t"}},
 		{name: "test event answered 200", method: "POST", url: epURL + "/test", status: 200, body: map[string]any{"event_id": "evt_2bQm8ZkR4tW1yN6cV0pL3x", "delivery_id": "dlv_9aLk2PzX4cVb7NmQ1wEr5t"}},
-		{name: "409 on a test event", method: "POST", url: epURL + "/test", status: 409, body: errBody("conflict")},
-		{name: "400 on a retry", method: "POST", url: retryURL, status: 400, body: validation()},
+		// (409 and 400 are documented on both: an Idempotency-Key in flight, a malformed one.)
+		{name: "410 on a test event", method: "POST", url: epURL + "/test", status: 410, body: errBody("gone")},
+		{name: "413 on a retry", method: "POST", url: retryURL, status: 413, body: errBody("too large")},
+		{name: "429 without Retry-After", method: "GET", url: "/v1/alert-rules", status: 429, body: errBody("rate limit exceeded")},
 		{name: "413 on a retry", method: "POST", url: retryURL, status: 413, body: errBody("request body is larger than 1048576 bytes")},
 		{name: "retry answered 200", method: "POST", url: retryURL, status: 200, body: retriedDelivery()},
 		{name: "delivery with bad id", method: "POST", url: retryURL, status: 202, body: with(retriedDelivery(), "id", "del_1")},

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/ratelimit"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -44,6 +45,7 @@ const benchRuleBody = `{"name":"p95 too slow","metric":"turn_latency_p95","opera
 func BenchmarkCreateRule(b *testing.B) {
 	const benchAccounts = 100
 	h := newHarness(b)
+	h.withoutRateLimit()
 	h.check = false
 	ctx := context.Background()
 	lh := httpapi.LambdaHandler(h.h)
@@ -94,24 +96,49 @@ func BenchmarkCreateRule(b *testing.B) {
 	}
 }
 
+// withoutRateLimit serves the harness without the per-key rate limit: the
+// benchmarks send more than a key's burst at one instant of the fake clock.
+// BenchmarkGetRule/rate-limited measures the limit's own cost.
+func (h *harness) withoutRateLimit() {
+	h.deps.Guards.Limiter = nil
+	h.h = All(h.deps)
+}
+
+// BenchmarkGetRule reads one rule through the full stack, without and with
+// the per-key rate limit (the in-memory bucket store). The clock moves one
+// bucket interval (40 ms at the default 25 a second) per request in both,
+// so every request is admitted and the two differ only by the limiter.
 func BenchmarkGetRule(b *testing.B) {
-	h := newHarness(b)
-	lh := httpapi.LambdaHandler(h.h)
-	ctx := context.Background()
-	res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
-	if err != nil || res.StatusCode != 201 {
-		b.Fatal(res.StatusCode, err)
-	}
-	var created struct{ ID string }
-	_ = json.Unmarshal([]byte(res.Body), &created)
-	ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res, err := lh(ctx, ev)
-		if err != nil || res.StatusCode != 200 {
-			b.Fatalf("%d %v", res.StatusCode, err)
+	for _, limited := range []bool{false, true} {
+		name := "no-rate-limit"
+		if limited {
+			name = "rate-limited"
 		}
+		b.Run(name, func(b *testing.B) {
+			h := newHarness(b)
+			if !limited {
+				h.withoutRateLimit()
+			}
+			lh := httpapi.LambdaHandler(h.h)
+			ctx := context.Background()
+			res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
+			if err != nil || res.StatusCode != 201 {
+				b.Fatal(res.StatusCode, err)
+			}
+			var created struct{ ID string }
+			_ = json.Unmarshal([]byte(res.Body), &created)
+			ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
+			step := time.Second / time.Duration(ratelimit.Default.Rate)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.clock.Advance(step)
+				res, err := lh(ctx, ev)
+				if err != nil || res.StatusCode != 200 {
+					b.Fatalf("%d %v", res.StatusCode, err)
+				}
+			}
+		})
 	}
 }
 
@@ -160,6 +187,7 @@ func BenchmarkBareHandler(b *testing.B) {
 // agent, the in-memory conversation store and metric recording.
 func BenchmarkChatTurn(b *testing.B) {
 	h := newHarness(b)
+	h.withoutRateLimit()
 	h.clock = &clock{t: time.Now()}
 	lh := httpapi.LambdaHandler(h.h)
 	ctx := context.Background()

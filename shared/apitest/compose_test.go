@@ -33,6 +33,7 @@ type Deps struct {
 	DNI               voiceops.DNIStore
 	Calls             voiceops.CallStore
 	Dial              voiceops.DialQueue
+	Guards            httpapi.Guards
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -47,7 +48,7 @@ func (d Deps) config() httpapi.Config {
 	}
 	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log,
 		// Inline, so that a test reads the api_errors a response recorded.
-		Background: func(f func()) { f() }}
+		Background: func(f func()) { f() }, Guards: d.Guards}
 	if d.Metrics != nil {
 		cfg.CountError = func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return d.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))

@@ -91,6 +91,7 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 	h.h = All(Deps{
 		Stores: h.stores, Auth: auth.New(h.stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now, Log: log,
 		InternalKeyDigest: keys.Digest(testInternalKey),
+		Guards:            h.deps.Guards,
 		Conversations: &conversation.Engine{
 			Store: h.stores.Conversations, Configs: h.store.AgentConfigs(), Functions: h.fn,
 			Metrics: &buckets.Recorder{Store: h.metrics}, Now: h.clock.Now, Log: log,

@@ -22,6 +22,7 @@ import (
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/provision"
@@ -85,6 +86,8 @@ type harness struct {
 	calls             *memory.Calls
 	// dials is the outbound queue: the dial jobs the trigger sent.
 	dials *dialQueue
+	// requests holds the rate-limit buckets and Idempotency-Key records.
+	requests *memory.Requests
 	// deps is what h.h was composed from.
 	deps Deps
 }
@@ -192,6 +195,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	must(err)
 	h.calls = memory.NewCalls()
 	h.dials = &dialQueue{}
+	h.requests = memory.NewRequests()
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		must(agent.PutConfig(ctx, h.store.AgentConfigs(), agent.DemoConfig("acct_a", p)))
 	}
@@ -207,6 +211,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		DNI:               h.store.DNI(),
 		Calls:             h.calls,
 		Dial:              h.dials,
+		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 			DNI:     h.store.DNI(),
@@ -243,6 +248,14 @@ func (h *harness) do(method, path, key string, body any) response {
 
 func (h *harness) doWith(method, path, key string, body any, contentType string) response {
 	h.t.Helper()
+	return h.doHeaders(method, path, key, body, map[string]string{"Content-Type": contentType})
+}
+
+// doHeaders sends a request with the given headers (a Content-Type is only
+// set on a request with a body).
+func (h *harness) doHeaders(method, path, key string, body any, headers map[string]string) response {
+	h.t.Helper()
+	contentType := headers["Content-Type"]
 	var rd io.Reader
 	var raw []byte
 	switch b := body.(type) {
@@ -266,6 +279,11 @@ func (h *harness) doWith(method, path, key string, body any, contentType string)
 	}
 	if key != "" {
 		req.Header.Set("x-api-key", key)
+	}
+	for k, v := range headers {
+		if k != "Content-Type" {
+			req.Header.Set(k, v)
+		}
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)

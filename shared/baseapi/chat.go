@@ -20,7 +20,7 @@ type Chat struct {
 // Routes lists every route of the chat group (doc 2).
 func (g *Chat) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate),
+		doc2("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate).Creates(),
 		doc2("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
 		doc2("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
 	}

@@ -19,7 +19,7 @@ type DNI struct {
 
 // Routes lists the DNI route.
 func (g *DNI) Routes() []httpapi.Route {
-	return []httpapi.Route{doc2("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve)}
+	return []httpapi.Route{doc2("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve).Creates()}
 }
 
 type dniReservationJSON struct {

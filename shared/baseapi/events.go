@@ -29,7 +29,7 @@ type Events struct {
 // Routes lists the events group's routes.
 func (g *Events) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent),
+		doc2("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
 		doc2("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
 	}
 }

@@ -29,7 +29,7 @@ type Outbound struct {
 // Routes lists the outbound calling routes (doc 2).
 func (g *Outbound) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/v1/outbound-calling/trigger", httpapi.ServiceKey, g.outboundTrigger),
+		doc2("POST", "/v1/outbound-calling/trigger", httpapi.ServiceKey, g.outboundTrigger).Creates(),
 		doc2("GET", "/v1/outbound-calling/{callSid}/status", httpapi.ServiceKey, g.outboundStatus),
 		doc2("POST", "/internal/v1/outbound-calling/{callSid}/status", httpapi.InternalKey, g.outboundMove),
 	}

@@ -85,14 +85,14 @@ func (s *serialDB) TransactWriteItems(ctx context.Context, in *dynamodb.Transact
 }
 
 func TestTableNames(t *testing.T) {
-	env := map[string]string{"CONFIG_TABLE": "c", "METRICS_TABLE": "m", "DELIVERIES_TABLE": "d", "CONVERSATIONS_TABLE": "v", "CALLS_TABLE": "o"}
+	env := map[string]string{"CONFIG_TABLE": "c", "METRICS_TABLE": "m", "DELIVERIES_TABLE": "d", "CONVERSATIONS_TABLE": "v", "CALLS_TABLE": "o", "REQUESTS_TABLE": "r"}
 	got := dynamo.TableNamesFromEnv(func(k string) string { return env[k] })
-	if want := (dynamo.TableNames{Config: "c", Metrics: "m", Deliveries: "d", Conversations: "v", Calls: "o"}); got != want {
+	if want := (dynamo.TableNames{Config: "c", Metrics: "m", Deliveries: "d", Conversations: "v", Calls: "o", Requests: "r"}); got != want {
 		t.Errorf("TableNamesFromEnv: want %+v, got %+v", want, got)
 	}
 	got = dynamo.TableNamesFor("voiceops-us")
 	if want := (dynamo.TableNames{Config: "voiceops-us-config", Metrics: "voiceops-us-metrics", Deliveries: "voiceops-us-deliveries",
-		Conversations: "voiceops-us-conversations", Calls: "voiceops-us-calls"}); got != want {
+		Conversations: "voiceops-us-conversations", Calls: "voiceops-us-calls", Requests: "voiceops-us-requests"}); got != want {
 		t.Errorf("TableNamesFor: want %+v, got %+v", want, got)
 	}
 	for _, tb := range tables.All {

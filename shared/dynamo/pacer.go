@@ -28,7 +28,7 @@ const (
 	skPace       = "P"
 	attrNextAt   = "next_at"     // unix ms of the next free slot
 	attrInterval = "interval_ms" // ms between slots; absent: the default rate
-	attrRate     = "rate"        // calls per second, as the operator set it
+	// attrRate ("rate", requests.go): calls per second, as the operator set it.
 )
 
 func paceKey(accountID string) item { return key(pkPace+accountID, skPace) }

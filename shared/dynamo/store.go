@@ -36,7 +36,7 @@ var _ DB = (*dynamodb.Client)(nil)
 
 // TableNames are the physical names of a stack's tables.
 type TableNames struct {
-	Config, Metrics, Deliveries, Conversations, Calls string
+	Config, Metrics, Deliveries, Conversations, Calls, Requests string
 }
 
 // TableNamesFromEnv reads the names from the variables CDK sets on every
@@ -48,6 +48,7 @@ func TableNamesFromEnv(getenv func(string) string) TableNames {
 		Deliveries:    getenv(tables.Deliveries.EnvVar),
 		Conversations: getenv(tables.Conversations.EnvVar),
 		Calls:         getenv(tables.Calls.EnvVar),
+		Requests:      getenv(tables.Requests.EnvVar),
 	}
 }
 
@@ -60,6 +61,7 @@ func TableNamesFor(prefix string) TableNames {
 		Deliveries:    tables.PhysicalName(prefix, tables.Deliveries),
 		Conversations: tables.PhysicalName(prefix, tables.Conversations),
 		Calls:         tables.PhysicalName(prefix, tables.Calls),
+		Requests:      tables.PhysicalName(prefix, tables.Requests),
 	}
 }
 
@@ -77,6 +79,8 @@ func (n TableNames) Of(t tables.Table) string {
 		return n.Conversations
 	case tables.Calls.ID:
 		return n.Calls
+	case tables.Requests.ID:
+		return n.Requests
 	}
 	return ""
 }

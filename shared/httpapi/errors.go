@@ -34,6 +34,10 @@ func StatusOf(kind voiceops.Kind, family Family) int {
 		return http.StatusGone
 	case voiceops.KindUnimplemented:
 		return http.StatusNotImplemented
+	case voiceops.KindRateLimited:
+		return http.StatusTooManyRequests
+	case voiceops.KindKeyReused:
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
 }

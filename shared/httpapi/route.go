@@ -67,7 +67,13 @@ type Route struct {
 	Family Family
 	Auth   Scheme
 	Handle Handler
+	// Create marks a create-like POST: it takes an Idempotency-Key
+	// (guards.go). Set with Creates.
+	Create bool
 }
+
+// Creates marks the route as create-like.
+func (r Route) Creates() Route { r.Create = true; return r }
 
 // Pattern is the route's ServeMux pattern, "METHOD /path".
 func (r Route) Pattern() string { return r.Method + " " + r.Path }

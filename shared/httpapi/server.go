@@ -7,6 +7,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/idempotency"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// Background runs work that must not hold the answer (recording
 	// api_errors). Default: a goroutine; tests run it inline.
 	Background func(func())
+	// Guards are the rate limit and the Idempotency-Key (guards.go); each
+	// is off when nil.
+	Guards
 }
 
 // DefaultDeadline is the request deadline of most routes. Routes that wait
@@ -83,22 +87,46 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	return s.withRequestID(s.recoverPanics(s.jsonFallback(mux)))
 }
 
-// route authenticates a request by the route's scheme, runs the handler and
-// answers its error in the route's family.
+// route authenticates a request by the route's scheme, applies the request
+// guards (guards.go), runs the handler and answers its error in the route's
+// family.
 func (s *server) route(rt Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.authenticate(r, rt.Auth)
-		if err == nil {
-			defer s.countPanic(r, c)
-			err = rt.Handle(w, r, c)
+		// Every request made with a valid key takes a token, also one
+		// refused for its target (403, 404): another tenant's paths are no
+		// way around the key's limit.
+		if lerr := s.limit(w, r, c); lerr != nil {
+			err = lerr
 		}
-		if err != nil {
-			WriteError(w, r, s.Log, rt.Family, err)
-			if StatusOf(voiceops.KindOf(err), rt.Family) >= http.StatusInternalServerError {
-				s.countError(r, c)
+		if err == nil {
+			if key := r.Header.Get(idempotency.Header); rt.Create && s.Idempotency != nil && key != "" {
+				err = s.idempotent(w, r, rt, c, key)
+			} else {
+				s.serve(w, r, rt, c)
+				return
 			}
 		}
+		if err != nil {
+			s.fail(w, r, rt, c, err)
+		}
 	})
+}
+
+// serve runs the handler of an authenticated request and answers its error.
+func (s *server) serve(w http.ResponseWriter, r *http.Request, rt Route, c Caller) {
+	defer s.countPanic(r, c)
+	if err := rt.Handle(w, r, c); err != nil {
+		s.fail(w, r, rt, c, err)
+	}
+}
+
+// fail answers err in the route's family, counting a 5xx as an API error.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, rt Route, c Caller, err error) {
+	WriteError(w, r, s.Log, rt.Family, err)
+	if StatusOf(voiceops.KindOf(err), rt.Family) >= http.StatusInternalServerError {
+		s.countError(r, c)
+	}
 }
 
 // countPanic, deferred, counts a handler's panic (recoverPanics answers it

@@ -19,7 +19,7 @@ type Alerts struct {
 // Routes lists every route of the alerts group (doc 1).
 func (a *Alerts) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc1("POST", "/v1/alert-rules", a.createRule),
+		doc1("POST", "/v1/alert-rules", a.createRule).Creates(),
 		doc1("GET", "/v1/alert-rules", a.listRules),
 		doc1("GET", "/v1/alert-rules/{rule_id}", a.getRule),
 		doc1("PATCH", "/v1/alert-rules/{rule_id}", a.patchRule),

@@ -61,8 +61,13 @@ var Conversations = Table{ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", Pa
 // from then on.
 var Calls = Table{ID: "calls", EnvVar: "CALLS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
 
+// Requests holds the per-key request guards (shared/dynamo/requests.go):
+// Idempotency-Key records (TTL 24 hours) and rate-limit buckets (TTL an
+// hour after they are full again), partitioned by account and key.
+var Requests = Table{ID: "requests", EnvVar: "REQUESTS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL}
+
 // All lists every table of a stack.
-var All = []Table{Config, Metrics, Deliveries, Conversations, Calls}
+var All = []Table{Config, Metrics, Deliveries, Conversations, Calls, Requests}
 
 // PhysicalName is the table name for a stack prefix, e.g. "voiceops-us-config".
 func PhysicalName(prefix string, t Table) string { return prefix + "-" + t.ID }

@@ -23,6 +23,8 @@ const (
 	KindTooLarge                  // body over the size limit: 413
 	KindGone                      // the resource has ended: 410
 	KindUnimplemented             // a recognised but unsupported combination: 501
+	KindRateLimited               // the key's rate limit is reached: 429
+	KindKeyReused                 // an Idempotency-Key sent with another request: 422 (both docs)
 )
 
 // FieldError names one invalid field and what is wrong with it.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the project for a bounded time each: the
+# decoders of outside input (JSON bodies of every route, query parsers, the
+# external event ID extraction, webhook URLs and headers, keys and
+# Idempotency-Keys, queue messages, sketches, agent configurations). Their
+# seed corpora are in each package's testdata/fuzz/ (plain `go test` runs
+# those as tests); a failure found here is saved there by go test.
+#
+# FUZZTIME (default 4s) is per target; with the targets below the total is
+# about 80 s on 2 cores. -fuzzminimizetime is short: minimizing a new
+# input would otherwise stall a bounded run for up to 60 s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${FUZZTIME:-4s}
+
+targets=(
+  "./shared/apitest FuzzRoutes"
+  "./shared/baseapi FuzzPayloadEventID"
+  "./shared/baseapi FuzzConvQuery"
+  "./shared/baseapi FuzzAppendJSONString"
+  "./shared/httpapi FuzzParseObject"
+  "./shared/httpapi FuzzPlainString"
+  "./shared/voiceops FuzzCheckURL"
+  "./shared/voiceops FuzzCheckHeaders"
+  "./shared/voiceops FuzzShapes"
+  "./shared/keys FuzzParse"
+  "./shared/idempotency FuzzValidKey"
+  "./shared/idempotency FuzzFingerprint"
+  "./shared/ratelimit FuzzAdmit"
+  "./shared/queue FuzzDecode"
+  "./shared/hooks FuzzParseAnswer"
+  "./shared/agent FuzzParseConfig"
+  "./shared/agent FuzzDecodeReply"
+  "./shared/agent FuzzShapes"
+  "./shared/buckets FuzzSketchRoundTrip"
+)
+
+for t in "${targets[@]}"; do
+  read -r pkg name <<<"$t"
+  printf 'fuzz %s %s (%s)\n' "$pkg" "$name" "$fuzztime"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" -fuzzminimizetime 1s "$pkg" >/tmp/fuzz.$$.log 2>&1 || {
+    cat /tmp/fuzz.$$.log
+    rm -f /tmp/fuzz.$$.log
+    echo "fuzz: $pkg $name failed (the input is saved under $pkg/testdata/fuzz/$name)"
+    exit 1
+  }
+done
+rm -f /tmp/fuzz.$$.log
+echo "fuzz: ${#targets[@]} targets passed"
