@@ -29,8 +29,8 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
