@@ -57,6 +57,12 @@ func newAlarms(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[
 			awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
 			"Scheduled evaluations of a rule shard failed repeatedly")
 	}
+	alarm("OutboundDLQNotEmpty",
+		q.outboundDLQ.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{
+			Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Maximum"),
+		}),
+		awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, 0, 1,
+		"Dial jobs reached the dead-letter queue: the dialer failed on them repeatedly and their calls stay queued")
 
 	five := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("Sum")}
 	for _, f := range fns {

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/lambdamain"
 )
 
 // httpAPI is one host's HTTP API and its $default stage.
@@ -120,4 +122,23 @@ func servedHosts(fns []Function) []Host {
 		}
 	}
 	return out
+}
+
+// publicBaseURLs tells the functions that Twilio calls back the base
+// host's public URL (PUBLIC_BASE_URL): its custom domain, else its HTTP
+// API's endpoint. Twilio signs that URL, so it must be the one it calls.
+func publicBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI) {
+	url := jsii.String("https://" + cfg.Domains[BaseHost])
+	if cfg.Domains[BaseHost] == "" {
+		api, ok := apis[BaseHost]
+		if !ok {
+			return
+		}
+		url = api.api.ApiEndpoint()
+	}
+	for _, f := range fns {
+		if f.ReadsTwilio {
+			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.PublicBaseURLEnv), url, nil)
+		}
+	}
 }

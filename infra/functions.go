@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -44,11 +45,13 @@ type Route struct {
 	Path   string
 }
 
-// QueueConsumer makes a function drain the delivery queue through an SQS
-// event source mapping that reports batch item failures.
+// QueueConsumer makes a function drain the delivery queue (or, with
+// Outbound, the outbound queue of dial jobs) through an SQS event source
+// mapping that reports batch item failures.
 type QueueConsumer struct {
 	BatchSize      int // messages per invocation (1 to 10)
 	MaxConcurrency int // cap on concurrent invocations (2 to 1000)
+	Outbound       bool
 }
 
 // Function is one Lambda function: what it is built from, what it may touch
@@ -67,6 +70,13 @@ type Function struct {
 	Writes []tables.Table
 	// SendsToQueue grants sqs:SendMessage on the delivery queue.
 	SendsToQueue bool
+	// SendsToOutbound grants sqs:SendMessage on the outbound queue and
+	// names it in OUTBOUND_QUEUE_URL.
+	SendsToOutbound bool
+	// ReadsTwilio gives the function the Twilio credentials secret (its
+	// ARN in TWILIO_SECRET, read access) and the base host's public URL
+	// in PUBLIC_BASE_URL, which Twilio calls back and signs.
+	ReadsTwilio bool
 	// InvokesProjectFunctions grants lambda:InvokeFunction on the Lambda
 	// functions projects may name as their functions: those named
 	// ProjectFunctionPrefix* in the stack's region (any account; a function
@@ -139,6 +149,19 @@ var Functions = []Function{
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
 	{
+		// Drains the outbound queue: places each queued call through
+		// Twilio at its account's pace (a slot item on the calls table),
+		// and fails calls that no report ended in time. A job whose slot is
+		// more than a few seconds away goes back to the queue with a delay,
+		// so an invocation waits at most dialer.DefaultMaxWait plus Twilio.
+		Name: "dialer", MemoryMB: 256, Timeout: DialerTimeout,
+		Reads:           []tables.Table{tables.Calls},
+		Writes:          []tables.Table{tables.Calls},
+		SendsToOutbound: true, // delayed jobs and timeout checks
+		ReadsTwilio:     true,
+		Queue:           &QueueConsumer{BatchSize: 10, MaxConcurrency: 5, Outbound: true},
+	},
+	{
 		// The internal metric intake: telephony and the agent runtime post
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
@@ -204,14 +227,16 @@ var Functions = []Function{
 		},
 	},
 	{
-		// The telephony system's voice intake (internal key) and outbound
-		// calling: trigger and status (service key), and the internal route
-		// the telephony system moves a call's status with.
+		// The telephony system's voice intake (internal key), DNI, and
+		// Twilio's callbacks of outbound calls (signed with the account's
+		// Twilio auth token): status reports move the call (calls table),
+		// the answer URL and the speech turns run the call's conversation.
 		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests},
+		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests, tables.Calls},
+		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests, tables.Calls},
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
+		ReadsTwilio:             true,
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
@@ -219,6 +244,9 @@ var Functions = []Function{
 			// DNI reservations (project-scoped x-api-key); a call on a reserved
 			// number consumes its reservation (config table).
 			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/conversations/dni-reservation"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/status"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/answer"},
+			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
 		},
 	},
 	{
@@ -230,6 +258,7 @@ var Functions = []Function{
 		Reads:            []tables.Table{tables.Config, tables.Calls, tables.Requests},
 		Writes:           []tables.Table{tables.Metrics, tables.Calls, tables.Requests},
 		ReadsInternalKey: true, // the internal status route
+		SendsToOutbound:  true, // the trigger's dial job
 		Routes: []Route{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/outbound-calling/trigger"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/outbound-calling/{callSid}/status"},
@@ -281,7 +310,7 @@ func validateFunctions(fns []Function) error {
 	var errs []error
 	names := map[string]bool{}
 	routes := map[Route]string{}
-	consumers := 0
+	consumers := map[bool]int{} // by QueueConsumer.Outbound
 	known := map[string]bool{}
 	for _, t := range tables.All {
 		known[t.ID] = true
@@ -334,9 +363,9 @@ func validateFunctions(fns []Function) error {
 		}
 		if f.Queue != nil {
 			kinds++
-			consumers++
-			if f.Timeout > DispatcherTimeout {
-				bad("timeout %s exceeds DispatcherTimeout %s, which sets the queue's visibility timeout", f.Timeout, DispatcherTimeout)
+			consumers[f.Queue.Outbound]++
+			if limit, name := consumerTimeout(f.Queue.Outbound); f.Timeout > limit {
+				bad("timeout %s exceeds %s %s, which sets the queue's visibility timeout", f.Timeout, name, limit)
 			}
 			if f.Queue.BatchSize < 1 || f.Queue.BatchSize > 10 {
 				bad("queue batch size %d is outside 1 to 10", f.Queue.BatchSize)
@@ -370,8 +399,11 @@ func validateFunctions(fns []Function) error {
 			routes[r] = f.Name
 		}
 	}
-	if consumers > 1 {
-		errs = append(errs, fmt.Errorf("%d functions consume the delivery queue; at most one may", consumers))
+	if consumers[false] > 1 {
+		errs = append(errs, fmt.Errorf("%d functions consume the delivery queue; at most one may", consumers[false]))
+	}
+	if consumers[true] > 1 {
+		errs = append(errs, fmt.Errorf("%d functions consume the outbound queue; at most one may", consumers[true]))
 	}
 	return errors.Join(errs...)
 }
@@ -381,6 +413,7 @@ type deps struct {
 	tables      map[string]awsdynamodb.Table // by tables.Table.ID
 	queue       queueResources
 	internalKey internalKey
+	twilio      awssecretsmanager.Secret
 }
 
 // newFunctions creates every function with its environment and grants, and
@@ -399,6 +432,13 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 		env := maps.Clone(common)
 		if f.ReadsInternalKey {
 			env[lambdamain.InternalKeyEnv] = d.internalKey.secret.SecretArn()
+		}
+		if f.SendsToOutbound {
+			env[lambdamain.OutboundQueueEnv] = d.queue.outbound.QueueUrl()
+		}
+		if f.ReadsTwilio {
+			env[lambdamain.TwilioSecretEnv] = d.twilio.SecretArn()
+			// PUBLIC_BASE_URL is added with the base host's API (publicBaseURLs).
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
@@ -427,6 +467,12 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 		}
 		if f.ReadsInternalKey {
 			d.internalKey.secret.GrantRead(fn, nil)
+		}
+		if f.SendsToOutbound {
+			d.queue.outbound.GrantSendMessages(fn)
+		}
+		if f.ReadsTwilio {
+			d.twilio.GrantRead(fn, nil)
 		}
 		out[f.Name] = fn
 	}

@@ -175,12 +175,15 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 		tables:      newTables(stack, cfg),
 		queue:       newDeliveryQueue(stack),
 		internalKey: newInternalKey(stack, cfg),
+		twilio:      newTwilioSecret(stack, cfg),
 	}
+	newOutboundQueue(stack, &d.queue)
 	lambdas, err := newFunctions(stack, cfg, fns, d)
 	if err != nil {
 		return nil, err
 	}
-	newAPIs(stack, cfg, fns, lambdas)
+	apis := newAPIs(stack, cfg, fns, lambdas)
+	publicBaseURLs(cfg, fns, lambdas, apis)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
 	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)

@@ -25,12 +25,57 @@ const (
 	maxReceiveCount = 5
 	// dlqRetention keeps dead letters as long as SQS allows.
 	dlqRetention = 14 * 24 * time.Hour
+
+	// DialerTimeout is the longest timeout a consumer of the outbound
+	// queue may have; its visibility timeout is six times this. A dialer
+	// waits in process at most a few seconds for a slot (dialer.DefaultMaxWait)
+	// and then calls Twilio (10 s timeout, up to 3 tries).
+	DialerTimeout = 60 * time.Second
+	// outboundVisibilityTimeout is the outbound queue's visibility timeout.
+	outboundVisibilityTimeout = 6 * DialerTimeout
 )
 
-// queueResources are the delivery queue and its dead-letter queue.
+// consumerTimeout is the longest timeout of a consumer of the delivery
+// queue, or of the outbound queue.
+func consumerTimeout(outbound bool) (time.Duration, string) {
+	if outbound {
+		return DialerTimeout, "DialerTimeout"
+	}
+	return DispatcherTimeout, "DispatcherTimeout"
+}
+
+// queueResources are the delivery queue and the outbound queue (dial
+// jobs), each with its dead-letter queue.
 type queueResources struct {
-	delivery awssqs.Queue
-	dlq      awssqs.Queue
+	delivery    awssqs.Queue
+	dlq         awssqs.Queue
+	outbound    awssqs.Queue
+	outboundDLQ awssqs.Queue
+}
+
+// newOutboundQueue adds the outbound queue of dial jobs and its DLQ. On a
+// job's last receive (maxReceiveCount, dialer.DefaultMaxReceives) a failing
+// dialer ends its call as failure; a job whose call it could not even end
+// is a dead letter, and the OutboundDLQNotEmpty alarm fires.
+func newOutboundQueue(stack awscdk.Stack, q *queueResources) {
+	q.outboundDLQ = awssqs.NewQueue(stack, jsii.String("OutboundDLQ"), &awssqs.QueueProps{
+		RetentionPeriod: seconds(dlqRetention),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+	})
+	q.outbound = awssqs.NewQueue(stack, jsii.String("OutboundQueue"), &awssqs.QueueProps{
+		VisibilityTimeout: seconds(outboundVisibilityTimeout),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           q.outboundDLQ,
+			MaxReceiveCount: jsii.Number(maxReceiveCount),
+		},
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("OutboundDLQUrl"), &awscdk.CfnOutputProps{
+		Description: jsii.String("Dead-letter queue of the outbound dial jobs"),
+		Value:       q.outboundDLQ.QueueUrl(),
+	})
 }
 
 // newDeliveryQueue creates the webhook delivery queue and its DLQ.
@@ -69,7 +114,11 @@ func addQueueConsumers(fns []Function, lambdas map[string]awslambda.Function, q 
 		if f.Queue == nil {
 			continue
 		}
-		lambdas[f.Name].AddEventSource(awslambdaeventsources.NewSqsEventSource(q.delivery, &awslambdaeventsources.SqsEventSourceProps{
+		source := q.delivery
+		if f.Queue.Outbound {
+			source = q.outbound
+		}
+		lambdas[f.Name].AddEventSource(awslambdaeventsources.NewSqsEventSource(source, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(f.Queue.BatchSize),
 			MaxConcurrency:          jsii.Number(f.Queue.MaxConcurrency),
 			ReportBatchItemFailures: jsii.Bool(true),

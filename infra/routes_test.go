@@ -7,6 +7,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/twilioapi"
 )
 
 // servedGroups is what each functions/<name>/main.go serves (its handler's
@@ -23,7 +24,7 @@ var servedGroups = map[string]struct {
 	"conversations": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes()}},
 	"calls": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes()}},
+		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
 	"outbound": {BaseHost, [][]httpapi.Route{(&baseapi.Outbound{}).Routes()}},
 	"events":   {BaseHost, [][]httpapi.Route{(&baseapi.Events{}).Routes()}},
 }

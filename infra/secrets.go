@@ -34,3 +34,27 @@ func newInternalKey(stack awscdk.Stack, cfg StackConfig) internalKey {
 	})
 	return internalKey{secret: s}
 }
+
+// newTwilioSecret creates the secret of the accounts' Twilio credentials
+// and caller IDs (shared/telephony/twilio): a JSON object by account ID.
+// Secrets Manager generates its first value, {"_generated": "<random>"}
+// (keys starting with "_" are no account), so that the template never holds
+// a secret value. The operator fills it with opsctl twilio set; the dialer
+// and the calls function read it.
+func newTwilioSecret(stack awscdk.Stack, cfg StackConfig) awssecretsmanager.Secret {
+	s := awssecretsmanager.NewSecret(stack, jsii.String("TwilioAccounts"), &awssecretsmanager.SecretProps{
+		SecretName:  jsii.String(cfg.prefix() + "/twilio-accounts"),
+		Description: jsii.String("Twilio credentials and caller IDs of the accounts, by account ID (" + cfg.Region.Name + ")"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			SecretStringTemplate: jsii.String("{}"),
+			GenerateStringKey:    jsii.String("_generated"),
+			ExcludePunctuation:   jsii.Bool(true),
+		},
+		RemovalPolicy: cfg.removalPolicy(),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("TwilioSecretArn"), &awscdk.CfnOutputProps{
+		Description: jsii.String("Secrets Manager ARN of the accounts' Twilio credentials (opsctl twilio set)"),
+		Value:       s.SecretArn(),
+	})
+	return s
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
@@ -213,6 +214,13 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 			if f.ShardFanout {
 				vars[lambdamain.ShardQueueEnv] = obj{"Ref": assertions.Match_AnyValue()}
 			}
+			if f.SendsToOutbound {
+				vars[lambdamain.OutboundQueueEnv] = obj{"Ref": assertions.Match_AnyValue()}
+			}
+			if f.ReadsTwilio {
+				vars[lambdamain.TwilioSecretEnv] = obj{"Ref": assertions.Match_AnyValue()}
+				vars[lambdamain.PublicBaseURLEnv] = assertions.Match_AnyValue()
+			}
 			for _, tbl := range tables.All {
 				vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
 			}
@@ -322,12 +330,21 @@ func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
 	if deliveryVisibilityTimeout < 6*DispatcherTimeout {
 		t.Fatalf("visibility timeout %s < 6 × dispatcher timeout %s", deliveryVisibilityTimeout, DispatcherTimeout)
 	}
+	// The dialer gives a call up on the outbound queue's last receive.
+	if maxReceiveCount != dialer.DefaultMaxReceives {
+		t.Fatalf("maxReceiveCount %d, dialer.DefaultMaxReceives %d", maxReceiveCount, dialer.DefaultMaxReceives)
+	}
 	for _, r := range Regions {
 		tmpl := defaultSynth(t).templates["VoiceOps-"+r.Name]
 		check(t, r.Name+" queues", func() {
-			// The delivery queue and its DLQ, and the evaluator's: the stream's
-			// failure destination, the shard queue and its DLQ.
-			tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2+3))
+			// Delivery and outbound, each with its DLQ, and the evaluator's: the
+			// stream's failure destination, the shard queue and its DLQ.
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::Queue"), jsii.Number(2+2+3))
+			tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
+				"VisibilityTimeout":    int(outboundVisibilityTimeout.Seconds()),
+				"RedrivePolicy":        obj{"maxReceiveCount": 5, "deadLetterTargetArn": assertions.Match_AnyValue()},
+				"SqsManagedSseEnabled": true,
+			})
 			tmpl.HasResourceProperties(jsii.String("AWS::SQS::Queue"), obj{
 				"VisibilityTimeout":    int(deliveryVisibilityTimeout.Seconds()),
 				"RedrivePolicy":        obj{"maxReceiveCount": 5, "deadLetterTargetArn": assertions.Match_AnyValue()},
@@ -338,7 +355,7 @@ func TestDeliveryQueueAndDeadLetterQueue(t *testing.T) {
 				"SqsManagedSseEnabled":   true,
 				"RedrivePolicy":          assertions.Match_Absent(),
 			})
-			tmpl.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(2+3)) // TLS only, on each
+			tmpl.ResourceCountIs(jsii.String("AWS::SQS::QueuePolicy"), jsii.Number(2+2+3)) // TLS only, on each
 		})
 	}
 }
@@ -423,13 +440,17 @@ func TestAlarms(t *testing.T) {
 			}
 		}
 		check(t, r.Name+" alarms", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(Functions)+scheduled+evaluator))
-			tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
-				"Namespace":          "AWS/SQS",
-				"MetricName":         "ApproximateNumberOfMessagesVisible",
-				"ComparisonOperator": "GreaterThanThreshold",
-				"Threshold":          0,
-			})
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(Functions)+scheduled+evaluator))
+			// A dead letter on either DLQ alarms.
+			for _, id := range []string{"DeliveryDLQNotEmpty", "OutboundDLQNotEmpty"} {
+				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
+					"AlarmName":          "voiceops-" + r.Name + "-" + id,
+					"Namespace":          "AWS/SQS",
+					"MetricName":         "ApproximateNumberOfMessagesVisible",
+					"ComparisonOperator": "GreaterThanThreshold",
+					"Threshold":          0,
+				})
+			}
 			for _, metric := range []string{"Errors", "Throttles"} {
 				tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
 					"Namespace": "AWS/Lambda", "MetricName": metric, "ComparisonOperator": "GreaterThanThreshold",
@@ -442,7 +463,7 @@ func TestAlarms(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	// Output keys are chosen names (users read them after cdk deploy),
 	// not generated logical IDs.
-	want := []string{"DeliveryQueueUrl", "DeliveryDLQUrl", "InternalKeySecretArn"}
+	want := []string{"DeliveryQueueUrl", "DeliveryDLQUrl", "InternalKeySecretArn", "OutboundDLQUrl", "TwilioSecretArn"}
 	for _, h := range servedHosts(Functions) {
 		want = append(want, constructID(string(h))+"ApiUrl")
 	}
@@ -467,9 +488,15 @@ func TestInternalKeyIsGeneratedNeverInTheTemplate(t *testing.T) {
 		name := "VoiceOps-" + r.Name
 		tmpl := defaultSynth(t).templates[name]
 		check(t, name+" secret", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(1))
+			tmpl.ResourceCountIs(jsii.String("AWS::SecretsManager::Secret"), jsii.Number(2))
 			tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), obj{
 				"GenerateSecretString": objectLike(obj{"PasswordLength": 48}),
+				"SecretString":         assertions.Match_Absent(),
+			})
+			// The Twilio accounts: a generated first value, never one in the template.
+			tmpl.HasResourceProperties(jsii.String("AWS::SecretsManager::Secret"), obj{
+				"Name":                 "voiceops-" + r.Name + "/twilio-accounts",
+				"GenerateSecretString": objectLike(obj{"SecretStringTemplate": "{}", "GenerateStringKey": "_generated"}),
 				"SecretString":         assertions.Match_Absent(),
 			})
 		})
@@ -630,14 +657,39 @@ func getAttTarget(v any) string {
 // ReadsInternalKey alone; no other function's role has any Secrets Manager
 // permission on it.
 func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
+	onlyReadersGetTheSecret(t, "/internal-metric-key", lambdamain.InternalKeyEnv, func(f Function) bool { return f.ReadsInternalKey })
+}
+
+// TestOnlyFunctionsThatReadTwilioGetIt: the dialer and the calls function
+// (Twilio's callbacks) read the Twilio accounts' secret, through Grant; no
+// other function may.
+func TestOnlyFunctionsThatReadTwilioGetIt(t *testing.T) {
 	var readers []string
 	for _, f := range Functions {
-		if f.ReadsInternalKey {
+		if f.ReadsTwilio {
 			readers = append(readers, f.Name)
 		}
 	}
-	if len(readers) == 0 {
-		t.Fatal("no function reads the internal key, yet the intake needs it")
+	slices.Sort(readers)
+	if !slices.Equal(readers, []string{"calls", "dialer"}) {
+		t.Errorf("Twilio readers %v, want calls and dialer", readers)
+	}
+	onlyReadersGetTheSecret(t, "/twilio-accounts", lambdamain.TwilioSecretEnv, func(f Function) bool { return f.ReadsTwilio })
+}
+
+// onlyReadersGetTheSecret checks, in every regional stack, that exactly the
+// functions reads says have the secret whose name ends in suffix in their
+// environment (envVar) and GetSecretValue on it.
+func onlyReadersGetTheSecret(t *testing.T, suffix, envVar string, reads func(Function) bool) {
+	t.Helper()
+	n := 0
+	for _, f := range Functions {
+		if reads(f) {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no function reads the secret *%s", suffix)
 	}
 	for _, r := range Regions {
 		name := "VoiceOps-" + r.Name
@@ -645,28 +697,29 @@ func TestOnlyFunctionsThatReadTheInternalKeyGetIt(t *testing.T) {
 		all, _ := tmpl["Resources"].(map[string]any)
 		var secret string
 		for id, res := range all {
-			if res.(map[string]any)["Type"] == "AWS::SecretsManager::Secret" {
+			res := res.(map[string]any)
+			if sn, _ := props(res)["Name"].(string); res["Type"] == "AWS::SecretsManager::Secret" && strings.HasSuffix(sn, suffix) {
 				secret = id
 			}
 		}
 		if secret == "" {
-			t.Fatalf("%s: no secret", name)
+			t.Fatalf("%s: no secret *%s", name, suffix)
 		}
 		for _, f := range Functions {
 			id, fn := functionResource(t, tmpl, f.Name)
 			vars, _ := props(fn)["Environment"].(map[string]any)["Variables"].(map[string]any)
-			_, hasVar := vars[lambdamain.InternalKeyEnv]
+			_, hasVar := vars[envVar]
 			raw, _ := json.Marshal(vars)
-			if strings.Contains(string(raw), secret) && !f.ReadsInternalKey {
+			if strings.Contains(string(raw), secret) && !reads(f) {
 				t.Errorf("%s %s: environment names the secret: %s", name, f.Name, raw)
 			}
 			actions := secretActions(tmpl, getAttTarget(props(fn)["Role"]), secret)
 			switch {
-			case f.ReadsInternalKey && (!hasVar || !slices.Contains(actions, "secretsmanager:GetSecretValue")):
-				t.Errorf("%s %s (%s) reads the internal key: env %v, actions on the secret %v", name, f.Name, id, hasVar, actions)
-			case !f.ReadsInternalKey && (hasVar || len(actions) > 0):
-				t.Errorf("%s %s (%s) does not read the internal key, yet has %s=%v and actions %v on it",
-					name, f.Name, id, lambdamain.InternalKeyEnv, hasVar, actions)
+			case reads(f) && (!hasVar || !slices.Contains(actions, "secretsmanager:GetSecretValue")):
+				t.Errorf("%s %s (%s) reads *%s: env %v, actions on the secret %v", name, f.Name, id, suffix, hasVar, actions)
+			case !reads(f) && (hasVar || len(actions) > 0):
+				t.Errorf("%s %s (%s) does not read *%s, yet has %s=%v and actions %v on it",
+					name, f.Name, id, suffix, envVar, hasVar, actions)
 			}
 		}
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +92,7 @@ func TestScheduleAndQueueTriggers(t *testing.T) {
 	})
 
 	check(t, "alarms", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(1+2*len(testFunctions)+1))
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(testFunctions)+1)) // two DLQs
 	})
 }
 
@@ -244,6 +246,15 @@ func TestValidateFunctions(t *testing.T) {
 		if err := validateFunctions([]Function{c, d}); err == nil || !strings.Contains(err.Error(), "at most one") {
 			t.Errorf("err = %v", err)
 		}
+		o1 := Function{Name: "o1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2, Outbound: true}}
+		o2 := o1
+		o2.Name = "o2"
+		if err := validateFunctions([]Function{c, o1}); err != nil {
+			t.Errorf("one consumer per queue: %v", err)
+		}
+		if err := validateFunctions([]Function{o1, o2}); err == nil || !strings.Contains(err.Error(), "outbound queue; at most one") {
+			t.Errorf("two outbound consumers: %v", err)
+		}
 	})
 }
 
@@ -289,13 +300,31 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 			}))}),
 		})
 	})
-	check(t, "dispatcher", func() {
-		// The dispatcher's, the evaluator's stream and its shard queue.
-		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(3))
+	check(t, "dispatcher and dialer", func() {
+		// The dispatcher's, the dialer's, the evaluator's stream and its
+		// shard queue.
+		tmpl.ResourceCountIs(jsii.String("AWS::Lambda::EventSourceMapping"), jsii.Number(4))
 		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
 			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
 			"ScalingConfig":         obj{"MaximumConcurrency": 20},
 		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), obj{
+			"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+			"ScalingConfig":         obj{"MaximumConcurrency": 5},
+		})
+	})
+	check(t, "each consumer drains its own queue", func() {
+		queueOf := map[string]string{} // function -> queue logical ID
+		tj := mustSynth(t, map[string]any{"region": "us"}, Functions).json["VoiceOps-us"]
+		for _, m := range resources(tj, "AWS::Lambda::EventSourceMapping") {
+			fnRef, _ := props(m)["FunctionName"].(map[string]any)["Ref"].(string)
+			queueOf[fnRef] = getAttTarget(props(m)["EventSourceArn"])
+		}
+		dialerID, _ := functionResource(t, tj, "dialer")
+		dispatcherID, _ := functionResource(t, tj, "dispatcher")
+		if !strings.HasPrefix(queueOf[dialerID], "OutboundQueue") || !strings.HasPrefix(queueOf[dispatcherID], "DeliveryQueue") {
+			t.Errorf("consumers: %v", queueOf)
+		}
 	})
 	check(t, "intake route", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
@@ -376,6 +405,62 @@ func TestReadsInternalKeyMatchesTheCode(t *testing.T) {
 		if reads := readsInternalKey.Match(src); reads != f.ReadsInternalKey {
 			t.Errorf("function %s: its main.go reads the internal key: %v; its entry says ReadsInternalKey: %v",
 				f.Name, reads, f.ReadsInternalKey)
+		}
+	}
+}
+
+// TestOutboundEnvironmentMatchesTheCode keeps SendsToOutbound and
+// ReadsTwilio honest against each main.go, as for the internal key.
+func TestOutboundEnvironmentMatchesTheCode(t *testing.T) {
+	for _, f := range Functions {
+		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uses := strings.Contains(string(src), "OutboundQueueEnv"); uses != f.SendsToOutbound {
+			t.Errorf("function %s: main.go uses the outbound queue: %v; SendsToOutbound: %v", f.Name, uses, f.SendsToOutbound)
+		}
+		if uses := strings.Contains(string(src), "TwilioSecretEnv"); uses != f.ReadsTwilio {
+			t.Errorf("function %s: main.go reads the Twilio secret: %v; ReadsTwilio: %v", f.Name, uses, f.ReadsTwilio)
+		}
+	}
+}
+
+// TestOnlyOutboundSendersMaySendDialJobs: sqs:SendMessage on the outbound
+// queue goes to the functions with SendsToOutbound (the trigger and the
+// dialer), and to no other.
+func TestOnlyOutboundSendersMaySendDialJobs(t *testing.T) {
+	tj := mustSynth(t, map[string]any{"region": "us"}, Functions).json["VoiceOps-us"]
+	var queue string
+	for id, res := range tj["Resources"].(map[string]any) {
+		if res.(map[string]any)["Type"] == "AWS::SQS::Queue" && strings.HasPrefix(id, "OutboundQueue") {
+			queue = id
+		}
+	}
+	if queue == "" {
+		t.Fatal("no outbound queue")
+	}
+	for _, f := range Functions {
+		_, fn := functionResource(t, tj, f.Name)
+		role := getAttTarget(props(fn)["Role"])
+		sends := false
+		for _, pol := range resources(tj, "AWS::IAM::Policy") {
+			roles, _ := json.Marshal(props(pol)["Roles"])
+			if !strings.Contains(string(roles), `{"Ref":"`+role+`"}`) {
+				continue
+			}
+			doc, _ := props(pol)["PolicyDocument"].(map[string]any)
+			stmts, _ := doc["Statement"].([]any)
+			for _, st := range stmts {
+				st := st.(map[string]any)
+				res, _ := json.Marshal(st["Resource"])
+				if st["Effect"] == "Allow" && slices.Contains(strings1(st["Action"]), "sqs:SendMessage") && strings.Contains(string(res), `"`+queue+`"`) {
+					sends = true
+				}
+			}
+		}
+		if sends != f.SendsToOutbound {
+			t.Errorf("function %s may send to the outbound queue: %v; SendsToOutbound: %v", f.Name, sends, f.SendsToOutbound)
 		}
 	}
 }

@@ -5,7 +5,8 @@
 #   - cfn-lint on every template: any error or warning fails;
 #   - every function's bootstrap (scripts/checkbundles): present, a static
 #     linux/arm64 ELF, and at most 10 MiB, the outbound function (it parses
-#     phone numbers) at most 16 MiB. Sizes are printed.
+#     phone numbers, and links the SQS client for the trigger) at most 16 MiB.
+#     Sizes are printed.
 #
 # BUNDLE_SIZE_CHECK=fail (default) fails on an oversized bootstrap;
 # BUNDLE_SIZE_CHECK=warn only reports it (a missing or foreign bootstrap
@@ -56,5 +57,9 @@ fi
 echo "cfn-lint: ${#templates[@]} templates, nothing reported"
 
 echo "bundles (BUNDLE_SIZE_CHECK=$size_check):"
+# outbound links libphonenumber's metadata (about 10 MiB) and, for the
+# trigger's enqueue, the SQS client (0.6 MiB): 15.9 MiB. 16 MiB is the
+# budget of a function that parses phone numbers (issue 13): a dependency
+# that pushes it over must be paid for elsewhere, not by raising the limit.
 go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=16 "$out"
 echo "synth-lint.sh: ${#templates[@]} templates synthesized, cfn-lint clean, bundles checked"

@@ -1,6 +1,8 @@
 // Command calls is the Lambda function of the calls endpoint group: the
-// telephony system's voice intake (internal routes) and DNI reservations.
-// Outbound calling is functions/outbound.
+// telephony system's voice intake (internal routes), DNI reservations, and
+// Twilio's callbacks of outbound calls (status reports, and the answered
+// call's voice conversation through the same engine). Outbound calling's
+// API is functions/outbound; placing calls is functions/dialer.
 package main
 
 import (
@@ -28,6 +30,8 @@ import (
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -44,7 +48,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
+		tables.Calls.EnvVar, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
 	if err != nil {
 		return err
 	}
@@ -67,6 +72,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		Pools:      config.DNI(),
+		Calls:      dynamo.NewCalls(db, env[5]),
+		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[6], Now: time.Now},
+		PublicURL:  env[7],
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
@@ -79,6 +87,9 @@ type deps struct {
 	InternalKeyDigest string
 	Engine            baseapi.Engine
 	Pools             voiceops.DNIStore
+	Calls             voiceops.CallStore
+	Twilio            twilio.Credentials
+	PublicURL         string // the base host's public URL (Twilio signs it)
 	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards            httpapi.Guards
 	Now               func() time.Time
@@ -89,5 +100,6 @@ type deps struct {
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
-		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes()))
+		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
+		(&twilioapi.Callbacks{Calls: d.Calls, Creds: d.Twilio, Engine: d.Engine, PublicBaseURL: d.PublicURL, Now: d.Now}).Routes()))
 }

@@ -1,6 +1,7 @@
 // Command outbound is the Lambda function of outbound calling (doc 2):
-// trigger and status with a project's service key, and the internal route
-// the telephony system moves a call's status with. It is the one function
+// trigger (one write and one dial job on the outbound queue, which
+// functions/dialer consumes) and status with a project's service key, and
+// the internal route another telephony system moves a call's status with. It is the one function
 // that parses phone numbers (shared/phone, libphonenumber's metadata): apart
 // from the voice intake, so that neither pays for the other's libraries.
 package main
@@ -15,9 +16,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
@@ -39,7 +42,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar)
+	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
+		lambdamain.OutboundQueueEnv)
 	if err != nil {
 		return err
 	}
@@ -55,6 +59,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest, Calls: dynamo.NewCalls(db, env[2]),
+		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
@@ -66,6 +71,7 @@ type deps struct {
 	Keys              httpapi.Authenticator
 	InternalKeyDigest string
 	Calls             voiceops.CallStore
+	Dial              voiceops.DialQueue
 	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards            httpapi.Guards
 	Now               func() time.Time
@@ -75,5 +81,5 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
-		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
+		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
 }

@@ -8,11 +8,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // TestReplayEvents sends every outbound-*.json of events/ through the real
 // Lambda handler, so the samples that SAM users invoke never rot.
 func TestReplayEvents(t *testing.T) {
+	var jobs dialJobs
 	want := map[string]int{
 		"outbound-trigger.json": 200,
 		"outbound-status.json":  200,
@@ -20,8 +22,19 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Calls: m.Calls, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
+	if len(jobs) != 1 {
+		t.Errorf("the trigger sample queued %d dial jobs, want 1", len(jobs))
+	}
+}
+
+// dialJobs keeps the dial jobs it is sent.
+type dialJobs []voiceops.DialJob
+
+func (q *dialJobs) SendDial(_ context.Context, j voiceops.DialJob, _ time.Duration) error {
+	*q = append(*q, j)
+	return nil
 }
 
 func TestRunNeedsItsEnvironment(t *testing.T) {

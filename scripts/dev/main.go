@@ -36,6 +36,7 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evaluator"
@@ -50,6 +51,10 @@ import (
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/tablestream"
+	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/telephony/simulator"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -72,6 +77,10 @@ type options struct {
 	evalEvery     time.Duration
 	schedule      webhook.Schedule
 	idleTimeout   time.Duration
+	// telephony is the outbound calls' provider: simulator or twilio.
+	telephony    string
+	publicURL    string
+	twilioAPIURL string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -99,6 +108,10 @@ Flags:
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
+	fs.StringVar(&o.telephony, "telephony", "simulator", "outbound calls' provider: simulator (test numbers, no real call) or twilio "+
+		"(real calls with $TWILIO_ACCOUNT_SID, $TWILIO_AUTH_TOKEN and $TWILIO_FROM_NUMBER for every demo account; needs -public-url)")
+	fs.StringVar(&o.publicURL, "public-url", "", "with -telephony twilio: the `URL` at which Twilio reaches this server (a tunnel), for its callbacks")
+	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "with -telephony twilio: Twilio's API base `URL` (default https://api.twilio.com)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -114,6 +127,15 @@ Flags:
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	switch o.telephony {
+	case "simulator":
+	case "twilio":
+		if o.publicURL == "" {
+			return o, fmt.Errorf("-telephony twilio needs -public-url: Twilio calls this server back there")
+		}
+	default:
+		return o, fmt.Errorf("-telephony must be simulator or twilio")
 	}
 	if _, ok := voiceops.LookupRegion(o.region); !ok {
 		return o, fmt.Errorf("-region must be us, uk or eu")
@@ -167,6 +189,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			trigger.Notify(metrics.Scope{AccountID: accountID, ProjectID: projectID})
 			return nil
 		}}
+	// Outbound calls: the dialer, with the simulated provider (whose
+	// answered calls talk through the same engine as the voice intake), or
+	// Twilio, whose callbacks this server then serves.
+	var provider telephony.Provider
+	var callbacks []httpapi.Route
+	switch o.telephony {
+	case "twilio":
+		creds, err := devTwilio(getenv)
+		if err != nil {
+			return err
+		}
+		provider = &twilio.Provider{Creds: creds, APIBaseURL: o.twilioAPIURL, CallbackBaseURL: o.publicURL}
+		callbacks = (&twilioapi.Callbacks{Calls: b.calls, Creds: creds, Engine: engine, PublicBaseURL: o.publicURL, Now: time.Now}).Routes()
+	default:
+		sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
+		defer sim.Wait()
+		provider = sim
+	}
+	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: provider,
+		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
+	defer stopDialer()
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
@@ -185,10 +228,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: b.calls, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
+		(&baseapi.Outbound{Calls: b.calls, Dial: b.dial, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
+		callbacks,
 	)
 	go evaluateEvery(ctx, ev, o.evalEvery, log)
 	go sweepEvery(ctx, engine, idleSweepPeriod, log)
@@ -242,14 +286,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // backend is what the dev server runs on: stores, metrics, the delivery
 // queue and its dispatcher.
 type backend struct {
-	name       string
-	stores     voiceops.Stores
-	configs    voiceops.AgentConfigStore
-	dni        voiceops.DNIStore
-	calls      voiceops.CallStore
-	requests   httpapi.GuardStore
-	metrics    buckets.Store
-	dispatcher *delivery.Dispatcher
+	name     string
+	stores   voiceops.Stores
+	configs  voiceops.AgentConfigStore
+	dni      voiceops.DNIStore
+	calls    voiceops.CallStore
+	requests httpapi.GuardStore
+	pacer    voiceops.Pacer
+	dial     voiceops.DialQueue
+	// startDialer hands the dial queue's jobs to d until the returned stop.
+	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
+	metrics     buckets.Store
+	dispatcher  *delivery.Dispatcher
 	// watchMetrics calls notify with the scopes of the metric data stored
 	// from now on, until ctx ends.
 	watchMetrics func(ctx context.Context, notify func(...metrics.Scope)) error
@@ -282,8 +330,15 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			ms.OnAdd(func(s []metrics.Scope) { notify(s...) })
 			return nil
 		}
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(), metrics: ms, dispatcher: d,
-			watchMetrics: watch, close: q.Close}, nil
+		var dial *dialer.Dialer
+		dq := &dialer.MemoryQueue{Log: log,
+			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
+			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
+			metrics: ms, dispatcher: d, watchMetrics: watch, close: q.Close,
+			pacer: memory.NewPacer(), dial: dq,
+			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
+		}, nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -296,6 +351,10 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}
 	sqsClient := sqs.NewFromConfig(cfg)
 	url, _, err := queue.CreateQueues(ctx, sqsClient, queue.QueueSpec{Name: o.tablePrefix + "-deliveries", Visibility: 30 * time.Second, MaxReceives: 5})
+	if err != nil {
+		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
+	}
+	outboundURL, _, err := queue.CreateQueues(ctx, sqsClient, queue.QueueSpec{Name: o.tablePrefix + "-outbound", Visibility: dialerVisibility, MaxReceives: 5})
 	if err != nil {
 		return backend{}, fmt.Errorf("creating queues at %s: %w", endpoint, err)
 	}
@@ -330,7 +389,20 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	}
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
-		calls: dynamo.NewCalls(db, names.Calls), requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
+		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
+		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
+		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
+		startDialer: func(ctx context.Context, d *dialer.Dialer) func() {
+			ctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = queue.NewSQS(sqsClient, outboundURL).Consume(ctx, d.HandleSQS, queue.ConsumeOptions{Wait: time.Second, OnError: func(err error) {
+					log.Error("consuming the outbound queue", "error", err)
+				}})
+			}()
+			return func() { stop(); <-done }
+		},
 		close: func() { stop(); <-done; <-streamDone },
 	}, nil
 }
@@ -375,6 +447,27 @@ func sweepEvery(ctx context.Context, e *conversation.Engine, period time.Duratio
 		}
 	}
 }
+
+// devTwilio is the one Twilio account of every demo account, from the
+// environment (the deployed stacks keep one per account in Secrets Manager).
+type devTwilioAccount twilio.Account
+
+func devTwilio(getenv func(string) string) (devTwilioAccount, error) {
+	a := devTwilioAccount{AccountSID: getenv("TWILIO_ACCOUNT_SID"), AuthToken: getenv("TWILIO_AUTH_TOKEN"), FromNumber: getenv("TWILIO_FROM_NUMBER")}
+	if a.AccountSID == "" || a.AuthToken == "" || !voiceops.ValidE164(a.FromNumber) {
+		return a, fmt.Errorf("-telephony twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM_NUMBER (E.164) in the environment")
+	}
+	return a, nil
+}
+
+func (a devTwilioAccount) Twilio(context.Context, string) (twilio.Account, error) {
+	return twilio.Account(a), nil
+}
+
+// dialerVisibility is the outbound queue's visibility timeout: longer than
+// a dialer's longest handling (its in-process wait for a slot, a provider
+// call and its retries).
+const dialerVisibility = 60 * time.Second
 
 // evaluateEvery runs the evaluator every period until ctx ends, like the
 // deployed stack's one-minute schedule.

@@ -16,12 +16,18 @@ import (
 // startDev runs the dev server on a free port and returns its credentials.
 func startDev(t *testing.T, args ...string) (Credentials, func() error) {
 	t.Helper()
+	return startDevEnv(t, func(string) string { return "" }, args...)
+}
+
+// startDevEnv is startDev with an environment.
+func startDevEnv(t *testing.T, getenv func(string) string, args ...string) (Credentials, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan Credentials, 1)
 	done := make(chan error, 1)
 	var stdout bytes.Buffer
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(string) string { return "" }, &stdout, io.Discard, ready)
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, &stdout, io.Discard, ready)
 	}()
 	select {
 	case c := <-ready:
@@ -29,9 +35,9 @@ func startDev(t *testing.T, args ...string) (Credentials, func() error) {
 	case err := <-done:
 		cancel()
 		t.Fatalf("dev server exited: %v", err)
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second): // on moto, creating the tables and queues takes a while
 		cancel()
-		t.Fatal("dev server not ready after 10s")
+		t.Fatal("dev server not ready after 60s")
 	}
 	return Credentials{}, nil
 }

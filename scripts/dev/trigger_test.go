@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,28 +56,6 @@ func TestStoredDataFiresTheRule(t *testing.T) {
 		defer func() { _ = stop() }()
 		storedDataFires(t, creds)
 	})
-}
-
-// startDevEnv is startDev with the process environment (AWS_ENDPOINT_URL).
-func startDevEnv(t *testing.T, getenv func(string) string, args ...string) (Credentials, func() error) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan Credentials, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, io.Discard, io.Discard, ready)
-	}()
-	select {
-	case c := <-ready:
-		return c, func() error { cancel(); return <-done }
-	case err := <-done:
-		cancel()
-		t.Fatalf("dev server exited: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("dev server not ready after 60s")
-	}
-	return Credentials{}, nil
 }
 
 func storedDataFires(t *testing.T, creds Credentials) {

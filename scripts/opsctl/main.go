@@ -1,6 +1,8 @@
 // Command opsctl is the operator's tool: it creates accounts and projects,
 // creates, lists and revokes keys, and loads the projects' agent
-// configurations, directly in a region's DynamoDB config table. Run
+// configurations, directly in a region's DynamoDB config table; it sets an
+// account's outbound rate (calls table) and Twilio account (the region's
+// Twilio secret). Run
 // `go run ./scripts/opsctl help` for usage.
 package main
 
@@ -22,11 +24,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -79,6 +83,21 @@ Commands:
                                              reservation lasts (default 10m, at
                                              most 24h). Reservations in
                                              progress are kept.
+  outbound rate -account ID -per-second N    set the account's outbound rate: new
+                                             calls per second the dialer places
+                                             (0 < N <= 100; 0 restores the
+                                             default, 1 a second). Shared by
+                                             every dialer; takes effect at the
+                                             next call.
+  twilio set -account ID -sid AC... -from +E164
+                                             store the account's Twilio account
+                                             SID, auth token and caller ID (the
+                                             calls' from_number) in the region's
+                                             Twilio secret; the auth token is
+                                             read from $TWILIO_AUTH_TOKEN, never
+                                             a flag, and never printed
+  twilio show -account ID                    print the account's Twilio account
+                                             SID and caller ID (token hidden)
   limit set -account ID -rate N -burst N     set the rate limit of every API key
                                              of the account: N requests a second
                                              sustained, bursts of N (default for
@@ -100,6 +119,8 @@ Global flags (before the command):
                         voiceops-local)
   -config-table NAME    the config table's name, overriding -table-prefix
                         (default $CONFIG_TABLE)
+  -twilio-secret ID     the Twilio accounts' secret (name or ARN; default
+                        <table prefix>/twilio-accounts, the stack's; $TWILIO_SECRET)
 
 AWS credentials and region come from the usual AWS environment or profile.
 Set AWS_ENDPOINT_URL to work against LocalStack or moto.
@@ -118,6 +139,13 @@ type stores struct {
 	agents   voiceops.AgentConfigStore
 	dni      voiceops.DNIStore
 	limits   ratelimit.Store
+	pacer    rateSetter
+	secrets  twilio.SecretsWriter
+}
+
+// rateSetter sets an account's outbound rate (dynamo.Pacer).
+type rateSetter interface {
+	SetRate(ctx context.Context, accountID string, rate float64) error
 }
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
@@ -128,6 +156,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	region := global.String("region", envOr(getenv, "SERVICE_REGION", "us"), "")
 	prefix := global.String("table-prefix", "", "")
 	configTable := global.String("config-table", getenv("CONFIG_TABLE"), "")
+	twilioSecret := global.String("twilio-secret", getenv("TWILIO_SECRET"), "")
 	if err := global.Parse(args); err != nil || global.NArg() == 0 || global.Arg(0) == "help" {
 		fmt.Fprint(stdout, usage)
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
@@ -138,10 +167,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if _, ok := voiceops.LookupRegion(*region); !ok {
 		return fmt.Errorf("-region must be us, uk or eu")
 	}
+	if *prefix == "" {
+		*prefix = "voiceops-" + *region
+	}
+	if *twilioSecret == "" {
+		*twilioSecret = *prefix + "/twilio-accounts"
+	}
 	if st == nil {
-		if *prefix == "" {
-			*prefix = "voiceops-" + *region
-		}
 		names := dynamo.TableNamesFor(*prefix)
 		if *configTable != "" {
 			names.Config = *configTable
@@ -152,7 +184,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		db := dynamodb.NewFromConfig(cfg)
 		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
-		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config)}
+		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config),
+			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -174,6 +207,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	reveal := fs.Bool("reveal-secrets", false, "show signing secrets and header values in full")
 	numbers := fs.String("numbers", "", "comma-separated E.164 numbers of a DNI pool")
 	hold := fs.Duration("hold", voiceops.DefaultDNIHold, "how long a DNI reservation lasts")
+	perSecond := fs.Float64("per-second", -1, "new outbound calls per second (0: the default)")
+	twilioSID := fs.String("sid", "", "Twilio account SID (AC...)")
+	from := fs.String("from", "", "caller ID: a Twilio number of the account, E.164")
 	rate := fs.Int("rate", 0, "requests a second, sustained, of each API key")
 	burst := fs.Int("burst", 0, "requests at once of each API key")
 	if err := fs.Parse(rest[2:]); err != nil {
@@ -304,6 +340,51 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return describe(err, "project "+*project+" in account "+*account)
 		}
 		fmt.Fprintf(stdout, "the DNI pool of %s/%s has %d more or updated numbers; a reservation lasts %s\n", *account, *project, len(nums), *hold)
+	case "outbound rate":
+		if err := need(account, "account"); err != nil {
+			return err
+		}
+		if *perSecond < 0 || *perSecond > voiceops.MaxOutboundRate {
+			return fmt.Errorf("outbound rate: -per-second must be from 0 (the default) to %g calls per second", voiceops.MaxOutboundRate)
+		}
+		if _, err := accounts.GetAccount(ctx, *account); err != nil {
+			return describe(err, "account "+*account)
+		}
+		if err := st.pacer.SetRate(ctx, *account, *perSecond); err != nil {
+			return err
+		}
+		eff := *perSecond
+		if eff == 0 {
+			eff = voiceops.DefaultOutboundRate
+		}
+		fmt.Fprintf(stdout, "account %s places at most %g new calls per second (one every %s)\n", *account, eff, voiceops.SlotInterval(eff))
+	case "twilio set":
+		if err := errors.Join(need(account, "account"), need(twilioSID, "sid"), need(from, "from")); err != nil {
+			return err
+		}
+		token := getenv("TWILIO_AUTH_TOKEN")
+		if token == "" {
+			return fmt.Errorf("twilio set: put the auth token in $TWILIO_AUTH_TOKEN (never a flag: it would show in the process list and shell history)")
+		}
+		if _, err := accounts.GetAccount(ctx, *account); err != nil {
+			return describe(err, "account "+*account)
+		}
+		a := twilio.Account{AccountSID: *twilioSID, AuthToken: token, FromNumber: *from}
+		if err := twilio.SetAccount(ctx, st.secrets, *twilioSecret, *account, a); err != nil {
+			return fmt.Errorf("twilio set: %w", err)
+		}
+		fmt.Fprintf(stdout, "stored the Twilio account of %s in %s: SID %s, caller ID %s (the auth token is not shown)\n", *account, *twilioSecret, a.AccountSID, a.FromNumber)
+	case "twilio show":
+		if err := need(account, "account"); err != nil {
+			return err
+		}
+		a, err := (&twilio.SecretCredentials{Client: st.secrets, SecretID: *twilioSecret, Now: time.Now}).Twilio(ctx, *account)
+		if errors.Is(err, voiceops.ErrNotFound) {
+			return fmt.Errorf("account %s has no Twilio account in %s (twilio set stores one)", *account, *twilioSecret)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "account %s: Twilio SID %s, caller ID %s, auth token set (not shown)\n", *account, a.AccountSID, a.FromNumber)
 	case "limit set", "limit show", "limit reset":
 		return limitCommand(ctx, cmd, st, accounts, *account, ratelimit.Limit{Rate: *rate, Burst: *burst}, stdout)
 	case "agent show":

@@ -32,6 +32,7 @@ type Deps struct {
 	Conversations     *conversation.Engine
 	DNI               voiceops.DNIStore
 	Calls             voiceops.CallStore
+	Dial              voiceops.DialQueue
 	Guards            httpapi.Guards
 }
 
@@ -97,7 +98,7 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&baseapi.Outbound{Calls: d.Calls, ValidNumber: phone.Valid, Now: d.now()}).Routes())
+		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.now()}).Routes())
 }
 
 // All serves every route of both hosts, as the dev server does.

@@ -188,6 +188,10 @@ func TestIdempotencyOutboundTriggerPlacesOneCall(t *testing.T) {
 	if first != again {
 		t.Fatalf("replayed callSid %v, want %v", again, first)
 	}
+	// Never dialed twice: the replay queued no second dial job.
+	if jobs := h.dials.sent(); len(jobs) != 1 || jobs[0].SID != first {
+		t.Errorf("dial jobs %+v, want one for %v", jobs, first)
+	}
 	// The other project's service key has its own keys.
 	hdr2 := map[string]string{"X-Service-Auth-Token": h.service2, idempotency.Header: "call-1"}
 	if other := h.send("POST", "/v1/outbound-calling/trigger", hdr2, `{"to_number":"+447911123456"}`).expect(t, 200); other.header.Get(idempotency.ReplayedHeader) != "" {

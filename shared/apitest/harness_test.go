@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,10 +84,38 @@ type harness struct {
 	// acct_a/proj_a1 and acct_a/proj_a2; calls is the outbound call store.
 	service, service2 string
 	calls             *memory.Calls
+	// dials is the outbound queue: the dial jobs the trigger sent.
+	dials *dialQueue
 	// requests holds the rate-limit buckets and Idempotency-Key records.
 	requests *memory.Requests
 	// deps is what h.h was composed from.
 	deps Deps
+}
+
+// dialQueue keeps the dial jobs it is sent; err, when set, fails them.
+type dialQueue struct {
+	mu   sync.Mutex
+	jobs []voiceops.DialJob
+	err  error
+}
+
+func (q *dialQueue) SendDial(_ context.Context, j voiceops.DialJob, delay time.Duration) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.err != nil {
+		return q.err
+	}
+	if delay != 0 {
+		return fmt.Errorf("the trigger delayed its job by %s", delay)
+	}
+	q.jobs = append(q.jobs, j)
+	return nil
+}
+
+func (q *dialQueue) sent() []voiceops.DialJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(q.jobs)
 }
 
 // recordingOutbox is the real outbox, noting the events fanned out.
@@ -164,6 +194,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	h.service2, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a2")
 	must(err)
 	h.calls = memory.NewCalls()
+	h.dials = &dialQueue{}
 	h.requests = memory.NewRequests()
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		must(agent.PutConfig(ctx, h.store.AgentConfigs(), agent.DemoConfig("acct_a", p)))
@@ -179,6 +210,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		DNI:               h.store.DNI(),
 		Calls:             h.calls,
+		Dial:              h.dials,
 		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),

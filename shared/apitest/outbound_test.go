@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"bytes"
+	"errors"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -59,7 +60,7 @@ func wantDoc2Error(t *testing.T, res response) {
 
 func TestOutboundTrigger(t *testing.T) {
 	h := newHarness(t)
-	res := h.trigger(h.service, `{"to_number":"+447911123456","metadata":{"first_name":"Ada","order":{"id":42}}}`).expect(t, 200)
+	res := h.trigger(h.service, `{"to_number":"+447911123456","metadata":{"first_name":"Ada","order":"42"},"encryption":"none","country_code":"GB"}`).expect(t, 200)
 	body := res.JSON(t)
 	sid, _ := body["callSid"].(string)
 	if len(body) != 1 || !regexp.MustCompile(`^CA[0-9a-f]{32}$`).MatchString(sid) {
@@ -67,8 +68,12 @@ func TestOutboundTrigger(t *testing.T) {
 	}
 	c, err := h.calls.GetCall(t.Context(), sid, h.clock.Now())
 	if err != nil || c.AccountID != "acct_a" || c.ProjectID != "proj_a1" || c.ToNumber != "+447911123456" || c.Status != "queued" ||
-		c.Metadata["first_name"] != "Ada" || c.Metadata["order"].(map[string]any)["id"] != 42.0 || !c.CreatedAt.Equal(h.clock.Now()) {
+		c.Metadata["first_name"] != "Ada" || c.Metadata["order"] != "42" || c.Encryption != "none" || c.CountryCode != "GB" || !c.CreatedAt.Equal(h.clock.Now()) {
 		t.Errorf("stored call %+v %v", c, err)
+	}
+	// One dial job, naming the call.
+	if jobs := h.dials.sent(); len(jobs) != 1 || jobs[0].SID != sid || jobs[0].AccountID != "acct_a" || !jobs[0].QueuedAt.Equal(h.clock.Now()) {
+		t.Errorf("dial jobs %+v", jobs)
 	}
 	// metadata is optional; null is absent; US number.
 	h.trigger(h.service, `{"to_number":"+14155552671"}`).expect(t, 200)
@@ -93,14 +98,40 @@ func TestOutboundTrigger(t *testing.T) {
 		"invalid number":    {h.service, `{"to_number":"+999123456789"}`, 400},
 		"number not string": {h.service, `{"to_number":447911123456}`, 400},
 		"metadata array":    {h.service, `{"to_number":"+447911123456","metadata":[1]}`, 400},
+		"metadata number":   {h.service, `{"to_number":"+447911123456","metadata":{"n":1}}`, 400},
+		"metadata object":   {h.service, `{"to_number":"+447911123456","metadata":{"o":{"id":"1"}}}`, 400},
+		"metadata null val": {h.service, `{"to_number":"+447911123456","metadata":{"n":null}}`, 400},
+		"metadata bool":     {h.service, `{"to_number":"+447911123456","metadata":{"b":true}}`, 400},
+		"metadata too big":  {h.service, `{"to_number":"+447911123456","metadata":{"k":"` + strings.Repeat("x", 26*1024-7) + `"}}`, 400},
+		"country lowercase": {h.service, `{"to_number":"+447911123456","country_code":"gb"}`, 400},
+		"country 3 letters": {h.service, `{"to_number":"+447911123456","country_code":"GBR"}`, 400},
+		"country number":    {h.service, `{"to_number":"+447911123456","country_code":44}`, 400},
+		"encryption number": {h.service, `{"to_number":"+447911123456","encryption":1}`, 400},
+		"encryption long":   {h.service, `{"to_number":"+447911123456","encryption":"` + strings.Repeat("e", 257) + `"}`, 400},
 		"metadata string":   {h.service, `{"to_number":"+447911123456","metadata":"x"}`, 400},
 		"unknown field":     {h.service, `{"to_number":"+447911123456","from":"+14155552671"}`, 400},
 		"not json":          {h.service, `{"to_number":`, 400},
 		"not an object":     {h.service, `["+447911123456"]`, 400},
 	} {
 		t.Run(name, func(t *testing.T) {
+			before := len(h.dials.sent())
 			wantDoc2Error(t, h.trigger(c.key, c.body).expect(t, c.status))
+			if len(h.dials.sent()) != before {
+				t.Errorf("a refused trigger queued a dial job")
+			}
 		})
+	}
+	// 26 KB exactly (as compact JSON) is accepted: {"k":"..."} is 8 bytes more than the value.
+	h.trigger(h.service, `{"to_number":"+447911123456","metadata": {"k" : "`+strings.Repeat("x", 26*1024-8)+`"}}`).expect(t, 200)
+}
+
+// A trigger whose job cannot be queued is 500, and stores no call.
+func TestOutboundTriggerQueueDown(t *testing.T) {
+	h := newHarness(t)
+	h.dials.err = errors.New("sqs down")
+	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 500)
+	if m := res.JSON(t)["error_message"]; m != "internal error" {
+		t.Errorf("body %s", res.body)
 	}
 }
 
@@ -136,6 +167,11 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 			ended := h.clock.Now()
 			h.moveCall(testInternalKey, sid, `{"status":"`+end+`"}`).expect(t, 200)
 			status(end, ended)
+			// A failure without a reason is "failed"; success has none.
+			wantReason := map[string]any{"success": nil, "failure": "failed"}[end]
+			if got := h.callStatus(h.service, sid).expect(t, 200).JSON(t)["reason"]; got != wantReason {
+				t.Errorf("reason %v, want %v", got, wantReason)
+			}
 			// Terminal statuses never change.
 			for _, to := range []string{"calling", "success", "failure"} {
 				wantDoc2Error(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
@@ -197,6 +233,8 @@ func TestOutboundStatusErrors(t *testing.T) {
 		"queued":          {testInternalKey, sid, `{"status":"queued"}`, 400},
 		"unknown status":  {testInternalKey, sid, `{"status":"ringing"}`, 400},
 		"unknown field":   {testInternalKey, sid, `{"status":"calling","x":1}`, 400},
+		"reason calling":  {testInternalKey, sid, `{"status":"calling","reason":"busy"}`, 400},
+		"unknown reason":  {testInternalKey, sid, `{"status":"failure","reason":"lost"}`, 400},
 		"not json":        {testInternalKey, sid, `nope`, 400},
 	} {
 		t.Run("move "+name, func(t *testing.T) {

@@ -1,8 +1,11 @@
 package baseapi
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -14,6 +17,8 @@ import (
 // moves a call's status with.
 type Outbound struct {
 	Calls voiceops.CallStore
+	// Dial carries each triggered call to the dialer (functions/dialer).
+	Dial voiceops.DialQueue
 	// ValidNumber says whether a to_number is a valid E.164 phone number
 	// (shared/phone.Valid); injected so that only the function that
 	// triggers calls links the phone-number library.
@@ -42,13 +47,50 @@ type callSIDJSON struct {
 type callStatusJSON struct {
 	CallSID     string `json:"callSid"`
 	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
 	CreatedAt   string `json:"created_at"`
 	LastUpdated string `json:"last_updated"`
 }
 
 func toCallStatusJSON(c voiceops.Call) callStatusJSON {
-	return callStatusJSON{CallSID: c.SID, Status: string(c.Status), CreatedAt: httpapi.Time(c.CreatedAt), LastUpdated: httpapi.Time(c.UpdatedAt)}
+	return callStatusJSON{CallSID: c.SID, Status: string(c.Status), Reason: c.Reason, CreatedAt: httpapi.Time(c.CreatedAt), LastUpdated: httpapi.Time(c.UpdatedAt)}
 }
+
+// readMetadata reads the trigger's metadata: an object of strings (null is
+// absent), at most voiceops.MetadataMaxBytes as compact JSON.
+func readMetadata(o *httpapi.Object) map[string]any {
+	raw, ok := o.Take("metadata", false, true)
+	if !ok || httpapi.IsNull(raw) {
+		return nil
+	}
+	var vals map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &vals) != nil {
+		o.Fail("metadata", "must be an object")
+		return nil
+	}
+	m := make(map[string]any, len(vals))
+	for k, v := range vals {
+		var s string
+		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+			o.Fail("metadata", "values must be strings (metadata."+k+" is not)")
+			return nil
+		}
+		m[k] = s
+	}
+	if b, _ := json.Marshal(m); len(b) > voiceops.MetadataMaxBytes {
+		o.Fail("metadata", fmt.Sprintf("must be at most %d bytes encoded as JSON (26 KB), got %d", voiceops.MetadataMaxBytes, len(b)))
+		return nil
+	}
+	return m
+}
+
+// validCountryCode reports whether s is an ISO 3166-1 alpha-2 code.
+func validCountryCode(s string) bool {
+	return len(s) == 2 && 'A' <= s[0] && s[0] <= 'Z' && 'A' <= s[1] && s[1] <= 'Z'
+}
+
+// maxEncryptionLen bounds the free-form encryption field.
+const maxEncryptionLen = 256
 
 // outboundTrigger is POST /v1/outbound-calling/trigger: the call is stored
 // queued for the service key's project and its SID returned.
@@ -61,13 +103,27 @@ func (g *Outbound) outboundTrigger(w http.ResponseWriter, r *http.Request, p htt
 	if ok && !g.ValidNumber(to) {
 		o.Fail("to_number", "must be a valid phone number in E.164 format, such as +14155550123")
 	}
-	meta, _ := o.JSONObject("metadata", true)
+	meta := readMetadata(o)
+	enc, _ := o.Str("encryption", false)
+	if len(enc) > maxEncryptionLen {
+		o.Fail("encryption", fmt.Sprintf("must be at most %d characters", maxEncryptionLen))
+	}
+	cc, ok := o.Str("country_code", false)
+	if ok && !validCountryCode(cc) {
+		o.Fail("country_code", "must be an ISO 3166-1 alpha-2 country code in capitals, such as GB")
+	}
 	if err := o.Done(); err != nil {
 		return err
 	}
 	now := g.Now().UTC()
 	c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: p.AccountID, ProjectID: p.ProjectID, ToNumber: to,
-		Metadata: meta, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now}
+		Metadata: meta, Encryption: enc, CountryCode: cc, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now}
+	// The job is queued before the call is written, so that no acknowledged
+	// call can miss its job: if the write fails the answer is 500 and the
+	// dialer drops the job when it finds no call (see shared/dialer).
+	if err := g.Dial.SendDial(r.Context(), voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0); err != nil {
+		return err
+	}
 	if err := g.Calls.CreateCall(r.Context(), c); err != nil {
 		if errors.Is(err, voiceops.ErrAlreadyExists) {
 			return voiceops.Internal(err) // 128 random bits never collide
@@ -117,10 +173,19 @@ func (g *Outbound) outboundMove(w http.ResponseWriter, r *http.Request, _ httpap
 			o.Fail("status", "must be one of: calling, success, failure")
 		}
 	}
+	reason, hasReason := o.Str("reason", false)
+	switch {
+	case hasReason && to != voiceops.CallFailure:
+		o.Fail("reason", "is only for status failure")
+	case hasReason && !slices.Contains(voiceops.CallReasons, reason):
+		o.Fail("reason", "must be one of: busy, no-answer, failed, canceled, timeout")
+	case !hasReason && to == voiceops.CallFailure:
+		reason = voiceops.ReasonFailed
+	}
 	if err := o.Done(); err != nil {
 		return err
 	}
-	c, err := g.Calls.MoveCall(r.Context(), sid, to, g.Now().UTC())
+	c, err := g.Calls.MoveCall(r.Context(), sid, to, reason, g.Now().UTC())
 	switch {
 	case errors.Is(err, voiceops.ErrNotFound):
 		return errCallUnknown

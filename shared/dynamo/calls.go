@@ -18,13 +18,21 @@ import (
 //
 //	call  pk=CALL#<sid>  sk=C  account_id project_id to_number metadata(JSON) status
 //	                           created_at updated_at; with a terminal status also
-//	                           expires (exact) and expires_at (TTL, unix seconds)
+//	                           expires (exact) and expires_at (TTL, unix seconds);
+//	                           encryption, country_code, reason, conversation_id when set
+//	pace  pk=PACE#<account> sk=P  next_at (unix ms of the next free slot)
+//	                           interval_ms and rate (set by the operator: opsctl outbound rate)
 //
 // A status change is one conditional UpdateItem on the current status (the
 // transition's only predecessor) and on the call not being expired.
 const (
 	pkCall = "CALL#"
 	skCall = "C"
+
+	attrEncryption  = "encryption"
+	attrCountryCode = "country_code"
+	attrReason      = "reason"
+	attrConvID      = "conversation_id"
 )
 
 // Calls is the DynamoDB store of outbound calls.
@@ -46,6 +54,11 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 	it[attrStatus] = avS(string(c.Status))
 	it[attrCreatedAt] = avT(c.CreatedAt)
 	it[attrUpdatedAt] = avT(c.UpdatedAt)
+	for name, v := range map[string]string{attrEncryption: c.Encryption, attrCountryCode: c.CountryCode, attrReason: c.Reason, attrConvID: c.ConversationID} {
+		if v != "" {
+			it[name] = avS(v)
+		}
+	}
 	if c.Metadata != nil {
 		b, err := json.Marshal(c.Metadata)
 		if err != nil {
@@ -101,7 +114,7 @@ func (s *Calls) GetCall(ctx context.Context, sid string, now time.Time) (voiceop
 // MoveCall is one conditional UpdateItem: the call exists, has the
 // transition's predecessor status and is not expired (a call with a
 // predecessor status has no expiry, so the status condition covers it).
-func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, at time.Time) (voiceops.Call, error) {
+func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus, reason string, at time.Time) (voiceops.Call, error) {
 	from, ok := voiceops.CallPredecessor(to)
 	if !ok {
 		// No transition leads to `to`: refuse, after telling a missing call apart.
@@ -118,6 +131,10 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 		names["#expires"], names["#ttl"] = attrExpires, attrTTL
 		values[":expires"], values[":ttl"] = avT(exp), avN(ttlSeconds(exp))
 		update += ", #expires = :expires, #ttl = :ttl"
+	}
+	if to == voiceops.CallFailure && reason != "" {
+		names["#reason"], values[":reason"] = attrReason, avS(reason)
+		update += ", #reason = :reason"
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: callKey(sid),
@@ -147,6 +164,32 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 	return c, nil
 }
 
+// SetCallConversation is one conditional UpdateItem: the call exists, has
+// no conversation, and is not expired.
+func (s *Calls) SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: callKey(sid),
+		UpdateExpression:                    aws.String("SET #conv = :conv"),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND attribute_not_exists(#conv) AND (attribute_not_exists(#expires) OR #expires >= :at)"),
+		ExpressionAttributeNames:            map[string]string{"#pk": attrPK, "#conv": attrConvID, "#expires": attrExpires},
+		ExpressionAttributeValues:           item{":conv": avS(conversationID), ":at": avT(at)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if old, ok := conditionFailed(err); ok {
+		if len(old) == 0 {
+			return voiceops.ErrNotFound
+		}
+		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
+			return voiceops.ErrNotFound
+		}
+		return voiceops.ErrAlreadyExists
+	}
+	if err != nil {
+		return wrap("SetCallConversation", err)
+	}
+	return nil
+}
+
 func readCall(sid string, it item) (voiceops.Call, error) {
 	r := reader{it: it}
 	c := voiceops.Call{
@@ -158,6 +201,11 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		CreatedAt: r.time(attrCreatedAt),
 		UpdatedAt: r.time(attrUpdatedAt),
 		ExpiresAt: r.optTime(attrExpires),
+	}
+	for name, dst := range map[string]*string{attrEncryption: &c.Encryption, attrCountryCode: &c.CountryCode, attrReason: &c.Reason, attrConvID: &c.ConversationID} {
+		if v := r.optStr(name); v != nil {
+			*dst = *v
+		}
 	}
 	if m := r.optStr(attrMetadata); m != nil && r.err == nil {
 		if err := json.Unmarshal([]byte(*m), &c.Metadata); err != nil {

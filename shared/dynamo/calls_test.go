@@ -15,3 +15,11 @@ func TestCallsContract(t *testing.T) {
 		return dynamo.NewCalls(db, newTables(t, c).Calls)
 	})
 }
+
+func TestPacerContract(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	storetest.RunPacer(t, func(t *testing.T) storetest.PacerStore {
+		return dynamo.NewPacer(db, newTables(t, c).Calls)
+	})
+}

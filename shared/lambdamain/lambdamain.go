@@ -25,6 +25,14 @@ const (
 	// ShardQueueEnv carries the URL of the evaluator's shard queue: the
 	// schedule sends one message per rule shard there.
 	ShardQueueEnv = "SHARD_QUEUE_URL"
+	// OutboundQueueEnv carries the outbound queue's URL (dial jobs).
+	OutboundQueueEnv = "OUTBOUND_QUEUE_URL"
+	// TwilioSecretEnv names the Secrets Manager secret holding the
+	// accounts' Twilio credentials and caller IDs (opsctl twilio set).
+	TwilioSecretEnv = "TWILIO_SECRET"
+	// PublicBaseURLEnv is the base host's public URL, which Twilio calls
+	// back (status callbacks, the answer URL).
+	PublicBaseURLEnv = "PUBLIC_BASE_URL"
 	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).

@@ -58,7 +58,7 @@ func (s *Calls) GetCall(_ context.Context, sid string, now time.Time) (voiceops.
 	return cloneCall(c), nil
 }
 
-func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, at time.Time) (voiceops.Call, error) {
+func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, reason string, at time.Time) (voiceops.Call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.calls[sid]
@@ -70,10 +70,60 @@ func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, 
 		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
 	c.Status, c.UpdatedAt = to, at
+	if to == voiceops.CallFailure {
+		c.Reason = reason
+	}
 	if to.Terminal() {
 		exp := at.Add(voiceops.CallRetention)
 		c.ExpiresAt = &exp
 	}
 	s.calls[sid] = c
 	return cloneCall(c), nil
+}
+
+func (s *Calls) SetCallConversation(_ context.Context, sid, conversationID string, at time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(at) {
+		return voiceops.ErrNotFound
+	}
+	if c.ConversationID != "" {
+		return voiceops.ErrAlreadyExists
+	}
+	c.ConversationID = conversationID
+	s.calls[sid] = c
+	return nil
+}
+
+// Pacer is the in-memory pacer: per account, the next free slot and the
+// rate the operator set.
+type Pacer struct {
+	mu    sync.Mutex
+	next  map[string]time.Time
+	rates map[string]float64
+}
+
+// NewPacer returns a pacer where every account has the default rate.
+func NewPacer() *Pacer { return &Pacer{next: map[string]time.Time{}, rates: map[string]float64{}} }
+
+var _ voiceops.Pacer = (*Pacer)(nil)
+
+// SetRate sets an account's outbound rate (calls per second; 0: default).
+func (p *Pacer) SetRate(_ context.Context, accountID string, rate float64) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rates[accountID] = rate
+	return nil
+}
+
+func (p *Pacer) ReserveSlot(_ context.Context, accountID string, now time.Time) (time.Time, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	slot := now
+	if n := p.next[accountID]; n.After(now) {
+		slot = n
+	}
+	p.next[accountID] = slot.Add(voiceops.SlotInterval(p.rates[accountID]))
+	return slot, nil
 }

@@ -11,3 +11,7 @@ import (
 func TestCallsContract(t *testing.T) {
 	storetest.RunCalls(t, func(*testing.T) voiceops.CallStore { return memory.NewCalls() })
 }
+
+func TestPacerContract(t *testing.T) {
+	storetest.RunPacer(t, func(*testing.T) storetest.PacerStore { return memory.NewPacer() })
+}

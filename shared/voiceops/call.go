@@ -64,15 +64,54 @@ type Call struct {
 	AccountID string
 	ProjectID string
 	ToNumber  string
-	// Metadata is the trigger's free key-value context (nil when absent).
-	Metadata  map[string]any
-	Status    CallStatus
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// Metadata is the trigger's free key-value context (nil when absent):
+	// string values only (the trigger refuses others), so that it can
+	// become the call's conversation's integration_attributes as is.
+	Metadata map[string]any
+	// Encryption and CountryCode are the trigger's optional fields of the
+	// vendor's published interface, kept as sent ("" when absent).
+	Encryption  string
+	CountryCode string
+	Status      CallStatus
+	// Reason says why a call ended in failure (CallReasons); "" otherwise.
+	Reason string
+	// ConversationID is the voice conversation of the answered call ("" until answered).
+	ConversationID string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// ExpiresAt is set with a terminal status: UpdatedAt + CallRetention.
 	// From then on the call reads as not found.
 	ExpiresAt *time.Time
 }
+
+// Failure reasons of an outbound call: the provider's outcomes, and
+// timeout when no provider report ended the call within CallTimeout.
+const (
+	ReasonBusy     = "busy"
+	ReasonNoAnswer = "no-answer"
+	ReasonFailed   = "failed"
+	ReasonCanceled = "canceled"
+	ReasonTimeout  = "timeout"
+)
+
+// CallReasons lists every failure reason.
+var CallReasons = []string{ReasonBusy, ReasonNoAnswer, ReasonFailed, ReasonCanceled, ReasonTimeout}
+
+// CallTimeout bounds a placed call: one that no provider report has ended
+// CallTimeout after it went calling is failed with ReasonTimeout. It is the
+// ring time (60 s) plus the longest call the dialer asks the provider for
+// (CallTimeLimit), plus 5 minutes for late reports.
+const CallTimeout = CallRingTimeout + CallTimeLimit + 5*time.Minute
+
+// CallRingTimeout is how long the provider lets a call ring; CallTimeLimit
+// is the longest an answered call may last (the provider hangs up then).
+const (
+	CallRingTimeout = 60 * time.Second
+	CallTimeLimit   = time.Hour
+)
+
+// MetadataMaxBytes bounds a trigger's metadata, encoded as compact JSON.
+const MetadataMaxBytes = 26 * 1024
 
 // Expired reports whether the call is past its retention at now: more
 // than CallRetention after its terminal status.
@@ -92,7 +131,58 @@ type CallStore interface {
 	// MoveCall changes the call's status to `to` at `at`, in one
 	// conditional write, if the call's current status is the one
 	// CallPredecessor(to) names (else ErrCallTransition); a terminal status
-	// sets ExpiresAt = at + CallRetention. ErrNotFound when the call is
-	// missing or expired at `at`.
-	MoveCall(ctx context.Context, sid string, to CallStatus, at time.Time) (Call, error)
+	// sets ExpiresAt = at + CallRetention. reason is kept with a failure
+	// (ignored otherwise). ErrNotFound when the call is missing or expired
+	// at `at`.
+	MoveCall(ctx context.Context, sid string, to CallStatus, reason string, at time.Time) (Call, error)
+	// SetCallConversation records the answered call's conversation, once:
+	// ErrAlreadyExists when the call has one already; ErrNotFound when the
+	// call is missing or expired at `at`.
+	SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error
+}
+
+// DialJob asks the dialer to place a call. It names the call; the dialer
+// reads the rest from the call store.
+type DialJob struct {
+	SID       string `json:"sid"`
+	AccountID string `json:"account_id"`
+	// QueuedAt is when the trigger queued the job.
+	QueuedAt time.Time `json:"queued_at"`
+	// Slot, when set, is the pacing slot the dialer already reserved for
+	// this call: the job came back from a delay and dials at Slot.
+	Slot time.Time `json:"slot,omitzero"`
+	// Check marks the dialer's own timeout check of a placed call, due at
+	// Deadline: a call not ended by then is failed with ReasonTimeout.
+	Check    bool      `json:"check,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// DialQueue carries dial jobs to the dialer (SQS, or in process).
+type DialQueue interface {
+	// SendDial queues j to be received after delay (0: at once).
+	SendDial(ctx context.Context, j DialJob, delay time.Duration) error
+}
+
+// Pacer hands out an account's dialing slots: the account's outbound
+// rate, shared by every dialer instance.
+type Pacer interface {
+	// ReserveSlot returns when the account's next call may start, at or
+	// after now, and reserves it: the next reservation gets a later slot.
+	ReserveSlot(ctx context.Context, accountID string, now time.Time) (time.Time, error)
+}
+
+// DefaultOutboundRate is an account's outbound rate unless the operator
+// set another: new calls per second (Twilio's default pacing).
+const DefaultOutboundRate = 1.0
+
+// MaxOutboundRate bounds the rate an operator may set.
+const MaxOutboundRate = 100.0
+
+// SlotInterval returns the time between two slots at rate calls per second
+// (rate <= 0: the default).
+func SlotInterval(rate float64) time.Duration {
+	if rate <= 0 {
+		rate = DefaultOutboundRate
+	}
+	return time.Duration(float64(time.Second) / rate)
 }

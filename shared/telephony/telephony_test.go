@@ -1,0 +1,61 @@
+package telephony_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// TestApply: reports arrive repeated and out of order; only the first
+// terminal one counts, and a terminal report may overtake the dialer's
+// own queued→calling write.
+func TestApply(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		calling    bool // the dialer's claim landed first
+		reports    []telephony.Status
+		want       voiceops.CallStatus
+		wantReason string
+	}{
+		{"answered", true, []telephony.Status{"initiated", "ringing", "in-progress", "completed"}, voiceops.CallSuccess, ""},
+		{"busy", true, []telephony.Status{"ringing", "busy"}, voiceops.CallFailure, "busy"},
+		{"no-answer then late ringing", true, []telephony.Status{"no-answer", "ringing", "in-progress"}, voiceops.CallFailure, "no-answer"},
+		{"canceled", true, []telephony.Status{"canceled"}, voiceops.CallFailure, "canceled"},
+		{"duplicate completed, then failed", true, []telephony.Status{"completed", "completed", "failed"}, voiceops.CallSuccess, ""},
+		{"unknown status ignored", true, []telephony.Status{"weird"}, voiceops.CallCalling, ""},
+		{"failed overtakes the claim", false, []telephony.Status{"failed"}, voiceops.CallFailure, "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			calls := memory.NewCalls()
+			c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_a", ProjectID: "proj_a", ToNumber: "+14155550100",
+				Status: voiceops.CallQueued, CreatedAt: t0, UpdatedAt: t0}
+			if err := calls.CreateCall(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			if tc.calling {
+				if _, err := calls.MoveCall(ctx, c.SID, voiceops.CallCalling, "", t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got voiceops.Call
+			for i, r := range tc.reports {
+				var err error
+				if got, err = telephony.Apply(ctx, calls, c.SID, r, t0.Add(time.Duration(i+1)*time.Second)); err != nil {
+					t.Fatalf("report %s: %v", r, err)
+				}
+			}
+			if got.Status != tc.want || got.Reason != tc.wantReason {
+				t.Errorf("after %v: %s %q, want %s %q", tc.reports, got.Status, got.Reason, tc.want, tc.wantReason)
+			}
+		})
+	}
+	if _, err := telephony.Apply(context.Background(), memory.NewCalls(), voiceops.NewCallSID(), "completed", t0); err != voiceops.ErrNotFound {
+		t.Errorf("unknown call: %v", err)
+	}
+}

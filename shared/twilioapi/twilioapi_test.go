@@ -1,0 +1,230 @@
+package twilioapi
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+const (
+	base  = "https://base.example.com"
+	token = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+)
+
+type static map[string]twilio.Account
+
+func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
+	a, ok := s[id]
+	if !ok {
+		return twilio.Account{}, voiceops.ErrNotFound
+	}
+	return a, nil
+}
+
+// sign is Twilio's signature (documented algorithm, computed here).
+func sign(fullURL string, form url.Values) string {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := fullURL
+	for _, k := range keys {
+		s += k + form.Get(k)
+	}
+	m := hmac.New(sha1.New, []byte(token))
+	m.Write([]byte(s))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+type fixture struct {
+	h      http.Handler
+	calls  *memory.Calls
+	stores voiceops.Stores
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	mem := memory.New()
+	f := &fixture{calls: memory.NewCalls(), stores: mem.Stores()}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_a", CreatedAt: time.Now()}))
+	must(f.stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "proj_a", AccountID: "acct_a", CreatedAt: time.Now()}))
+	must(agent.PutConfig(ctx, mem.AgentConfigs(), agent.DemoConfig("acct_a", "proj_a")))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	engine := &conversation.Engine{Store: f.stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
+	g := &Callbacks{Calls: f.calls, Creds: static{"acct_a": {AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: token, FromNumber: "+15005550006"}},
+		Engine: engine, PublicBaseURL: base, Now: time.Now}
+	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
+	return f
+}
+
+// placed stores a call as the dialer leaves it: calling.
+func (f *fixture) placed(t *testing.T) voiceops.Call {
+	t.Helper()
+	now := time.Now().UTC()
+	c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_a", ProjectID: "proj_a", ToNumber: "+14155550100",
+		Metadata: map[string]any{"first_name": "Ada"}, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now}
+	if err := f.calls.CreateCall(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.calls.MoveCall(context.Background(), c.SID, voiceops.CallCalling, "", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// post sends a callback signed for its URL (sig "": signed correctly).
+func (f *fixture) post(path string, form url.Values, sig string) *httptest.ResponseRecorder {
+	if sig == "" {
+		sig = sign(base+path, form)
+	}
+	req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Twilio-Signature", sig)
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+func (f *fixture) call(t *testing.T, sid string) voiceops.Call {
+	t.Helper()
+	c, err := f.calls.GetCall(context.Background(), sid, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestInvalidSignaturesChangeNothing(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	path := "/v1/telephony/twilio/" + c.SID + "/status"
+	form := url.Values{"CallSid": {"CAfeed"}, "CallStatus": {"busy"}}
+	for name, sig := range map[string]string{
+		"missing":        "x",
+		"wrong":          "AAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"for other URL":  sign(base+"/v1/telephony/twilio/"+voiceops.NewCallSID()+"/status", form),
+		"for other body": sign(base+path, url.Values{"CallSid": {"CAfeed"}, "CallStatus": {"completed"}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if rec := f.post(path, form, sig); rec.Code != http.StatusForbidden {
+				t.Errorf("%d %s", rec.Code, rec.Body)
+			}
+			if got := f.call(t, c.SID); got.Status != voiceops.CallCalling {
+				t.Errorf("the call moved to %s", got.Status)
+			}
+		})
+	}
+	// Unknown call: 404.
+	if rec := f.post("/v1/telephony/twilio/"+voiceops.NewCallSID()+"/status", form, ""); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown call: %d", rec.Code)
+	}
+}
+
+func TestStatusReports(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	path := "/v1/telephony/twilio/" + c.SID + "/status"
+	for _, st := range []string{"initiated", "ringing", "no-answer", "ringing", "completed"} {
+		if rec := f.post(path, url.Values{"CallStatus": {st}, "CallSid": {"CAfeed"}}, ""); rec.Code != http.StatusNoContent {
+			t.Fatalf("%s: %d %s", st, rec.Code, rec.Body)
+		}
+	}
+	if got := f.call(t, c.SID); got.Status != voiceops.CallFailure || got.Reason != voiceops.ReasonNoAnswer {
+		t.Errorf("after no-answer then late reports: %s %q", got.Status, got.Reason)
+	}
+}
+
+// TestAnsweredCall: the answer URL starts the voice conversation, each
+// Gather is a turn, the completed report ends the call and the
+// conversation.
+func TestAnsweredCall(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", url.Values{"CallSid": {"CAfeed"}, "From": {"+15005550006"}, "To": {"+14155550100"}}, "")
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/xml") || !strings.Contains(rec.Body.String(), "<Gather") {
+		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
+	}
+	got := f.call(t, c.SID)
+	if got.ConversationID == "" || !strings.Contains(rec.Body.String(), `action="`+base+"/v1/telephony/twilio/"+c.SID+"/turns/"+got.ConversationID+`"`) {
+		t.Fatalf("conversation %q; TwiML %s", got.ConversationID, rec.Body)
+	}
+	conv, err := f.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a", got.ConversationID)
+	if err != nil || conv.Channel != voiceops.ChannelVoice || conv.FromNumber != "+15005550006" || conv.ToNumber != "+14155550100" ||
+		conv.IntegrationAttributes["first_name"] != "Ada" || !conv.InProgress {
+		t.Fatalf("conversation %+v %v", conv, err)
+	}
+	turn := "/v1/telephony/twilio/" + c.SID + "/turns/" + got.ConversationID
+	rec = f.post(turn, url.Values{"SpeechResult": {"balance"}}, "")
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "<Gather") {
+		t.Errorf("turn: %d %s", rec.Code, rec.Body)
+	}
+	// Another conversation's ID in the path: 404.
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/turns/conv_other", url.Values{"SpeechResult": {"hi"}}, ""); rec.Code != 404 {
+		t.Errorf("other conversation: %d", rec.Code)
+	}
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/status", url.Values{"CallStatus": {"completed"}}, ""); rec.Code != 204 {
+		t.Fatalf("completed: %d", rec.Code)
+	}
+	conv, _ = f.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a", got.ConversationID)
+	if f.call(t, c.SID).Status != voiceops.CallSuccess || conv.InProgress || conv.NumTurns != 2 {
+		t.Errorf("after completed: call %s, conversation in progress %v, %d turns", f.call(t, c.SID).Status, conv.InProgress, conv.NumTurns)
+	}
+	// After the end, a late Gather hangs up.
+	if rec := f.post(turn, url.Values{"SpeechResult": {"hello?"}}, ""); rec.Code != 200 || !strings.Contains(rec.Body.String(), "<Hangup") {
+		t.Errorf("late turn: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A second answer request for the same call (Twilio asking twice) is 409:
+// the first conversation stays the call's, the second is closed.
+func TestAnswerTwice(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	form := url.Values{"CallSid": {"CAfeed"}, "From": {"+15005550006"}}
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", form, ""); rec.Code != 200 {
+		t.Fatalf("first answer: %d", rec.Code)
+	}
+	first := f.call(t, c.SID).ConversationID
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", form, ""); rec.Code != http.StatusConflict {
+		t.Errorf("second answer: %d %s", rec.Code, rec.Body)
+	}
+	if got := f.call(t, c.SID).ConversationID; got != first {
+		t.Errorf("the call's conversation changed from %s to %s", first, got)
+	}
+	convs, err := f.stores.Conversations.ListConversations(context.Background(), "acct_a", "proj_a", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "", 10)
+	if err != nil || len(convs) != 2 {
+		t.Fatalf("%d conversations %v", len(convs), err)
+	}
+	for _, cv := range convs {
+		if cv.ID != first && cv.InProgress {
+			t.Errorf("the second answer's conversation %s is still in progress", cv.ID)
+		}
+	}
+}
