@@ -123,7 +123,8 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 	bare := api["BenchmarkBareHandler"]["ns/op"]
 	for _, row := range []struct{ label, name string }{
 		{"create a rule, full stack", "BenchmarkCreateRule"},
-		{"get a rule, full stack", "BenchmarkGetRule"},
+		{"get a rule, full stack", "BenchmarkGetRule/rate-limited"},
+		{"get a rule, without the rate limiter", "BenchmarkGetRule/no-rate-limit"},
 		{"bare handler (baseline)", "BenchmarkBareHandler"},
 	} {
 		r := api[row.name]
