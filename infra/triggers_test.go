@@ -388,9 +388,10 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 	})
 }
 
-// readsInternalKey matches a function main that reads the internal key at
-// cold start: the lambdamain helpers that do, or the key's variable itself.
-var readsInternalKey = regexp.MustCompile(`internalkey\.Digest\(|InternalKeyEnv`)
+// readsInternalKey matches a function main that reads the internal key
+// (internalkey.Digest at start, internalkey.NewLazy on the first internal
+// request) or names the key's variable itself.
+var readsInternalKey = regexp.MustCompile(`internalkey\.(Digest|NewLazy)\(|InternalKeyEnv`)
 
 // TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
 // function whose main reads the internal key without it would fail at cold

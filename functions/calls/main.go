@@ -57,16 +57,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[3])
-	if err != nil {
-		return err
-	}
+	// Read on the first internal request: public requests never wait for it.
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
 	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest,
+		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest,
 		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
@@ -83,22 +81,22 @@ func run(ctx context.Context, getenv func(string) string) error {
 
 // deps is what the function's groups run on.
 type deps struct {
-	Keys              httpapi.Authenticator
-	InternalKeyDigest string
-	Engine            baseapi.Engine
-	Pools             voiceops.DNIStore
-	Calls             voiceops.CallStore
-	Twilio            twilio.Credentials
-	PublicURL         string // the base host's public URL (Twilio signs it)
-	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards            httpapi.Guards
-	Now               func() time.Time
-	Log               *slog.Logger
+	Keys        httpapi.Authenticator
+	InternalKey func(context.Context) (string, error) // the internal key's digest
+	Engine      baseapi.Engine
+	Pools       voiceops.DNIStore
+	Calls       voiceops.CallStore
+	Twilio      twilio.Credentials
+	PublicURL   string // the base host's public URL (Twilio signs it)
+	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards      httpapi.Guards
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
 		(&twilioapi.Callbacks{Calls: d.Calls, Creds: d.Twilio, Engine: d.Engine, PublicBaseURL: d.PublicURL, Now: d.Now}).Routes()))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -26,7 +27,7 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
+		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
 			Twilio: sampleTwilio{}, PublicURL: "https://base123.execute-api.us-east-1.amazonaws.com",
 			CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})

@@ -41,28 +41,26 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[1])
-	if err != nil {
-		return err
-	}
+	// Read on the first internal request: public requests never wait for it.
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[1])
 	lambda.StartWithOptions(handler(deps{
-		InternalKeyDigest: digest,
-		Metrics:           &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env[0])},
-		Now:               time.Now, Log: lambdamain.Logger(),
+		InternalKey: internalKey.Digest,
+		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env[0])},
+		Now:         time.Now, Log: lambdamain.Logger(),
 	}), lambda.WithContext(ctx))
 	return nil
 }
 
 // deps is what the intake runs on.
 type deps struct {
-	InternalKeyDigest string
-	Metrics           studioapi.Recorder
-	Now               func() time.Time
-	Log               *slog.Logger
+	InternalKey func(context.Context) (string, error) // the internal key's digest
+	Metrics     studioapi.Recorder
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log},
 		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -37,7 +38,7 @@ func TestReplayEvents(t *testing.T) {
 			store := memory.NewMetrics()
 			store.Now = func() time.Time { return now }
 			h := handler(deps{
-				Metrics: &buckets.Recorder{Store: store}, InternalKeyDigest: keys.Digest(samples.InternalKey),
+				Metrics: &buckets.Recorder{Store: store}, InternalKey: httpapi.FixedDigest(keys.Digest(samples.InternalKey)),
 				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
 			res, err := h(ctx, ev)
@@ -82,8 +83,8 @@ func TestReplayWithoutTheKey(t *testing.T) {
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
 	h := handler(deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, Now: time.Now,
-		InternalKeyDigest: keys.Digest(keys.New(keys.KindInternal, voiceops.RegionUS)),
-		Log:               slog.New(slog.NewTextHandler(io.Discard, nil))})
+		InternalKey: httpapi.FixedDigest(keys.Digest(keys.New(keys.KindInternal, voiceops.RegionUS))),
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil))})
 	for _, ev := range evs {
 		res, err := h(context.Background(), ev)
 		if err != nil || res.StatusCode != 401 {

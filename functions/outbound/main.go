@@ -51,14 +51,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	digest, err := internalkey.Digest(ctx, secretsmanager.NewFromConfig(cfg), env[3])
-	if err != nil {
-		return err
-	}
+	// Read on the first internal request: public requests never wait for it.
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKeyDigest: digest, Calls: dynamo.NewCalls(db, env[2]),
+		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
@@ -68,18 +66,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 
 // deps is what outbound calling runs on.
 type deps struct {
-	Keys              httpapi.Authenticator
-	InternalKeyDigest string
-	Calls             voiceops.CallStore
-	Dial              voiceops.DialQueue
-	CountError        func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards            httpapi.Guards
-	Now               func() time.Time
-	Log               *slog.Logger
+	Keys        httpapi.Authenticator
+	InternalKey func(context.Context) (string, error) // the internal key's digest
+	Calls       voiceops.CallStore
+	Dial        voiceops.DialQueue
+	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards      httpapi.Guards
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKeyDigest: d.InternalKeyDigest, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -22,7 +23,7 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKeyDigest: m.InternalKeyDigest, Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 	if len(jobs) != 1 {
 		t.Errorf("the trigger sample queued %d dial jobs, want 1", len(jobs))

@@ -213,7 +213,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
-		InternalKeyDigest: keys.Digest(internalKey), Now: time.Now, Log: log,
+		InternalKey: httpapi.FixedDigest(keys.Digest(internalKey)), Now: time.Now, Log: log,
 		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
 		// The same rate limits and Idempotency-Key as the deployed stack.
 		Guards: httpapi.NewGuards(b.requests, time.Now),

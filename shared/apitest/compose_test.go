@@ -46,7 +46,7 @@ func (d Deps) config() httpapi.Config {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKeyDigest: d.InternalKeyDigest, Now: d.Now, Log: d.Log,
+	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKey: httpapi.FixedDigest(d.InternalKeyDigest), Now: d.Now, Log: d.Log,
 		// Inline, so that a test reads the api_errors a response recorded.
 		Background: func(f func()) { f() }, Guards: d.Guards}
 	if d.Metrics != nil {

@@ -47,7 +47,7 @@ func (s *server) authenticate(r *http.Request, scheme Scheme) (Caller, error) {
 	case Public:
 		return Caller{}, nil
 	case InternalKey:
-		return Caller{}, s.checkInternalKey(r.Header.Get("X-Internal-Key"))
+		return Caller{}, s.checkInternalKey(ctx, r.Header.Get("X-Internal-Key"))
 	case AccountKey:
 		p, err := s.key(ctx, r.Header.Get("x-api-key"), voiceops.KeyAPI, errAPIKey)
 		if err != nil {
@@ -142,9 +142,16 @@ func (s *server) pathProject(ctx context.Context, r *http.Request, unauth error)
 
 // checkInternalKey compares the key with the configured digest in constant
 // time; with no digest configured every key is refused.
-func (s *server) checkInternalKey(key string) error {
-	want, err := hex.DecodeString(s.InternalKeyDigest)
-	if key == "" || err != nil || len(want) != sha256.Size {
+func (s *server) checkInternalKey(ctx context.Context, key string) error {
+	if key == "" || s.InternalKey == nil {
+		return errInternalKey
+	}
+	digest, err := s.InternalKey(ctx)
+	if err != nil {
+		return voiceops.Internal(err)
+	}
+	want, err := hex.DecodeString(digest)
+	if err != nil || len(want) != sha256.Size {
 		return errInternalKey
 	}
 	got := sha256.Sum256([]byte(key))

@@ -22,15 +22,24 @@ type ProjectReader interface {
 	GetProject(ctx context.Context, accountID, projectID string) (voiceops.Project, error)
 }
 
+// FixedDigest is a Config.InternalKey for a digest known at start.
+func FixedDigest(digest string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return digest, nil }
+}
+
 // Config is what the middleware needs. Only Keys is required by routes
 // with a key scheme; Projects by ProjectKey and ChatKeys routes;
-// InternalKeyDigest by InternalKey routes (empty: every such request is 401).
+// InternalKey by InternalKey routes (nil: every such request is 401).
 type Config struct {
-	Keys              Authenticator
-	Projects          ProjectReader
-	InternalKeyDigest string // hex SHA-256 of the internal key
-	Now               func() time.Time
-	Log               *slog.Logger
+	Keys     Authenticator
+	Projects ProjectReader
+	// InternalKey returns the hex SHA-256 of the internal key: FixedDigest,
+	// or internalkey.Lazy's Digest, which reads it on the first internal
+	// request (public requests never wait for Secrets Manager). An error
+	// answers 500.
+	InternalKey func(ctx context.Context) (digest string, err error)
+	Now         func() time.Time
+	Log         *slog.Logger
 	// CountError, when set, records one api_errors event for the account
 	// (and project) of an authenticated request answered 5xx (DECISIONS.md,
 	// "Metric events": the functions record their own). A failure is

@@ -1,6 +1,6 @@
 // Package internalkey reads the region's internal key (the X-Internal-Key
-// of the internal routes) from Secrets Manager, once per cold start, and
-// keeps only its digest. Only the functions that serve internal routes
+// of the internal routes) from Secrets Manager, once per environment, on
+// the first internal request (Lazy), and keeps only its digest. Only the functions that serve internal routes
 // import it (and the Secrets Manager client with it).
 package internalkey
 
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -39,4 +40,33 @@ func Digest(ctx context.Context, c SecretsClient, secretID string) (string, erro
 		return "", errors.New("the internal key secret " + secretID + " has no string value")
 	}
 	return keys.Digest(key), nil
+}
+
+// Lazy reads the digest on first use and keeps it: a cold start serving a
+// public request never waits for Secrets Manager. A failed read is not
+// kept; the next internal request tries again.
+type Lazy struct {
+	c        SecretsClient
+	secretID string
+
+	mu     sync.Mutex
+	digest string
+}
+
+// NewLazy returns a Lazy reading secretID through c.
+func NewLazy(c SecretsClient, secretID string) *Lazy { return &Lazy{c: c, secretID: secretID} }
+
+// Digest returns the internal key's digest (httpapi.Config.InternalKey).
+func (l *Lazy) Digest(ctx context.Context) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.digest != "" {
+		return l.digest, nil
+	}
+	d, err := Digest(ctx, l.c, l.secretID)
+	if err != nil {
+		return "", err
+	}
+	l.digest = d
+	return d, nil
 }

@@ -52,3 +52,25 @@ func TestDigest(t *testing.T) {
 		t.Errorf("a failing client: %v", err)
 	}
 }
+
+// TestLazy: nothing is read until the first Digest; a success is kept (one
+// read however many requests), a failure is not (the next one tries again).
+func TestLazy(t *testing.T) {
+	f := &fakeSecrets{values: map[string]*string{"k": aws.String("key")}, err: errors.New("throttled")}
+	l := NewLazy(f, "k")
+	if f.calls != 0 {
+		t.Fatalf("NewLazy read the secret")
+	}
+	if _, err := l.Digest(t.Context()); err == nil {
+		t.Fatal("a failing read: no error")
+	}
+	f.err = nil
+	for range 3 {
+		if d, err := l.Digest(t.Context()); err != nil || d != keys.Digest("key") {
+			t.Fatalf("Digest = %q, %v", d, err)
+		}
+	}
+	if f.calls != 2 {
+		t.Errorf("%d reads, want 2 (the failure, then one kept success)", f.calls)
+	}
+}
