@@ -81,20 +81,7 @@ func TestAlertEndToEnd(t *testing.T) {
 
 	call := func(method, path, header, key, body string) map[string]any {
 		t.Helper()
-		req, _ := http.NewRequest(method, creds.AgentStudioURL+path, strings.NewReader(body))
-		req.Header.Set(header, key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
-		}
-		return out
+		return studioCall(t, creds.AgentStudioURL, method, path, header, key, body)
 	}
 	ep := call("POST", "/v1/webhook-endpoints", "x-api-key", acct.APIKey,
 		`{"name":"local","url":"`+receiver.URL+`/hook","event_types":["alerts.triggered","alerts.resolved"],"headers":{"X-Team":"ops"}}`)

@@ -131,18 +131,8 @@ func TestDevServerChatWithTheDemoAgent(t *testing.T) {
 	acct := creds.Accounts[1]
 	p := acct.Projects[1]
 	call := func(method, path, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, creds.BaseURL+path, strings.NewReader(body))
-		req.Header.Set("X-API-KEY", p.APIKey)
-		req.Header.Set("X-TOKEN", p.AgentToken)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		t.Helper()
+		return chatCall(t, creds.BaseURL, p.APIKey, p.AgentToken, method, path, body)
 	}
 	base := "/v1/" + acct.AccountID + "/" + p.ProjectID + "/chat/"
 	st, created := call("POST", base+"create", `{"channel":"webchat"}`)
@@ -171,18 +161,8 @@ func TestDevServerEndsIdleChats(t *testing.T) {
 	acct := creds.Accounts[0]
 	p := acct.Projects[0]
 	call := func(method, path, body string) (int, map[string]any) {
-		req, _ := http.NewRequest(method, creds.BaseURL+path, strings.NewReader(body))
-		req.Header.Set("X-API-KEY", p.APIKey)
-		req.Header.Set("X-TOKEN", p.AgentToken)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		return res.StatusCode, out
+		t.Helper()
+		return chatCall(t, creds.BaseURL, p.APIKey, p.AgentToken, method, path, body)
 	}
 	base := "/v1/" + acct.AccountID + "/" + p.ProjectID + "/chat/"
 	st, created := call("POST", base+"create", `{"channel":"webchat"}`)
@@ -215,4 +195,42 @@ func TestDevServerEndsIdleChats(t *testing.T) {
 	if st, body := call("PUT", base+"close", `{"conversation_id":"`+id+`"}`); st != 410 {
 		t.Errorf("close after the idle end: %d %v", st, body)
 	}
+}
+
+// studioCall sends a request to the studio host with one key header and
+// returns the decoded answer, failing t on a status of 300 or more.
+func studioCall(t *testing.T, baseURL, method, path, header, key, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(method, baseURL+path, strings.NewReader(body))
+	req.Header.Set(header, key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	if res.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, out)
+	}
+	return out
+}
+
+// chatCall sends a chat request with a project's keys and returns the
+// status and the decoded answer.
+func chatCall(t *testing.T, baseURL, apiKey, token, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, baseURL+path, strings.NewReader(body))
+	req.Header.Set("X-API-KEY", apiKey)
+	req.Header.Set("X-TOKEN", token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
 }

@@ -221,7 +221,7 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 		kind    string
 		value   float64
 	}
-	var todo []pending
+	var pendings []pending
 	for _, a := range c.Accounts {
 		for _, p := range a.Projects {
 			for _, s := range specs {
@@ -240,18 +240,18 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 				}
 				key, id := a.APIKey, r.ID
 				deletes = append(deletes, func() { _ = api.do("DELETE", "/v1/alert-rules/"+id, key, nil, nil) })
-				todo = append(todo, pending{trial: trial{rule: r.ID, metric: s.metric, project: p.ProjectID}, account: a.AccountID, kind: s.kind, value: s.value})
+				pendings = append(pendings, pending{trial: trial{rule: r.ID, metric: s.metric, project: p.ProjectID}, account: a.AccountID, kind: s.kind, value: s.value})
 			}
 		}
 	}
 	// Let the rules' first evaluations (no_data) pass: they are not what
 	// is measured.
 	time.Sleep(2 * time.Second)
-	for i := range todo {
+	for i := range pendings {
 		if i > 0 {
 			time.Sleep(gap)
 		}
-		t := &todo[i]
+		t := &pendings[i]
 		body := map[string]any{"events": []map[string]any{{
 			"account_id": t.account, "project_id": t.project, "metric": t.kind, "value": t.value,
 			"at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
@@ -265,7 +265,7 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 	for {
 		rc.mu.Lock()
 		done := true
-		for _, t := range todo {
+		for _, t := range pendings {
 			if _, ok := rc.arrived[t.rule]; !ok {
 				done = false
 			}
@@ -285,7 +285,7 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 		}
 	}
 	rc.mu.Lock()
-	for _, t := range todo {
+	for _, t := range pendings {
 		t.arrived = rc.arrived[t.rule]
 		trials = append(trials, t.trial)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,28 +51,7 @@ func (c *itemsDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...f
 //
 //	go test ./shared/baseapi -run '^$' -bench PageReadsDynamo -benchtime 5x
 func BenchmarkPageReadsDynamo(b *testing.B) {
-	if !awstest.Available(b) {
-		b.Skip("needs moto at " + awstest.EndpointEnv)
-	}
-	ctx := context.Background()
-	db := awstest.DynamoDB(b)
-	names := awstest.Tables(b, db)
-	cdb := &itemsDB{DB: db}
-	stores := dynamo.NewStores(cdb, names)
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clk := func() time.Time { return now }
-	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: clk}
-	if _, err := prov.CreateAccount(ctx, "acct_a", "a"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := prov.CreateProject(ctx, "acct_a", "proj_a1", "p"); err != nil {
-		b.Fatal(err)
-	}
-	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := conversationsHandler(stores, auth.New(stores.Accounts, voiceops.RegionUS, clk), clk)
+	cdb, stores, h, key, now := dynamoBenchEnv(b)
 	const n, limit, page = 1002, 2, 500
 	first := now.Add(-10 * time.Hour)
 	var ids []string
@@ -182,28 +162,7 @@ func BenchmarkTranscriptSearch10k(b *testing.B) {
 //
 //	go test ./shared/baseapi -run '^$' -bench TranscriptSearchDynamo -benchtime 3x
 func BenchmarkTranscriptSearchDynamo(b *testing.B) {
-	if !awstest.Available(b) {
-		b.Skip("needs moto at " + awstest.EndpointEnv)
-	}
-	ctx := context.Background()
-	db := awstest.DynamoDB(b)
-	names := awstest.Tables(b, db)
-	cdb := &itemsDB{DB: db}
-	stores := dynamo.NewStores(cdb, names)
-	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clk := func() time.Time { return now }
-	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: clk}
-	if _, err := prov.CreateAccount(ctx, "acct_a", "a"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := prov.CreateProject(ctx, "acct_a", "proj_a1", "p"); err != nil {
-		b.Fatal(err)
-	}
-	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := conversationsHandler(stores, auth.New(stores.Accounts, voiceops.RegionUS, clk), clk)
+	cdb, stores, h, key, now := dynamoBenchEnv(b)
 	const n = 200
 	hits := 0
 	for i := range n {
@@ -249,4 +208,33 @@ func BenchmarkTranscriptSearchDynamo(b *testing.B) {
 	b.ReportMetric(float64(cdb.items.Load())/float64(runs), "items/search")
 	b.ReportMetric(float64(cdb.calls.Load())/float64(runs), "dynamodb-calls/search")
 	b.ReportMetric(float64(calls)/float64(runs), "calls/search")
+}
+
+// dynamoBenchEnv is the DynamoDB (moto) setup of the benchmarks above:
+// fresh tables behind a client that counts the items read, an account with
+// project proj_a1 and an API key, the conversations handler, and the
+// benchmarks' fixed now. It skips without moto (never in CI).
+func dynamoBenchEnv(b *testing.B) (*itemsDB, voiceops.Stores, http.Handler, string, time.Time) {
+	b.Helper()
+	if !awstest.Available(b) {
+		b.Skip("needs moto at " + awstest.EndpointEnv)
+	}
+	ctx := context.Background()
+	db := awstest.DynamoDB(b)
+	cdb := &itemsDB{DB: db}
+	stores := dynamo.NewStores(cdb, awstest.Tables(b, db))
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clk := func() time.Time { return now }
+	prov := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.RegionUS, Now: clk}
+	if _, err := prov.CreateAccount(ctx, "acct_a", "a"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := prov.CreateProject(ctx, "acct_a", "proj_a1", "p"); err != nil {
+		b.Fatal(err)
+	}
+	key, _, err := prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cdb, stores, conversationsHandler(stores, auth.New(stores.Accounts, voiceops.RegionUS, clk), clk), key, now
 }

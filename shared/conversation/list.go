@@ -280,9 +280,19 @@ func (w *walk) turns(ctx context.Context, convs []voiceops.Conversation) ([][]vo
 // time. A conversation gone since it was listed (its retention ended) has
 // no turns.
 func readTurns(ctx context.Context, store voiceops.ConversationStore, accountID, projectID string, convs []voiceops.Conversation) ([][]voiceops.Turn, error) {
+	return readEach(ctx, convs, func(ctx context.Context, id string) ([]voiceops.Turn, error) {
+		return store.Turns(ctx, accountID, projectID, id)
+	})
+}
+
+// readEach reads one thing per conversation with read, TurnsInFlight at a
+// time, in the conversations' order. A conversation gone since it was
+// listed (ErrNotFound) reads as the zero value; the first other error
+// cancels the reads still running and is returned.
+func readEach[T any](ctx context.Context, convs []voiceops.Conversation, read func(ctx context.Context, id string) (T, error)) ([]T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := make([][]voiceops.Turn, len(convs))
+	out := make([]T, len(convs))
 	errs := make([]error, len(convs))
 	sem := make(chan struct{}, TurnsInFlight)
 	var wg sync.WaitGroup
@@ -290,14 +300,14 @@ func readTurns(ctx context.Context, store voiceops.ConversationStore, accountID,
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ts, err := store.Turns(ctx, accountID, projectID, c.ID)
-			if errors.Is(err, voiceops.ErrNotFound) {
-				ts, err = nil, nil
-			}
-			if err != nil {
+			v, err := read(ctx, c.ID)
+			switch {
+			case errors.Is(err, voiceops.ErrNotFound):
+				return
+			case err != nil:
 				cancel()
 			}
-			out[i], errs[i] = ts, err
+			out[i], errs[i] = v, err
 		})
 	}
 	wg.Wait()
@@ -384,23 +394,9 @@ func (l Lister) Sample(ctx context.Context, accountID, projectID string, q ListQ
 // whole reads the full records of conversations listed by their
 // intervals, TurnsInFlight at a time; one gone since is left zero.
 func (l Lister) whole(ctx context.Context, accountID, projectID string, convs []voiceops.Conversation) ([]voiceops.Conversation, error) {
-	out := make([]voiceops.Conversation, len(convs))
-	errs := make([]error, len(convs))
-	sem := make(chan struct{}, TurnsInFlight)
-	var wg sync.WaitGroup
-	for i, c := range convs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			got, err := l.Store.GetConversation(ctx, accountID, projectID, c.ID)
-			if errors.Is(err, voiceops.ErrNotFound) {
-				return
-			}
-			out[i], errs[i] = got, err
-		})
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	return readEach(ctx, convs, func(ctx context.Context, id string) (voiceops.Conversation, error) {
+		return l.Store.GetConversation(ctx, accountID, projectID, id)
+	})
 }
 
 // TranscriptMatch returns the turn filter of a transcript search: some

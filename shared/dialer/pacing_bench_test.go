@@ -2,33 +2,16 @@ package dialer
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/testsupport/pacingbench"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
-
-// wallProvider notes the wall-clock time each call is placed.
-type wallProvider struct {
-	mu sync.Mutex
-	at []time.Time
-}
-
-func (p *wallProvider) Place(context.Context, telephony.CallRequest) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.at = append(p.at, time.Now())
-	return nil
-}
 
 // BenchmarkPacing100At5 measures pacing accuracy on the real clock: 100
 // calls of one account triggered at once, rate 5 per second, dialed by two
@@ -46,7 +29,7 @@ func BenchmarkPacing100At5(b *testing.B) {
 		ctx := context.Background()
 		calls, pacer := memory.NewCalls(), memory.NewPacer()
 		_ = pacer.SetRate(ctx, "acct_a", rate)
-		prov := &wallProvider{}
+		prov := &pacingbench.Provider{}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
 		var next atomic.Int64
 		var dialers [2]*Dialer
@@ -68,47 +51,8 @@ func BenchmarkPacing100At5(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		deadline := time.Now().Add(time.Minute)
-		for {
-			prov.mu.Lock()
-			done := len(prov.at)
-			prov.mu.Unlock()
-			if done == n || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		at := prov.Wait(b, n)
 		q.Close()
-		at := slices.Clone(prov.at)
-		if len(at) != n {
-			b.Fatalf("%d of %d calls placed in a minute", len(at), n)
-		}
-		slices.SortFunc(at, func(x, y time.Time) int { return x.Compare(y) })
-		// The ideal starts are evenly spaced: ref + i × interval, with ref
-		// the median of the observed offsets (so that one late first call
-		// does not shift every other's error).
-		interval := voiceops.SlotInterval(rate)
-		offsets := make([]time.Duration, n)
-		for i, t := range at {
-			offsets[i] = t.Sub(at[0]) - time.Duration(i)*interval
-		}
-		sorted := slices.Clone(offsets)
-		slices.Sort(sorted)
-		ref := sorted[n/2]
-		var maxErr, sumErr float64
-		var off []string
-		for i, o := range offsets {
-			d := o - ref
-			e := math.Abs(float64(d))
-			maxErr, sumErr = max(maxErr, e), sumErr+e
-			if d > 50*time.Millisecond || d < -50*time.Millisecond {
-				off = append(off, fmt.Sprintf("#%d %+dms", i, d.Milliseconds()))
-			}
-		}
-		b.Logf("starts more than 50 ms off their slot: %v", off)
-		b.ReportMetric(at[n-1].Sub(at[0]).Seconds(), "span-s")
-		b.ReportMetric(maxErr/float64(time.Millisecond), "max-slot-error-ms")
-		b.ReportMetric(sumErr/n/float64(time.Millisecond), "mean-slot-error-ms")
-		b.ReportMetric(at[0].Sub(now).Seconds()*1000, "first-start-ms")
+		pacingbench.Report(b, at, rate, now)
 	}
 }
