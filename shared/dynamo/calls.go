@@ -32,7 +32,11 @@ const (
 	attrEncryption  = "encryption"
 	attrCountryCode = "country_code"
 	attrReason      = "reason"
-	attrConvID      = "conversation_id"
+	// attrMove is the ID of the last status change, drawn by each MoveCall:
+	// a retried move whose first attempt was applied (its answer lost: see
+	// applied) finds its own ID and is not taken for a lost race.
+	attrMove   = "move_id"
+	attrConvID = "conversation_id"
 )
 
 // Calls is the DynamoDB store of outbound calls.
@@ -123,9 +127,10 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 		}
 		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
-	names := map[string]string{"#pk": attrPK, "#status": attrStatus, "#updated": attrUpdatedAt}
-	values := item{":from": avS(string(from)), ":to": avS(string(to)), ":at": avT(at)}
-	update := "SET #status = :to, #updated = :at"
+	move := voiceops.RandomBase62(16)
+	names := map[string]string{"#pk": attrPK, "#status": attrStatus, "#updated": attrUpdatedAt, "#move": attrMove}
+	values := item{":from": avS(string(from)), ":to": avS(string(to)), ":at": avT(at), ":move": avS(move)}
+	update := "SET #status = :to, #updated = :at, #move = :move"
 	if to.Terminal() {
 		exp := at.Add(voiceops.CallRetention)
 		names["#expires"], names["#ttl"] = attrExpires, attrTTL
@@ -148,6 +153,9 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
 			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		if id, _ := old[attrMove].(*types.AttributeValueMemberS); id != nil && id.Value == move {
+			return readCall(sid, old) // this move, applied by an earlier attempt
 		}
 		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
 			return voiceops.Call{}, voiceops.ErrNotFound

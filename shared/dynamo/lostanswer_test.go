@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/idempotency"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -31,8 +32,8 @@ func (e echoDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 	return e.DB.TransactWriteItems(ctx, in, o...)
 }
 
-// TestRetriedWritesAreNotRefusedByThemselves: a create, a turn, an update
-// and an event whose first attempt was applied but not answered
+// TestRetriedWritesAreNotRefusedByThemselves: a create, a turn, an update,
+// an event, a call's move and an Idempotency-Key claim whose first attempt was applied but not answered
 // succeed, and are applied once (the rule limit counts each rule once).
 func TestRetriedWritesAreNotRefusedByThemselves(t *testing.T) {
 	c := client(t)
@@ -89,5 +90,24 @@ func TestRetriedWritesAreNotRefusedByThemselves(t *testing.T) {
 	other.CreatedAt = now.Add(time.Millisecond)
 	if err := plain.Events.PutEvent(ctx, other); err != voiceops.ErrAlreadyExists {
 		t.Errorf("PutEvent of another event under a taken ID: want ErrAlreadyExists, got %v", err)
+	}
+	call := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_echo", ProjectID: "proj_echo", ToNumber: "+14155550100",
+		Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now}
+	calls := dynamo.NewCalls(c, names.Calls)
+	if err := calls.CreateCall(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	if moved, err := dynamo.NewCalls(echoDB{c}, names.Calls).MoveCall(ctx, call.SID, voiceops.CallCalling, "", now); err != nil || moved.Status != voiceops.CallCalling {
+		t.Errorf("MoveCall: %+v, %v", moved, err)
+	}
+	if _, err := calls.MoveCall(ctx, call.SID, voiceops.CallCalling, "", now); err != voiceops.ErrCallTransition {
+		t.Errorf("another move from queued: want ErrCallTransition, got %v", err)
+	}
+
+	reqs := dynamo.NewRequests(echoDB{c}, names.Requests, names.Config)
+	sc := idempotency.Scope{AccountID: "acct_echo", KeyID: "key_1", Key: "k"}
+	claim := idempotency.Record{Scope: sc, Fingerprint: "fp", State: idempotency.InFlight, Token: "tok", CreatedAt: now, LeaseUntil: now.Add(time.Minute)}
+	if _, claimed, err := reqs.Begin(ctx, claim, now); err != nil || !claimed {
+		t.Errorf("Begin: claimed %v, %v", claimed, err)
 	}
 }

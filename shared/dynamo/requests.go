@@ -102,6 +102,9 @@ func (s *Requests) Begin(ctx context.Context, rec idempotency.Record, now time.T
 	if !ok {
 		return idempotency.Record{}, false, wrap("Begin", err)
 	}
+	if sameItem(old, it) { // this claim (its token is random), applied by an earlier attempt: see applied
+		return rec, true, nil
+	}
 	if len(old) == 0 {
 		// An emulator that does not return the old item: read it.
 		var found bool
