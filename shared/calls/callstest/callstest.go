@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/hooks"
@@ -71,6 +72,7 @@ func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
 }
 
 type fixture struct {
+	t   *testing.T
 	env Env
 	svc *calls.Service
 	h   http.Handler
@@ -80,7 +82,7 @@ type fixture struct {
 func newFixture(t *testing.T, env Env) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{env: env, t0: time.Now().UTC()}
+	f := &fixture{t: t, env: env, t0: time.Now().UTC()}
 	must(t, env.Stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: account, CreatedAt: f.t0}))
 	must(t, env.Stores.Accounts.CreateProject(ctx, voiceops.Project{ID: project, AccountID: account, CreatedAt: f.t0}))
 	must(t, agent.PutConfig(ctx, env.Configs, agent.DemoConfig(account, project)))
@@ -156,7 +158,32 @@ func (f *fixture) post(pathQuery string, form url.Values, token string) *httptes
 	}
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)
+	// TwiML answers are checked by the tests (the validator decodes no
+	// XML); every other answer against the document.
+	if rec.Code == http.StatusOK {
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/xml") {
+			f.t.Errorf("POST %s -> 200 with Content-Type %q, want text/xml", pathQuery, ct)
+		}
+	} else if err := specValidator(f.t).Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+		f.t.Errorf("POST %s -> %d %s: not as the OpenAPI document says: %v", pathQuery, rec.Code, rec.Body, err)
+	}
 	return rec
+}
+
+var (
+	validatorOnce sync.Once
+	validator     *apispec.Validator
+	validatorErr  error
+)
+
+// specValidator is the validator every callback's answer is checked with.
+func specValidator(t *testing.T) *apispec.Validator {
+	t.Helper()
+	validatorOnce.Do(func() { validator, validatorErr = apispec.NewValidator() })
+	if validatorErr != nil {
+		t.Fatalf("loading the OpenAPI document: %v", validatorErr)
+	}
+	return validator
 }
 
 func answerPath(sid string) string { return strings.TrimPrefix(twilio.AnswerURL(base, sid), base) }
