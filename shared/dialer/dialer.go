@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -74,7 +75,7 @@ func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
 const DefaultMaxWait = 3 * time.Second
 
 // MaxQueueDelay is the longest delay SQS gives one message.
-const MaxQueueDelay = 15 * time.Minute
+const MaxQueueDelay = queue.MaxSQSDelay
 
 // orphanAge is how long a job whose call is missing is retried: the
 // trigger queues the job just before it writes the call. An older job
