@@ -86,6 +86,7 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 		it[attrExpires] = avT(*c.ExpiresAt)
 		it[attrTTL] = avN(ttlSeconds(*c.ExpiresAt))
 	}
+	putSteps(it, c)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
@@ -97,6 +98,24 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 		return wrap("CreateCall", err)
 	}
 	return nil
+}
+
+// putSteps writes the call's callback steps as ClaimCallStep and
+// ReplyCallStep do (a new call has none; a copied one keeps them).
+func putSteps(it item, c voiceops.Call) {
+	if c.Steps > 0 {
+		it[attrSteps] = avN(int64(c.Steps))
+	}
+	if c.StepAt != nil {
+		it[attrStepAt], it[attrStepAtNanos] = avT(*c.StepAt), avN(c.StepAt.UnixNano())
+	}
+	setNonEmpty(it, attrStepToken, c.StepToken)
+	if r := c.Reply; r != nil {
+		it[attrReplyStep], it[attrReplyText], it[attrReplyEnd] = avN(int64(r.Step)), avS(r.Text), avB(r.End)
+	}
+	if g := c.Greeting; g != nil {
+		it[attrGreetingText], it[attrGreetingEnd] = avS(g.Text), avB(g.End)
+	}
 }
 
 // ttlSeconds rounds up, so DynamoDB never deletes a call before it expires.

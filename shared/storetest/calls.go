@@ -52,6 +52,16 @@ func testCallCreateGet(t *testing.T, s voiceops.CallStore) {
 	if got, err := s.GetCall(ctx, plain.SID, callT0); err != nil || got.Metadata != nil || got.ExpiresAt != nil {
 		t.Errorf("GetCall without metadata: %+v %v", got, err)
 	}
+	// Every field, the callback steps included, round trips.
+	full := newQueuedCall("acct_a", "proj_a1")
+	stepAt, exp := callT0.Add(time.Minute), callT0.Add(3*time.Hour)
+	full.Status, full.Reason, full.ConversationID, full.ExpiresAt = voiceops.CallFailure, voiceops.ReasonBusy, "conv_9", &exp
+	full.Steps, full.StepAt, full.StepToken = 3, &stepAt, "tok"
+	full.Greeting, full.Reply = &voiceops.CallReply{Step: 1, Text: "Hi"}, &voiceops.CallReply{Step: 3, Text: "Bye", End: true}
+	mustNil(t, "CreateCall with every field", s.CreateCall(ctx, full))
+	if got, err := s.GetCall(ctx, full.SID, callT0); err != nil || !reflect.DeepEqual(got, full) {
+		t.Errorf("GetCall of a call with every field\n got %+v %v\nwant %+v", got, err, full)
+	}
 	_, err = s.GetCall(ctx, voiceops.NewCallSID(), callT0)
 	wantErr(t, "GetCall unknown", err, voiceops.ErrNotFound)
 	_, err = s.MoveCall(ctx, voiceops.NewCallSID(), voiceops.CallCalling, "", callT0)
