@@ -21,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -83,15 +84,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 type deps struct {
 	Keys        httpapi.Authenticator
 	InternalKey func(context.Context) (string, error) // the internal key's digest
-	Engine      baseapi.Engine
-	Pools       voiceops.DNIStore
-	Calls       voiceops.CallStore
-	Twilio      twilio.Credentials
-	PublicURL   string // the base host's public URL (Twilio signs it)
-	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards      httpapi.Guards
-	Now         func() time.Time
-	Log         *slog.Logger
+	Engine      interface {
+		baseapi.Engine
+		calls.Engine
+	} // shared/conversation.Engine
+	Pools      voiceops.DNIStore
+	Calls      voiceops.CallStore
+	Twilio     twilio.Credentials
+	PublicURL  string // the base host's public URL (Twilio signs it)
+	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards     httpapi.Guards
+	Now        func() time.Time
+	Log        *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
@@ -99,5 +103,5 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&twilioapi.Callbacks{Calls: d.Calls, Creds: d.Twilio, Engine: d.Engine, PublicBaseURL: d.PublicURL, Now: d.Now}).Routes()))
+		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now}, Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

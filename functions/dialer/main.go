@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
@@ -43,9 +44,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	calls := dynamo.NewCalls(db, env[0])
 	d := &dialer.Dialer{
-		Calls: calls, Pacer: dynamo.NewPacer(db, env[0]),
+		Calls: &calls.Service{Calls: dynamo.NewCalls(db, env[0]), Now: time.Now}, Pacer: dynamo.NewPacer(db, env[0]),
 		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[1]},
 		Provider: &twilio.Provider{
 			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[2], Now: time.Now},

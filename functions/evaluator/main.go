@@ -19,7 +19,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -53,13 +52,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	sqsClient := sqs.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
-	shardQueue := env[4]
+	shards := queue.NewSender[json.RawMessage](sqsClient, env[4]) // the shard messages come encoded
 	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
-		Log: lambdamain.Logger(),
-		SendShard: func(ctx context.Context, body string) error {
-			_, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &shardQueue, MessageBody: aws.String(body)})
-			return err
-		},
+		Log:       lambdamain.Logger(),
+		SendShard: func(ctx context.Context, body string) error { return shards.Send(ctx, json.RawMessage(body), 0) },
 	}, time.Now)
 	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
 	return nil

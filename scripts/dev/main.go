@@ -34,6 +34,7 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dialer"
@@ -192,6 +193,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
+	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext}
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {
@@ -201,13 +203,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		provider = &twilio.Provider{Creds: creds, APIBaseURL: o.twilioAPIURL, CallbackBaseURL: o.publicURL}
-		callbacks = (&twilioapi.Callbacks{Calls: b.calls, Creds: creds, Engine: engine, PublicBaseURL: o.publicURL, Now: time.Now}).Routes()
+		callbacks = (&twilioapi.Callbacks{Calls: callSvc, Creds: creds, PublicBaseURL: o.publicURL}).Routes()
 	default:
-		sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
+		sim := &simulator.Simulator{Calls: callSvc, Sleep: dialer.SleepContext, Log: log}
 		defer sim.Wait()
 		provider = sim
 	}
-	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: provider,
+	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: callSvc, Pacer: b.pacer, Queue: b.dial, Provider: provider,
 		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
 	defer stopDialer()
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
@@ -228,7 +230,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: b.calls, Dial: b.dial, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
+		(&baseapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),

@@ -19,13 +19,17 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // Dialer places calls. Now and Sleep are injected: tests run on a fake clock.
 type Dialer struct {
-	Calls    voiceops.CallStore
+	// Calls is the calls service: the dialer's claim and failures are its
+	// transitions.
+	Calls    *calls.Service
 	Pacer    voiceops.Pacer
 	Queue    voiceops.DialQueue
 	Provider telephony.Provider
@@ -59,14 +63,10 @@ func (d *Dialer) maxReceives() int {
 // with reason failed; a placed call's check fails it with reason timeout.
 // A call that has ended keeps its status.
 func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
-	reason := voiceops.ReasonFailed
 	if j.Check {
-		reason = voiceops.ReasonTimeout
-	} else if _, err := d.Calls.MoveCall(ctx, j.SID, voiceops.CallCalling, "", d.Now().UTC()); err != nil &&
-		!errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-		return err
+		return d.Calls.Fail(ctx, j.SID, voiceops.ReasonTimeout)
 	}
-	return d.fail(ctx, j.SID, reason)
+	return d.Calls.Abandon(ctx, j.SID, voiceops.ReasonFailed)
 }
 
 // DefaultMaxWait keeps the in-process waits short: a Lambda function pays
@@ -75,7 +75,7 @@ func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
 const DefaultMaxWait = 3 * time.Second
 
 // MaxQueueDelay is the longest delay SQS gives one message.
-const MaxQueueDelay = 15 * time.Minute
+const MaxQueueDelay = queue.MaxSQSDelay
 
 // orphanAge is how long a job whose call is missing is retried: the
 // trigger queues the job just before it writes the call. An older job
@@ -143,7 +143,7 @@ func (d *Dialer) Handle(ctx context.Context, j voiceops.DialJob) error {
 // is to be dropped.
 func (d *Dialer) queuedCall(ctx context.Context, j voiceops.DialJob) (*voiceops.Call, error) {
 	for {
-		c, err := d.Calls.GetCall(ctx, j.SID, d.Now())
+		c, err := d.Calls.Get(ctx, j.SID)
 		if errors.Is(err, voiceops.ErrNotFound) {
 			if d.Now().Sub(j.QueuedAt) < orphanAge {
 				if err := d.Sleep(ctx, 200*time.Millisecond); err != nil {
@@ -170,30 +170,22 @@ func (d *Dialer) queuedCall(ctx context.Context, j voiceops.DialJob) (*voiceops.
 // place claims the call (queued→calling: only one dialer wins it), asks
 // the provider to place it, and queues its timeout check.
 func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
-	claimed := d.Now().UTC()
-	if _, err := d.Calls.MoveCall(ctx, c.SID, voiceops.CallCalling, "", claimed); err != nil {
-		if !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-			return err
-		}
-		// Refused: another dialer has the call, or the SDK retried our own
-		// write after it had landed (the retry then fails its condition).
-		// The claim's time tells them apart: no other dialer claims at the
-		// same nanosecond.
-		cur, gerr := d.Calls.GetCall(ctx, c.SID, d.Now())
-		if gerr != nil || cur.Status != voiceops.CallCalling || !cur.UpdatedAt.Equal(claimed) {
-			d.Log.Info("the call was claimed by another dialer", "call_sid", c.SID)
-			return nil
-		}
+	claimed, err := d.Calls.Claim(ctx, c.SID)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		d.Log.Info("the call was claimed by another dialer", "call_sid", c.SID)
+		return nil
 	}
 	deadline := d.Now().UTC().Add(d.timeout())
 	// The check first: from here on the call cannot hang, whatever happens.
 	check := voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: c.CreatedAt, Check: true, Deadline: deadline}
 	if err := d.Queue.SendDial(ctx, check, min(d.timeout(), MaxQueueDelay)); err != nil {
 		d.Log.Error("queueing the timeout check failed; failing the call", "call_sid", c.SID, "error", err)
-		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
+		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
 	req := telephony.CallRequest{SID: c.SID, AccountID: c.AccountID, ProjectID: c.ProjectID, To: c.ToNumber, Metadata: c.Metadata}
-	var err error
 	for attempt := range placeAttempts {
 		if err = d.Provider.Place(ctx, req); err == nil || errors.Is(err, telephony.ErrRejected) {
 			break
@@ -204,17 +196,7 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 	}
 	if err != nil {
 		d.Log.Warn("the provider did not take the call", "call_sid", c.SID, "error", err)
-		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
-	}
-	return nil
-}
-
-// fail ends a calling call as failure; a call that ended meanwhile keeps
-// its status.
-func (d *Dialer) fail(ctx context.Context, sid, reason string) error {
-	_, err := d.Calls.MoveCall(ctx, sid, voiceops.CallFailure, reason, d.Now().UTC())
-	if err != nil && !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-		return err
+		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
 	return nil
 }
@@ -225,7 +207,7 @@ func (d *Dialer) check(ctx context.Context, j voiceops.DialJob) error {
 	if rest := j.Deadline.Sub(d.Now()); rest > time.Second {
 		return d.Queue.SendDial(ctx, j, min(rest, MaxQueueDelay).Truncate(time.Second))
 	}
-	c, err := d.Calls.GetCall(ctx, j.SID, d.Now())
+	c, err := d.Calls.Get(ctx, j.SID)
 	if errors.Is(err, voiceops.ErrNotFound) {
 		return nil
 	}
@@ -234,7 +216,7 @@ func (d *Dialer) check(ctx context.Context, j voiceops.DialJob) error {
 	}
 	if c.Status == voiceops.CallCalling {
 		d.Log.Warn("no provider report ended the call in time", "call_sid", c.SID, "timeout", d.timeout())
-		return d.fail(ctx, c.SID, voiceops.ReasonTimeout)
+		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonTimeout)
 	}
 	return nil
 }
