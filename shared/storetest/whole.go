@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,36 +112,59 @@ func show(v reflect.Value) string {
 
 // checkEveryFieldSet fails for each field of the fixture v left at its zero
 // value (an empty map or slice counts as zero), looking into nested
-// structs, pointers and the elements of slices. A round trip of a fixture
-// with a zero field does not show that a store keeps that field: when a
-// type gains a field, this is the test that asks for it to be put into
-// the fixture, and so into the round trip.
+// structs, pointers and the elements of slices; a field of a slice's
+// elements need only be set in one of them (a list of variants sets each
+// variant's fields in its own element). A round trip of a fixture with a
+// zero field does not show that a store keeps that field: when a type
+// gains a field, this is the test that asks for it to be put into the
+// fixture, and so into the round trip.
 func checkEveryFieldSet(t *testing.T, what string, v any) {
 	t.Helper()
-	var zero []string
-	zeroFields(&zero, "", reflect.ValueOf(v))
-	if len(zero) > 0 {
+	if zero := zeroPaths("", reflect.ValueOf(v)); len(zero) > 0 {
 		t.Errorf("%s: the fixture leaves these fields zero, so the round trip does not test them; set them:\n  %s", what, strings.Join(zero, "\n  "))
 	}
 }
 
-func zeroFields(zero *[]string, path string, v reflect.Value) {
-	name := strings.TrimPrefix(path, ".")
+// zeroPaths returns the paths under path of the zero fields of v: the
+// shortest, a zero struct or nil pointer standing for all its fields.
+func zeroPaths(path string, v reflect.Value) []string {
 	if v.IsZero() || (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && v.Len() == 0 {
-		*zero = append(*zero, name)
-		return
+		return []string{strings.TrimPrefix(path, ".")}
 	}
 	switch {
 	case v.Type() == timeType:
 	case v.Kind() == reflect.Struct:
+		var out []string
 		for i := range v.NumField() {
-			zeroFields(zero, path+"."+v.Type().Field(i).Name, v.Field(i))
+			out = append(out, zeroPaths(path+"."+v.Type().Field(i).Name, v.Field(i))...)
 		}
+		return out
 	case v.Kind() == reflect.Pointer:
-		zeroFields(zero, path, v.Elem())
-	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
+		return zeroPaths(path, v.Elem())
+	case v.Kind() == reflect.Slice:
+		// A path is zero when it, or a path above it, is zero in every element.
+		var each [][]string
+		var all []string
 		for i := range v.Len() {
-			zeroFields(zero, fmt.Sprintf("%s[%d]", path, i), v.Index(i))
+			z := zeroPaths(path+"[*]", v.Index(i))
+			each, all = append(each, z), append(all, z...)
 		}
+		var out []string
+		for _, p := range all {
+			if !slices.Contains(out, p) && !slices.ContainsFunc(out, func(q string) bool { return under(p, q) }) &&
+				!slices.ContainsFunc(each, func(z []string) bool {
+					return !slices.ContainsFunc(z, func(q string) bool { return p == q || under(p, q) })
+				}) {
+				out = slices.DeleteFunc(out, func(q string) bool { return under(q, p) })
+				out = append(out, p)
+			}
+		}
+		return out
 	}
+	return nil
+}
+
+// under reports whether the field path p is below the path q.
+func under(p, q string) bool {
+	return strings.HasPrefix(p, q+".") || strings.HasPrefix(p, q+"[")
 }
