@@ -189,6 +189,24 @@ func testWholeConversation(t *testing.T, s voiceops.Stores) {
 	list, err := s.Conversations.ListConversations(ctx(t), c.AccountID, c.ProjectID, at(-1), at(1), "", 10)
 	mustNil(t, "ListConversations", err)
 	checkWhole(t, "ListConversations", []voiceops.Conversation{next}, list)
+	bySharedID, err := s.Conversations.ConversationBySharedID(ctx(t), c.AccountID, c.ProjectID, c.SharedID)
+	mustNil(t, "ConversationBySharedID", err)
+	checkConversation(t, "ConversationBySharedID", next, bySharedID)
+
+	// A replacement with every field changed but the identity.
+	end := at(300)
+	u := voiceops.Conversation{
+		ID: c.ID, AccountID: c.AccountID, ProjectID: c.ProjectID, Environment: voiceops.EnvSandbox, Channel: voiceops.ChannelWebchat,
+		VariantID: "var_2", VariantName: "Other", FromNumber: "+441632960002", ToNumber: "+441632960998", ASRLang: "fr-FR", TTSLang: "fr-CA",
+		IntegrationAttributes: map[string]any{"k": "v"}, State: map[string]any{"step": 9.0},
+		StartedAt: c.StartedAt, EndedAt: &end, EndReason: voiceops.EndTimeout, InProgress: true, IdleDue: at(400),
+		NumTurns: 7, NumSilences: 3, NumOOD: 2, ServiceTime: 3 * time.Second,
+		Handoff: true, HandoffReason: "other", HandoffDestination: "queue-2", SharedID: "shared-43",
+		Metrics: []voiceops.CustomMetric{{Name: "X", Value: "1"}}, ExpiresAt: retained().Add(time.Hour), Version: next.Version + 1,
+	}
+	checkEveryFieldSet(t, "updated conversation", u)
+	mustNil(t, "UpdateConversation", s.Conversations.UpdateConversation(ctx(t), u, next.Version))
+	checkConversation(t, "GetConversation after UpdateConversation", u, getConversation(t, s, c))
 }
 
 // testIdemWholeRecord reads an idempotency record back whole, in flight
