@@ -168,3 +168,10 @@ func zeroPaths(path string, v reflect.Value) []string {
 func under(p, q string) bool {
 	return strings.HasPrefix(p, q+".") || strings.HasPrefix(p, q+"[")
 }
+
+// CheckWhole is checkWhole for a store's own tests (such as reads of items
+// written by older code): one comparison of every field.
+func CheckWhole[T any](t *testing.T, what string, want, got T) {
+	t.Helper()
+	checkWhole(t, what, want, got)
+}
