@@ -86,7 +86,8 @@ func diffValues(d *[]string, path string, want, got reflect.Value) {
 			diffValues(d, fmt.Sprintf("%s[%v]", path, k), want.MapIndex(k), g)
 		}
 	default:
-		if !reflect.DeepEqual(want.Interface(), got.Interface()) {
+		// Value.Equal reads unexported fields too; records have no funcs.
+		if !want.Equal(got) {
 			add()
 		}
 	}
@@ -97,6 +98,9 @@ func diffValues(d *[]string, path string, want, got reflect.Value) {
 func show(v reflect.Value) string {
 	if !v.IsValid() {
 		return "nothing"
+	}
+	if !v.CanInterface() {
+		return fmt.Sprintf("%v", v)
 	}
 	if v.Kind() == reflect.Pointer && !v.IsNil() {
 		return "&" + show(v.Elem())

@@ -78,3 +78,12 @@ func TestZeroPaths(t *testing.T) {
 		t.Errorf("zero paths %q, want [L[*].B]: a field under a nil element is zero there", z)
 	}
 }
+
+func TestDiffValuesUnexported(t *testing.T) {
+	type hidden struct{ n int }
+	var d []string
+	diffValues(&d, "", reflect.ValueOf(hidden{1}), reflect.ValueOf(hidden{2}))
+	if len(d) != 1 || !strings.HasPrefix(d[0], "n:") {
+		t.Errorf("differences %q, want one at n", d)
+	}
+}
