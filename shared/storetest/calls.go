@@ -57,7 +57,9 @@ func testCallCreateGet(t *testing.T, s voiceops.CallStore) {
 	stepAt, exp := callT0.Add(time.Minute), callT0.Add(3*time.Hour)
 	full.Status, full.Reason, full.ConversationID, full.ExpiresAt = voiceops.CallFailure, voiceops.ReasonBusy, "conv_9", &exp
 	full.Steps, full.StepAt, full.StepToken = 3, &stepAt, "tok"
-	full.Greeting, full.Reply = &voiceops.CallReply{Step: 1, Text: "Hi"}, &voiceops.CallReply{Step: 3, Text: "Bye", End: true}
+	full.Greeting, full.Reply = &voiceops.CallReply{Step: 1, Text: "Hi", End: true}, &voiceops.CallReply{Step: 3, Text: "Bye", End: true}
+	full.Metadata, full.Encryption, full.CountryCode = map[string]any{"crm": "A-1", "n": 1.0}, "srtp", "FR"
+	checkEveryFieldSet(t, "call with every field", full)
 	mustNil(t, "CreateCall with every field", s.CreateCall(ctx, full))
 	if got, err := s.GetCall(ctx, full.SID, callT0); err != nil || !reflect.DeepEqual(got, full) {
 		t.Errorf("GetCall of a call with every field\n got %+v %v\nwant %+v", got, err, full)

@@ -55,6 +55,13 @@ func testDNIReserveConsume(t *testing.T, newStores func(*testing.T) (voiceops.St
 	if _, ok, err := d.Consume(ctx(t), a.ID, p.ID, n1, dniNow.Add(time.Minute)); ok || err != nil {
 		t.Errorf("second Consume: ok %v err %v", ok, err)
 	}
+	// Empty attributes are read back empty, not absent (nil).
+	got, ok, err = d.Consume(ctx(t), a.ID, p.ID, n2, dniNow.Add(time.Minute))
+	mustNil(t, "Consume of the reservation without attributes", err)
+	if !ok {
+		t.Errorf("Consume of the reservation without attributes: not found")
+	}
+	checkWhole(t, "attributes of the reservation without attributes", map[string]any{}, got)
 	if _, ok, err := d.Consume(ctx(t), a.ID, p.ID, "+441632960199", dniNow); ok || err != nil {
 		t.Errorf("Consume of a number not in the pool: ok %v err %v", ok, err)
 	}
