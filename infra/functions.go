@@ -19,6 +19,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
@@ -62,7 +63,17 @@ type Function struct {
 	// from (see bundle.go).
 	Name     string
 	MemoryMB int
-	Timeout  time.Duration
+	// Timeout is the function's timeout. A function with routes sets
+	// Deadline instead, and its timeout is derived from it
+	// (httpapi.FunctionTimeout, see withDerivedTimeouts).
+	Timeout time.Duration
+	// Deadline is the request deadline of a function with routes: what its
+	// main gives httpapi.Config.Deadline (httpapi.DefaultDeadline unless it
+	// runs conversation turns: httpapi.AgentDeadline). Its timeout leaves
+	// httpapi.ResponseMargin after it, so that a request past its deadline
+	// still gets its JSON 500 with request_id and its api_errors count
+	// before Lambda ends the invocation.
+	Deadline time.Duration
 
 	// Reads and Writes list the tables the function needs; a table in both
 	// gets read-write access, one in Writes only gets write access.
@@ -123,17 +134,29 @@ func apiRoutes(host Host, paths ...string) []Route {
 	return rs
 }
 
+// withDerivedTimeouts gives each function with a request Deadline and no
+// Timeout the timeout derived from the deadline: the one place where the
+// two meet.
+func withDerivedTimeouts(fns []Function) []Function {
+	for i, f := range fns {
+		if f.Deadline > 0 && f.Timeout == 0 {
+			fns[i].Timeout = httpapi.FunctionTimeout(f.Deadline)
+		}
+	}
+	return fns
+}
+
 // Functions is every Lambda function of a regional stack.
-var Functions = []Function{
+var Functions = withDerivedTimeouts([]Function{
 	{
-		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "alerts", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
 		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
 		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
 	},
 	{
-		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
 		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // test and retry enqueue deliveries
@@ -165,7 +188,7 @@ var Functions = []Function{
 		// The internal metric intake: telephony and the agent runtime post
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
-		Name: "intake", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "intake", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Writes:           []tables.Table{tables.Metrics},
 		ReadsInternalKey: true,
 		Routes:           []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
@@ -197,7 +220,7 @@ var Functions = []Function{
 	{
 		// Chat conversations (doc 2): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
-		Name: "chat", MemoryMB: 512, Timeout: 29 * time.Second,
+		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
 		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
@@ -213,7 +236,7 @@ var Functions = []Function{
 		// conversations table (the keys and projects are in the config
 		// table). A week's series decodes some 100,000 items, and a list
 		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
-		Name: "conversations", MemoryMB: 1024, Timeout: 29 * time.Second,
+		Name: "conversations", MemoryMB: 1024, Deadline: httpapi.DefaultDeadline,
 		Reads:  []tables.Table{tables.Config, tables.Conversations, tables.Requests},
 		Writes: []tables.Table{tables.Metrics, tables.Requests}, // its own api_errors; rate limits
 		// Its pages and series are the most expensive reads of the API:
@@ -231,7 +254,7 @@ var Functions = []Function{
 		// Twilio's callbacks of outbound calls (signed with the account's
 		// Twilio auth token): status reports move the call (calls table),
 		// the answer URL and the speech turns run the call's conversation.
-		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
+		Name: "calls", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests, tables.Calls},
 		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests, tables.Calls},
 		InvokesProjectFunctions: true,
@@ -254,7 +277,7 @@ var Functions = []Function{
 		// internal route the telephony system moves a call's status with.
 		// Apart from calls because it alone parses phone numbers
 		// (libphonenumber's metadata: megabytes and milliseconds of init).
-		Name: "outbound", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Reads:            []tables.Table{tables.Config, tables.Calls, tables.Requests},
 		Writes:           []tables.Table{tables.Metrics, tables.Calls, tables.Requests},
 		ReadsInternalKey: true, // the internal status route
@@ -269,7 +292,7 @@ var Functions = []Function{
 		// Notifications pushed into conversations (doc 2, events key): the
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
-		Name: "events", MemoryMB: 512, Timeout: 29 * time.Second,
+		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
 		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
@@ -278,7 +301,7 @@ var Functions = []Function{
 			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/agentic-dial/bridge-ended"},
 		},
 	},
-}
+})
 
 // ProjectFunctionPrefix starts the name of every Lambda function a project
 // may use as one of its functions (hooks): the grant stays narrow.
@@ -351,6 +374,11 @@ func validateFunctions(fns []Function) error {
 			if f.Timeout > maxAPITimeout {
 				bad("timeout %s exceeds the HTTP API integration timeout %s", f.Timeout, maxAPITimeout)
 			}
+			if f.Deadline <= 0 || f.Timeout-f.Deadline < httpapi.ResponseMargin {
+				bad("timeout %s must leave httpapi.ResponseMargin (%s) after the request deadline %s", f.Timeout, httpapi.ResponseMargin, f.Deadline)
+			}
+		} else if f.Deadline != 0 {
+			bad("a request deadline without routes")
 		}
 		if f.Every != 0 {
 			kinds++

@@ -33,7 +33,7 @@ var testFunctions = []Function{
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
 	{
-		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
 		Reads: []tables.Table{tables.Config, tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{
 			{Host: BaseHost, Method: "POST", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
@@ -182,7 +182,7 @@ func TestFunctionsMatchDirectories(t *testing.T) {
 
 func TestValidateFunctions(t *testing.T) {
 	good := Function{
-		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second,
+		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
 		Reads: []tables.Table{tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{{Host: StudioHost, Method: "GET", Path: "/v1/things/{id}"}},
 	}
@@ -205,6 +205,9 @@ func TestValidateFunctions(t *testing.T) {
 		{"long timeout", func(f *Function) { f.Timeout = 20 * time.Minute }, "timeout"},
 		{"fractional timeout", func(f *Function) { f.Timeout = 1500 * time.Millisecond }, "timeout"},
 		{"API timeout", func(f *Function) { f.Timeout = 60 * time.Second }, "integration timeout"},
+		{"no request deadline", func(f *Function) { f.Deadline = 0 }, "ResponseMargin"},
+		{"deadline too close to the timeout", func(f *Function) { f.Deadline = f.Timeout - time.Second }, "ResponseMargin"},
+		{"deadline without routes", func(f *Function) { f.Routes, f.Every = nil, time.Minute }, "deadline without routes"},
 		{"no trigger", func(f *Function) { f.Routes = nil }, "exactly one trigger"},
 		{"two triggers", func(f *Function) { f.Every = time.Minute }, "exactly one trigger"},
 		{"unknown host", func(f *Function) { f.Routes[0].Host = "other" }, "unknown host"},
