@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"net/textproto"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
@@ -12,6 +13,15 @@ import (
 // v2) and the plain net/http handlers: no handler ever sees an event type.
 // It returns once the request's background work (the api_errors write of a
 // 500) is done: Lambda freezes the environment after an invocation returns.
+//
+// Every header reaches the handler as API Gateway gave it: one value, in
+// which API Gateway has already joined repeated lines with commas. The
+// library splits every header not on its short list of singletons at its
+// commas, which cannot be undone and cuts single-valued headers whose
+// value holds a comma (an Idempotency-Key "order-42,retry-1" became
+// "order-42"). Kept whole, a header reads as it would on any net/http
+// server that got it on one line, the dev server included; code that reads
+// a list-valued header splits it itself, as it must there.
 func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	var accessor core.RequestAccessorV2
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -19,6 +29,9 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 		req, err := accessor.EventToRequestWithContext(ctx, ev)
 		if err != nil {
 			return core.GatewayTimeoutV2(), core.NewLoggedError("Could not convert proxy event to request: %v", err)
+		}
+		for name, value := range ev.Headers {
+			req.Header[textproto.CanonicalMIMEHeaderKey(name)] = []string{value}
 		}
 		w := core.NewProxyResponseWriterV2()
 		h.ServeHTTP(w, req)
