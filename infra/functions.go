@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -100,7 +99,15 @@ type Function struct {
 	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
+	// Every route is ANY: a wrong method reaches the function that owns
+	// the path, which answers 405 with Allow (API Gateway would answer
+	// 404 {"message":"Not Found"} itself).
 	Routes []Route
+	// DefaultRoute makes the function the $default route of every host's
+	// API: it answers the requests no route matches with the service's
+	// JSON 404 in the host's error shape (the stage variable
+	// httpapi.FamilyStageVariable names it).
+	DefaultRoute bool
 	// Throttle, when set, is the ceiling of each of the function's routes
 	// on its stage (below the stage's own). Like the stage's, it is a
 	// safety ceiling of the region, not a tenant's limit: those are per
@@ -191,7 +198,7 @@ var Functions = withDerivedTimeouts([]Function{
 		Name: "intake", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Writes:           []tables.Table{tables.Metrics},
 		ReadsInternalKey: true,
-		Routes:           []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
+		Routes:           []Route{{Host: StudioHost, Method: "ANY", Path: "/internal/v1/metric-events"}},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -225,9 +232,9 @@ var Functions = withDerivedTimeouts([]Function{
 		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/create"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/respond"},
-			{Host: BaseHost, Method: http.MethodPut, Path: "/{version}/{account_id}/{project_id}/chat/close"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/create"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/respond"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/close"},
 		},
 	},
 	{
@@ -243,10 +250,10 @@ var Functions = withDerivedTimeouts([]Function{
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v3/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/handoff_state"},
+			{Host: BaseHost, Method: "ANY", Path: "/v3/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/handoff_state"},
 		},
 	},
 	{
@@ -261,15 +268,15 @@ var Functions = withDerivedTimeouts([]Function{
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/end"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/end"},
 			// DNI reservations (project-scoped x-api-key); a call on a reserved
 			// number consumes its reservation (config table).
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/conversations/dni-reservation"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/status"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/answer"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/conversations/dni-reservation"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/answer"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
 		},
 	},
 	{
@@ -283,10 +290,17 @@ var Functions = withDerivedTimeouts([]Function{
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/outbound-calling/trigger"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/outbound-calling/{callSid}/status"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/outbound-calling/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/trigger"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/outbound-calling/{callSid}/status"},
 		},
+	},
+	{
+		// The $default route of both hosts: the JSON 404 of a path no
+		// route matches (a wrong method on a known path is its own
+		// function's 405).
+		Name: "notfound", MemoryMB: 128, Deadline: httpapi.DefaultDeadline,
+		DefaultRoute: true,
 	},
 	{
 		// Notifications pushed into conversations (doc 2, events key): the
@@ -297,8 +311,8 @@ var Functions = withDerivedTimeouts([]Function{
 		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/external-events/webhook"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/agentic-dial/bridge-ended"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/external-events/webhook"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/agentic-dial/bridge-ended"},
 		},
 	},
 })
@@ -317,12 +331,8 @@ const (
 )
 
 var (
-	validName   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	validPath   = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
-	httpMethods = map[string]bool{
-		"ANY": true, http.MethodGet: true, http.MethodPost: true, http.MethodPut: true,
-		http.MethodPatch: true, http.MethodDelete: true, http.MethodHead: true, http.MethodOptions: true,
-	}
+	validName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	validPath = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
 )
 
 func isRequests(t tables.Table) bool { return t.ID == tables.Requests.ID }
@@ -334,6 +344,7 @@ func validateFunctions(fns []Function) error {
 	names := map[string]bool{}
 	routes := map[Route]string{}
 	consumers := map[bool]int{} // by QueueConsumer.Outbound
+	defaults := 0
 	known := map[string]bool{}
 	for _, t := range tables.All {
 		known[t.ID] = true
@@ -369,7 +380,13 @@ func validateFunctions(fns []Function) error {
 			bad("has public routes, so it needs read-write access to the %s table", tables.Requests.ID)
 		}
 		kinds := 0
-		if len(f.Routes) > 0 {
+		if f.DefaultRoute {
+			defaults++
+			if len(f.Routes) > 0 {
+				bad("the $default route's function has no routes of its own")
+			}
+		}
+		if len(f.Routes) > 0 || f.DefaultRoute {
 			kinds++
 			if f.Timeout > maxAPITimeout {
 				bad("timeout %s exceeds the HTTP API integration timeout %s", f.Timeout, maxAPITimeout)
@@ -415,8 +432,8 @@ func validateFunctions(fns []Function) error {
 			if r.Host != StudioHost && r.Host != BaseHost {
 				bad("route %v: unknown host %q", r, r.Host)
 			}
-			if !httpMethods[r.Method] {
-				bad("route %v: unknown method %q", r, r.Method)
+			if r.Method != "ANY" {
+				bad("route %v: method %q must be ANY, so that a wrong method is the function's 405 with Allow", r, r.Method)
 			}
 			if r.Path == "" || !validPath.MatchString(r.Path) {
 				bad("route %v: path must be /segments with an optional final {proxy+}", r)
@@ -426,6 +443,9 @@ func validateFunctions(fns []Function) error {
 			}
 			routes[r] = f.Name
 		}
+	}
+	if defaults > 1 {
+		errs = append(errs, fmt.Errorf("%d functions take the $default route; at most one may", defaults))
 	}
 	if consumers[false] > 1 {
 		errs = append(errs, fmt.Errorf("%d functions consume the delivery queue; at most one may", consumers[false]))

@@ -378,7 +378,7 @@ func TestHTTPAPIsRoutesAndThrottling(t *testing.T) {
 					"Name": "voiceops-" + r.Name + "-" + string(h), "ProtocolType": "HTTP",
 				})
 			}
-			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(routes))
+			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(routes+len(hosts))) // and each $default
 			tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Stage"), jsii.Number(len(hosts)))
 			tmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Stage"), objectLike(obj{
 				"StageName":  "$default",

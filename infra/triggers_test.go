@@ -36,8 +36,8 @@ var testFunctions = []Function{
 		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
 		Reads: []tables.Table{tables.Config, tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{
-			{Host: BaseHost, Method: "POST", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
-			{Host: StudioHost, Method: "POST", Path: "/internal/v1/test-only"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
+			{Host: StudioHost, Method: "ANY", Path: "/internal/v1/test-only"},
 		},
 	},
 }
@@ -83,9 +83,9 @@ func TestScheduleAndQueueTriggers(t *testing.T) {
 	check(t, "both hosts get routes", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(2))
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{
-			"RouteKey": "POST /v1/{account_id}/{project_id}/chat/{version}/create",
+			"RouteKey": "ANY /v1/{account_id}/{project_id}/chat/{version}/create",
 		})
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/test-only"})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "ANY /internal/v1/test-only"})
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(2))
 		// One integration per function and host.
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Integration"), jsii.Number(2))
@@ -184,7 +184,7 @@ func TestValidateFunctions(t *testing.T) {
 	good := Function{
 		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
 		Reads: []tables.Table{tables.Requests}, Writes: []tables.Table{tables.Requests},
-		Routes: []Route{{Host: StudioHost, Method: "GET", Path: "/v1/things/{id}"}},
+		Routes: []Route{{Host: StudioHost, Method: "ANY", Path: "/v1/things/{id}"}},
 	}
 	if err := validateFunctions(Functions); err != nil {
 		t.Fatalf("Functions: %v", err)
@@ -211,7 +211,9 @@ func TestValidateFunctions(t *testing.T) {
 		{"no trigger", func(f *Function) { f.Routes = nil }, "exactly one trigger"},
 		{"two triggers", func(f *Function) { f.Every = time.Minute }, "exactly one trigger"},
 		{"unknown host", func(f *Function) { f.Routes[0].Host = "other" }, "unknown host"},
-		{"unknown method", func(f *Function) { f.Routes[0].Method = "FETCH" }, "unknown method"},
+		{"unknown method", func(f *Function) { f.Routes[0].Method = "FETCH" }, "must be ANY"},
+		{"one method", func(f *Function) { f.Routes[0].Method = "GET" }, "must be ANY"},
+		{"$default with routes", func(f *Function) { f.DefaultRoute = true }, "no routes of its own"},
 		{"bad path", func(f *Function) { f.Routes[0].Path = "v1/x" }, "path"},
 		{"proxy not last", func(f *Function) { f.Routes[0].Path = "/v1/{proxy+}/x" }, "path"},
 		{"unknown table", func(f *Function) { f.Reads = []tables.Table{{ID: "nope"}} }, "not in tables.All"},
@@ -330,7 +332,7 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 		}
 	})
 	check(t, "intake route", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "ANY /internal/v1/metric-events"})
 	})
 }
 

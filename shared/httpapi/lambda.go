@@ -43,3 +43,31 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 		return resp, nil
 	}
 }
+
+// FamilyStageVariable is the stage variable that names the error shape of
+// an API's host: "doc1" on the studio host, "doc2" on the base host
+// (infra/api.go sets it on each host's stage).
+const FamilyStageVariable = "error_family"
+
+// String is the family's name in FamilyStageVariable.
+func (f Family) String() string {
+	if f == Doc2 {
+		return "doc2"
+	}
+	return "doc1"
+}
+
+// StageFamily is a Config.NoRouteFamily for a function that answers the
+// requests no route of a host matches (its API's $default route): the
+// family its stage names in FamilyStageVariable, or by the path when the
+// stage names none.
+func StageFamily(r *http.Request) Family {
+	vars, _ := core.GetStageVarsFromContextV2(r.Context())
+	switch vars[FamilyStageVariable] {
+	case Doc1.String():
+		return Doc1
+	case Doc2.String():
+		return Doc2
+	}
+	return familyOf(r)
+}

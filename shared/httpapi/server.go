@@ -57,6 +57,11 @@ type Config struct {
 	// Guards are the rate limit and the Idempotency-Key (guards.go); each
 	// is off when nil.
 	Guards
+	// NoRouteFamily, when set, tells the error shape of a request that
+	// matched no route (404, 405): StageFamily, where one function answers
+	// a whole host's unknown paths. Default: by the path (doc 1's
+	// prefixes), as on the dev server, which serves both hosts.
+	NoRouteFamily func(r *http.Request) Family
 }
 
 // DefaultDeadline is the request deadline of most routes. Routes that wait
@@ -246,7 +251,11 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	} else {
 		status = http.StatusNotFound
 	}
-	if familyOf(r) == Doc2 {
+	family := familyOf
+	if s.NoRouteFamily != nil {
+		family = s.NoRouteFamily
+	}
+	if family(r) == Doc2 {
 		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
 		return
 	}
