@@ -160,7 +160,7 @@ func publicBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambd
 		url = api.api.ApiEndpoint()
 	}
 	for _, f := range fns {
-		if f.ReadsTwilio {
+		if slices.Contains(lambdamain.Names(envOf(f)), lambdamain.PublicBaseURLEnv) {
 			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.PublicBaseURLEnv), url, nil)
 		}
 	}

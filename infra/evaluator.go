@@ -113,7 +113,7 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: res.shardDLQ, MaxReceiveCount: jsii.Number(shardMaxReceives)},
 			})
 			q.GrantSendMessages(fn)
-			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil)
+			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil) // its environment names it (envDisagreements)
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize:               jsii.Number(1), // one shard per invocation
 				MaxConcurrency:          jsii.Number(voiceops.RuleShards),

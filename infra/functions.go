@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,7 +59,14 @@ type QueueConsumer struct {
 type Function struct {
 	// Name is the directory under functions/ that the function is built
 	// from (see bundle.go).
-	Name     string
+	Name string
+	// Env is the function's environment struct (shared/lambdamain); nil
+	// is lambdamain.Environments[Name], what its main loads. Exactly its
+	// required variables are set on the function, and they must agree with
+	// the grants below (validateFunctions): a table's name with access to
+	// that table, a queue's URL with sending to it, a secret's ARN with
+	// reading it.
+	Env      any
 	MemoryMB int
 	// Timeout is the function's timeout. A function with routes sets
 	// Deadline instead, and its timeout is derived from it
@@ -94,8 +100,8 @@ type Function struct {
 	InvokesProjectFunctions bool
 	// ReadsInternalKey gives the function the internal key's secret: its
 	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
-	// whose main reads the key at cold start (lambdamain.IntakeDeps,
-	// lambdamain.ConversationDeps(..., true)) get it.
+	// whose environment struct names the variable (their main reads the
+	// key on the first internal request) get it: validateFunctions.
 	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
@@ -422,6 +428,9 @@ func validateFunctions(fns []Function) error {
 		if kinds != 1 {
 			bad("needs exactly one trigger kind (routes, Every or Queue), has %d", kinds)
 		}
+		for _, msg := range envDisagreements(f) {
+			bad("%s", msg)
+		}
 		if (f.MetricsStream || f.ShardFanout) && f.Every == 0 {
 			bad("MetricsStream and ShardFanout come with a schedule (Every)")
 		}
@@ -456,6 +465,51 @@ func validateFunctions(fns []Function) error {
 	return errors.Join(errs...)
 }
 
+// envOf is the environment struct of a function.
+func envOf(f Function) any {
+	if f.Env != nil {
+		return f.Env
+	}
+	return lambdamain.Environments[f.Name]
+}
+
+// envDisagreements lists where a function's environment and its grants
+// disagree: each variable must name something the function may use, and
+// each thing it may use must be named.
+func envDisagreements(f Function) []string {
+	env := envOf(f)
+	if env == nil {
+		return []string{"no environment: add its struct to lambdamain.Environments"}
+	}
+	names := map[string]bool{}
+	for _, n := range lambdamain.Names(env) {
+		names[n] = true
+	}
+	var out []string
+	agree := func(name string, granted bool, grant string) {
+		if names[name] != granted {
+			out = append(out, fmt.Sprintf("environment names %s: %v, but %s: %v", name, names[name], grant, granted))
+		}
+		delete(names, name)
+	}
+	for _, t := range tables.All {
+		agree(t.EnvVar, slices.ContainsFunc(append(slices.Clone(f.Reads), f.Writes...), func(u tables.Table) bool { return u.ID == t.ID }),
+			"access to the "+t.ID+" table")
+	}
+	agree(lambdamain.QueueEnv, f.SendsToQueue, "SendsToQueue")
+	agree(lambdamain.OutboundQueueEnv, f.SendsToOutbound, "SendsToOutbound")
+	agree(lambdamain.ShardQueueEnv, f.ShardFanout, "ShardFanout")
+	agree(lambdamain.InternalKeyEnv, f.ReadsInternalKey, "ReadsInternalKey")
+	agree(lambdamain.TwilioSecretEnv, f.ReadsTwilio, "ReadsTwilio")
+	agree(lambdamain.PublicBaseURLEnv, f.ReadsTwilio, "ReadsTwilio (Twilio calls the base host back)")
+	delete(names, lambdamain.RegionEnv) // the stack's region: any function may read it
+	for n := range names {
+		out = append(out, fmt.Sprintf("environment names %s, which infra does not set", n))
+	}
+	slices.Sort(out)
+	return out
+}
+
 // deps are the resources of a stack that functions are wired to.
 type deps struct {
 	tables      map[string]awsdynamodb.Table // by tables.Table.ID
@@ -467,26 +521,28 @@ type deps struct {
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
-	common := map[string]*string{
-		lambdamain.RegionEnv: jsii.String(cfg.Region.Name),
-		lambdamain.QueueEnv:  d.queue.delivery.QueueUrl(),
+	// The value of each variable; PUBLIC_BASE_URL and SHARD_QUEUE_URL are
+	// added with the base host's API (publicBaseURLs) and the shard queue
+	// (addEvaluatorSources).
+	values := map[string]*string{
+		lambdamain.RegionEnv:        jsii.String(cfg.Region.Name),
+		lambdamain.QueueEnv:         d.queue.delivery.QueueUrl(),
+		lambdamain.OutboundQueueEnv: d.queue.outbound.QueueUrl(),
+		lambdamain.InternalKeyEnv:   d.internalKey.secret.SecretArn(),
+		lambdamain.TwilioSecretEnv:  d.twilio.SecretArn(),
 	}
 	for _, t := range tables.All {
-		common[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
+		values[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
 	}
 
 	out := map[string]awslambda.Function{}
 	for _, f := range fns {
-		env := maps.Clone(common)
-		if f.ReadsInternalKey {
-			env[lambdamain.InternalKeyEnv] = d.internalKey.secret.SecretArn()
-		}
-		if f.SendsToOutbound {
-			env[lambdamain.OutboundQueueEnv] = d.queue.outbound.QueueUrl()
-		}
-		if f.ReadsTwilio {
-			env[lambdamain.TwilioSecretEnv] = d.twilio.SecretArn()
-			// PUBLIC_BASE_URL is added with the base host's API (publicBaseURLs).
+		// Only what the function's main reads (its environment struct).
+		env := map[string]*string{}
+		for _, name := range lambdamain.Names(envOf(f)) {
+			if v, ok := values[name]; ok {
+				env[name] = v
+			}
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),

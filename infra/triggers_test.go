@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
@@ -21,19 +21,27 @@ import (
 // with real functions, so this list keeps working when those arrive.
 var testFunctions = []Function{
 	{
-		Name: "test-scheduled", MemoryMB: 512, Timeout: 50 * time.Second,
+		Name: "test-scheduled", MemoryMB: 512, Timeout: 50 * time.Second, Env: struct {
+			Config     string `env:"CONFIG_TABLE"`
+			Metrics    string `env:"METRICS_TABLE"`
+			Deliveries string `env:"DELIVERIES_TABLE"`
+			Queue      string `env:"DELIVERY_QUEUE_URL"`
+		}{},
 		Reads: []tables.Table{tables.Config, tables.Metrics}, Writes: []tables.Table{tables.Config, tables.Deliveries},
 		SendsToQueue: true,
 		Every:        time.Minute,
 	},
 	{
-		Name: "test-consumer", MemoryMB: 256, Timeout: DispatcherTimeout,
+		Name: "test-consumer", MemoryMB: 256, Timeout: DispatcherTimeout, Env: lambdamain.Dispatcher{},
 		Reads: []tables.Table{tables.Config, tables.Deliveries}, Writes: []tables.Table{tables.Deliveries},
 		SendsToQueue: true,
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
 	{
-		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
+		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second, Env: struct {
+			Config   string `env:"CONFIG_TABLE"`
+			Requests string `env:"REQUESTS_TABLE"`
+		}{},
 		Reads: []tables.Table{tables.Config, tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{
 			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
@@ -182,7 +190,9 @@ func TestFunctionsMatchDirectories(t *testing.T) {
 
 func TestValidateFunctions(t *testing.T) {
 	good := Function{
-		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second,
+		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second, Env: struct {
+			Requests string `env:"REQUESTS_TABLE"`
+		}{},
 		Reads: []tables.Table{tables.Requests}, Writes: []tables.Table{tables.Requests},
 		Routes: []Route{{Host: StudioHost, Method: "ANY", Path: "/v1/things/{id}"}},
 	}
@@ -205,6 +215,16 @@ func TestValidateFunctions(t *testing.T) {
 		{"long timeout", func(f *Function) { f.Timeout = 20 * time.Minute }, "timeout"},
 		{"fractional timeout", func(f *Function) { f.Timeout = 1500 * time.Millisecond }, "timeout"},
 		{"API timeout", func(f *Function) { f.Timeout = 60 * time.Second }, "integration timeout"},
+		{"no environment", func(f *Function) { f.Env = nil }, "lambdamain.Environments"},
+		{"a table's name without access", func(f *Function) { f.Env = lambdamain.Sweeper{} }, "access to the config table"},
+		{"access without the table's name", func(f *Function) { f.Reads = append(f.Reads, tables.Calls) }, "CALLS_TABLE"},
+		{"a secret without its ARN", func(f *Function) { f.ReadsInternalKey = true }, "INTERNAL_KEY_PARAMETER"},
+		{"a variable infra does not set", func(f *Function) {
+			f.Env = struct {
+				Requests string `env:"REQUESTS_TABLE"`
+				Other    string `env:"OTHER"`
+			}{}
+		}, "OTHER, which infra does not set"},
 		{"no request deadline", func(f *Function) { f.Deadline = 0 }, "ResponseMargin"},
 		{"deadline too close to the timeout", func(f *Function) { f.Deadline = f.Timeout - time.Second }, "ResponseMargin"},
 		{"deadline without routes", func(f *Function) { f.Routes, f.Every = nil, time.Minute }, "deadline without routes"},
@@ -245,13 +265,13 @@ func TestValidateFunctions(t *testing.T) {
 		}
 	})
 	t.Run("two consumers", func(t *testing.T) {
-		c := Function{Name: "c1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2}}
+		c := Function{Name: "c1", MemoryMB: 128, Timeout: time.Second, Env: struct{}{}, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2}}
 		d := c
 		d.Name = "c2"
 		if err := validateFunctions([]Function{c, d}); err == nil || !strings.Contains(err.Error(), "at most one") {
 			t.Errorf("err = %v", err)
 		}
-		o1 := Function{Name: "o1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2, Outbound: true}}
+		o1 := Function{Name: "o1", MemoryMB: 128, Timeout: time.Second, Env: struct{}{}, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2, Outbound: true}}
 		o2 := o1
 		o2.Name = "o2"
 		if err := validateFunctions([]Function{c, o1}); err != nil {
@@ -396,42 +416,6 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 // readsInternalKey matches a function main that reads the internal key
 // (internalkey.Digest at start, internalkey.NewLazy on the first internal
 // request) or names the key's variable itself.
-var readsInternalKey = regexp.MustCompile(`internalkey\.(Digest|NewLazy)\(|InternalKeyEnv`)
-
-// TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
-// function whose main reads the internal key without it would fail at cold
-// start in AWS (no variable, no permission), and one with it that never
-// reads the key holds a permission it does not use.
-func TestReadsInternalKeyMatchesTheCode(t *testing.T) {
-	for _, f := range Functions {
-		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if reads := readsInternalKey.Match(src); reads != f.ReadsInternalKey {
-			t.Errorf("function %s: its main.go reads the internal key: %v; its entry says ReadsInternalKey: %v",
-				f.Name, reads, f.ReadsInternalKey)
-		}
-	}
-}
-
-// TestOutboundEnvironmentMatchesTheCode keeps SendsToOutbound and
-// ReadsTwilio honest against each main.go, as for the internal key.
-func TestOutboundEnvironmentMatchesTheCode(t *testing.T) {
-	for _, f := range Functions {
-		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if uses := strings.Contains(string(src), "OutboundQueueEnv"); uses != f.SendsToOutbound {
-			t.Errorf("function %s: main.go uses the outbound queue: %v; SendsToOutbound: %v", f.Name, uses, f.SendsToOutbound)
-		}
-		if uses := strings.Contains(string(src), "TwilioSecretEnv"); uses != f.ReadsTwilio {
-			t.Errorf("function %s: main.go reads the Twilio secret: %v; ReadsTwilio: %v", f.Name, uses, f.ReadsTwilio)
-		}
-	}
-}
-
 // TestOnlyOutboundSendersMaySendDialJobs: sqs:SendMessage on the outbound
 // queue goes to the functions with SendsToOutbound (the trigger and the
 // dialer), and to no other.

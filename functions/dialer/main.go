@@ -19,7 +19,6 @@ import (
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
 
@@ -30,11 +29,8 @@ func main() {
 	}
 }
 
-// TwilioAPIEnv, when set, replaces Twilio's API base URL (a test double).
-const TwilioAPIEnv = "TWILIO_API_BASE_URL"
-
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Calls.EnvVar, lambdamain.OutboundQueueEnv, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
+	env, err := lambdamain.Load[lambdamain.Dialer]("dialer", getenv)
 	if err != nil {
 		return err
 	}
@@ -43,13 +39,13 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	calls := dynamo.NewCalls(db, env[0])
+	calls := dynamo.NewCalls(db, env.CallsTable)
 	d := &dialer.Dialer{
-		Calls: calls, Pacer: dynamo.NewPacer(db, env[0]),
-		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[1]},
+		Calls: calls, Pacer: dynamo.NewPacer(db, env.CallsTable),
+		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 		Provider: &twilio.Provider{
-			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[2], Now: time.Now},
-			APIBaseURL: getenv(TwilioAPIEnv), CallbackBaseURL: env[3],
+			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
+			APIBaseURL: env.TwilioAPI, CallbackBaseURL: env.PublicBaseURL,
 		},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: lambdamain.Logger(),
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -42,7 +41,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv, lambdamain.ShardQueueEnv)
+	env, err := lambdamain.Load[lambdamain.Evaluator]("evaluator", getenv)
 	if err != nil {
 		return err
 	}
@@ -52,9 +51,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	sqsClient := sqs.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
-	shardQueue := env[4]
-	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	shardQueue := env.ShardQueue
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
 		Log: lambdamain.Logger(),
 		SendShard: func(ctx context.Context, body string) error {
 			_, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &shardQueue, MessageBody: aws.String(body)})
