@@ -112,7 +112,7 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				EnforceSSL:        jsii.Bool(true),
 				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: res.shardDLQ, MaxReceiveCount: jsii.Number(shardMaxReceives)},
 			})
-			q.GrantSendMessages(fn)
+			grantSend(fn, q.QueueArn())                                                 // the schedule's shard messages
 			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil) // its environment names it (envDisagreements)
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize:               jsii.Number(1), // one shard per invocation

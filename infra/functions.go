@@ -80,10 +80,9 @@ type Function struct {
 	// before Lambda ends the invocation.
 	Deadline time.Duration
 
-	// Reads and Writes list the tables the function needs; a table in both
-	// gets read-write access, one in Writes only gets write access.
-	Reads  []tables.Table
-	Writes []tables.Table
+	// Tables is the function's access to each table it uses: exactly the
+	// DynamoDB actions and index queries its code makes (access.go).
+	Tables []Access
 	// SendsToQueue grants sqs:SendMessage on the delivery queue.
 	SendsToQueue bool
 	// SendsToOutbound grants sqs:SendMessage on the outbound queue and
@@ -95,8 +94,7 @@ type Function struct {
 	ReadsTwilio bool
 	// InvokesProjectFunctions grants lambda:InvokeFunction on the Lambda
 	// functions projects may name as their functions: those named
-	// ProjectFunctionPrefix* in the stack's region (any account; a function
-	// of another account must also allow the stack in its resource policy).
+	// ProjectFunctionPrefix* in the stack's account and region.
 	InvokesProjectFunctions bool
 	// ReadsInternalKey gives the function the internal key's secret: its
 	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
@@ -163,15 +161,30 @@ func withDerivedTimeouts(fns []Function) []Function {
 var Functions = withDerivedTimeouts([]Function{
 	{
 		Name: "alerts", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
+		Tables: []Access{
+			// Rules with their account's counter (transactions: Put, Update,
+			// Delete, and a ConditionCheck of the rule's project), the
+			// evaluation marks, endpoints for the fan-out, keys, projects.
+			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
+			// The events of a rule's transaction and their deliveries.
+			on(tables.Deliveries, putItem, updateItem),
+			on(tables.Metrics, putItem), // api_errors, and the wake-up of a changed rule's scope
+			requestGuards,
+		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
 		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
+		Tables: []Access{
+			// Endpoints with their account's counter (transactions: Put,
+			// Update, Delete), keys, projects.
+			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
+			// The delivery log (its index), test events, retries, fan-out.
+			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
+			on(tables.Metrics, putItem), // api_errors
+			requestGuards,
+		},
 		SendsToQueue: true, // test and retry enqueue deliveries
 		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
 	},
@@ -179,8 +192,10 @@ var Functions = withDerivedTimeouts([]Function{
 		// Drains the delivery queue: signs and sends each attempt, writes
 		// the delivery log, and queues the next attempt of the schedule.
 		Name: "dispatcher", MemoryMB: 256, Timeout: DispatcherTimeout,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries},
-		Writes:       []tables.Table{tables.Deliveries},
+		Tables: []Access{
+			on(tables.Config, getItem),              // the endpoint of each delivery
+			on(tables.Deliveries, getItem, putItem), // the delivery and its event; each attempt
+		},
 		SendsToQueue: true, // retries and early messages go back to the queue
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
@@ -191,8 +206,9 @@ var Functions = withDerivedTimeouts([]Function{
 		// more than a few seconds away goes back to the queue with a delay,
 		// so an invocation waits at most dialer.DefaultMaxWait plus Twilio.
 		Name: "dialer", MemoryMB: 256, Timeout: DialerTimeout,
-		Reads:           []tables.Table{tables.Calls},
-		Writes:          []tables.Table{tables.Calls},
+		Tables: []Access{
+			on(tables.Calls, getItem, updateItem), // the call and its moves; the account's pacing slot
+		},
 		SendsToOutbound: true, // delayed jobs and timeout checks
 		ReadsTwilio:     true,
 		Queue:           &QueueConsumer{BatchSize: 10, MaxConcurrency: 5, Outbound: true},
@@ -202,7 +218,9 @@ var Functions = withDerivedTimeouts([]Function{
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
 		Name: "intake", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
-		Writes:           []tables.Table{tables.Metrics},
+		Tables: []Access{
+			on(tables.Metrics, batchWriteItem),
+		},
 		ReadsInternalKey: true,
 		Routes:           []Route{{Host: StudioHost, Method: "ANY", Path: "/internal/v1/metric-events"}},
 	},
@@ -212,8 +230,16 @@ var Functions = withDerivedTimeouts([]Function{
 		// The metrics table's stream runs it when data is stored; the
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
-		Reads:         []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
-		Writes:        []tables.Table{tables.Config, tables.Deliveries},
+		Tables: []Access{
+			// Rules (a shard's enabled rules from the index), their state
+			// (Put, also in a transaction with its events), evaluation
+			// marks (Update), endpoints for the fan-out.
+			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
+			on(tables.Metrics, query), // the buckets of a window
+			// Events (Put, in the rule's transaction), deliveries, fanned-out
+			// marks; the pending events of the repair (the index).
+			on(tables.Deliveries, putItem, updateItem).index("gsi1"),
+		},
 		SendsToQueue:  true,
 		Every:         time.Minute,
 		MetricsStream: true,
@@ -225,8 +251,12 @@ var Functions = withDerivedTimeouts([]Function{
 		// conversations table's sparse index of open conversations (no
 		// scan), and runs their on_end functions.
 		Name: "sweeper", MemoryMB: 256, Timeout: 50 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		Tables: []Access{
+			on(tables.Config, getItem), // the project's agent configuration
+			// The due conversations (the open index), each ended (Put).
+			on(tables.Conversations, getItem, putItem).index(tables.OpenGSI.Name),
+			on(tables.Metrics, batchWriteItem),
+		},
 		InvokesProjectFunctions: true,
 		Every:                   time.Minute,
 	},
@@ -234,8 +264,13 @@ var Functions = withDerivedTimeouts([]Function{
 		// Chat conversations (doc 2): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
 		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects, the agent configuration
+			// Conversations and turns (Puts, also in transactions).
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Metrics, batchWriteItem, putItem), // the turns' metrics; api_errors
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
 			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/create"},
@@ -250,8 +285,12 @@ var Functions = withDerivedTimeouts([]Function{
 		// table). A week's series decodes some 100,000 items, and a list
 		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
 		Name: "conversations", MemoryMB: 1024, Deadline: httpapi.DefaultDeadline,
-		Reads:  []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes: []tables.Table{tables.Metrics, tables.Requests}, // its own api_errors; rate limits
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects
+			on(tables.Conversations, getItem, query),
+			on(tables.Metrics, putItem), // its own api_errors
+			requestGuards,
+		},
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
@@ -268,8 +307,15 @@ var Functions = withDerivedTimeouts([]Function{
 		// Twilio auth token): status reports move the call (calls table),
 		// the answer URL and the speech turns run the call's conversation.
 		Name: "calls", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests, tables.Calls},
-		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests, tables.Calls},
+		Tables: []Access{
+			// Keys, projects, the agent configuration, and the DNI pools
+			// (Reserve: Query and Update; Consume: Update).
+			on(tables.Config, getItem, query, updateItem),
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
+			on(tables.Metrics, batchWriteItem, putItem),
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
@@ -291,8 +337,12 @@ var Functions = withDerivedTimeouts([]Function{
 		// Apart from calls because it alone parses phone numbers
 		// (libphonenumber's metadata: megabytes and milliseconds of init).
 		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
-		Reads:            []tables.Table{tables.Config, tables.Calls, tables.Requests},
-		Writes:           []tables.Table{tables.Metrics, tables.Calls, tables.Requests},
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects
+			on(tables.Calls, getItem, putItem, updateItem),
+			on(tables.Metrics, putItem), // api_errors
+			requestGuards,
+		},
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
 		Routes: []Route{
@@ -313,8 +363,12 @@ var Functions = withDerivedTimeouts([]Function{
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects, the agent configuration
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Metrics, batchWriteItem, putItem),
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
 			{Host: BaseHost, Method: "ANY", Path: "/v1/external-events/webhook"},
@@ -341,8 +395,6 @@ var (
 	validPath = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
 )
 
-func isRequests(t tables.Table) bool { return t.ID == tables.Requests.ID }
-
 // validateFunctions checks a function list before any construct is made, so
 // that a bad entry fails with a message naming it.
 func validateFunctions(fns []Function) error {
@@ -351,10 +403,6 @@ func validateFunctions(fns []Function) error {
 	routes := map[Route]string{}
 	consumers := map[bool]int{} // by QueueConsumer.Outbound
 	defaults := 0
-	known := map[string]bool{}
-	for _, t := range tables.All {
-		known[t.ID] = true
-	}
 	for _, f := range fns {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("function %q: %s", f.Name, fmt.Sprintf(format, args...)))
@@ -372,18 +420,17 @@ func validateFunctions(fns []Function) error {
 		if f.Timeout < time.Second || f.Timeout > maxTimeout || f.Timeout%time.Second != 0 {
 			bad("timeout %s must be whole seconds from 1s to %s", f.Timeout, maxTimeout)
 		}
-		for _, t := range append(append([]tables.Table{}, f.Reads...), f.Writes...) {
-			if !known[t.ID] {
-				bad("table %q is not in tables.All", t.ID)
-			}
+		for _, msg := range checkAccess(f) {
+			bad("%s", msg)
 		}
 		if f.Throttle != nil && (len(f.Routes) == 0 || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
 			bad("a route throttle needs routes and positive limits")
 		}
-		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public &&
-			(!slices.ContainsFunc(f.Reads, isRequests) || !slices.ContainsFunc(f.Writes, isRequests)) {
+		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public {
 			// Its keyed routes take rate limits and Idempotency-Keys.
-			bad("has public routes, so it needs read-write access to the %s table", tables.Requests.ID)
+			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) {
+				bad("has public routes, so it needs the request guards' access to the %s table (%v)", tables.Requests.ID, requestGuards.Actions)
+			}
 		}
 		kinds := 0
 		if f.DefaultRoute {
@@ -434,8 +481,8 @@ func validateFunctions(fns []Function) error {
 		if (f.MetricsStream || f.ShardFanout) && f.Every == 0 {
 			bad("MetricsStream and ShardFanout come with a schedule (Every)")
 		}
-		if f.MetricsStream && !slices.ContainsFunc(f.Reads, func(t tables.Table) bool { return t.ID == tables.Metrics.ID }) {
-			bad("MetricsStream needs Reads of the metrics table")
+		if a, _ := f.accessTo(tables.Metrics); f.MetricsStream && !slices.Contains(a.Actions, query) {
+			bad("MetricsStream needs to Query the metrics table")
 		}
 		for _, r := range f.Routes {
 			if r.Host != StudioHost && r.Host != BaseHost {
@@ -493,8 +540,8 @@ func envDisagreements(f Function) []string {
 		delete(names, name)
 	}
 	for _, t := range tables.All {
-		agree(t.EnvVar, slices.ContainsFunc(append(slices.Clone(f.Reads), f.Writes...), func(u tables.Table) bool { return u.ID == t.ID }),
-			"access to the "+t.ID+" table")
+		_, access := f.accessTo(t)
+		agree(t.EnvVar, access, "access to the "+t.ID+" table")
 	}
 	agree(lambdamain.QueueEnv, f.SendsToQueue, "SendsToQueue")
 	agree(lambdamain.OutboundQueueEnv, f.SendsToOutbound, "SendsToOutbound")
@@ -560,23 +607,21 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
-			d.queue.delivery.GrantSendMessages(fn)
+			grantSend(fn, d.queue.delivery.QueueArn())
 		}
 		if f.InvokesProjectFunctions {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("lambda:InvokeFunction"),
-				Resources: jsii.Strings(fmt.Sprintf("arn:%s:lambda:%s:*:function:%s*",
-					*awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), ProjectFunctionPrefix)),
+				Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(projectFunctionsArn()),
 			}))
 		}
 		if f.ReadsInternalKey {
-			d.internalKey.secret.GrantRead(fn, nil)
+			grantSecretValue(fn, d.internalKey.secret.SecretArn())
 		}
 		if f.SendsToOutbound {
-			d.queue.outbound.GrantSendMessages(fn)
+			grantSend(fn, d.queue.outbound.QueueArn())
 		}
 		if f.ReadsTwilio {
-			d.twilio.GrantRead(fn, nil)
+			grantSecretValue(fn, d.twilio.SecretArn())
 		}
 		out[f.Name] = fn
 	}
@@ -658,28 +703,6 @@ func retryAttempts(f Function) *float64 {
 		return jsii.Number(0)
 	}
 	return nil
-}
-
-// grantTables gives a function read, write or read-write access to each
-// table it lists, through the table's Grant* methods.
-func grantTables(fn awslambda.Function, f Function, tbls map[string]awsdynamodb.Table) {
-	reads, writes := map[string]bool{}, map[string]bool{}
-	for _, t := range f.Reads {
-		reads[t.ID] = true
-	}
-	for _, t := range f.Writes {
-		writes[t.ID] = true
-	}
-	for _, t := range tables.All {
-		switch tbl := tbls[t.ID]; {
-		case reads[t.ID] && writes[t.ID]:
-			tbl.GrantReadWriteData(fn)
-		case reads[t.ID]:
-			tbl.GrantReadData(fn)
-		case writes[t.ID]:
-			tbl.GrantWriteData(fn)
-		}
-	}
 }
 
 // constructID turns "alert-rules" into "AlertRules".

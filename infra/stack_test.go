@@ -303,15 +303,15 @@ func TestPermissionsAreNarrow(t *testing.T) {
 	}
 
 	// The grants the functions need are there.
-	us := s.templates["VoiceOps-us"]
+	var all []grant
+	for _, f := range Functions {
+		_, fn := functionResource(t, s.json["VoiceOps-us"], f.Name)
+		all = append(all, roleGrants(s.json["VoiceOps-us"], getAttTarget(props(fn)["Role"]))...)
+	}
 	for _, action := range []string{"dynamodb:PutItem", "dynamodb:Query", "sqs:SendMessage", "secretsmanager:GetSecretValue"} {
-		check(t, "a policy allows "+action, func() {
-			us.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
-				"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
-					"Effect": "Allow", "Action": arrayWith(action),
-				}))}),
-			})
-		})
+		if !slices.ContainsFunc(all, func(g grant) bool { return g.action == action }) {
+			t.Errorf("no policy allows %s", action)
+		}
 	}
 }
 
