@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +37,30 @@ func TestFunctionTimeoutsLeaveTheResponseMargin(t *testing.T) {
 				t.Errorf("%s %s: timeout %s, want from the deadline %s plus %s to %s",
 					name, f.Name, timeout, f.Deadline, httpapi.ResponseMargin, maxAPITimeout)
 			}
+		}
+	}
+}
+
+// TestDeadlinesMatchTheCode holds each HTTP function's Deadline against
+// its main.go: the ones that give httpapi.Config httpapi.AgentDeadline have
+// it, the others serve with httpapi.DefaultDeadline (the zero value's).
+func TestDeadlinesMatchTheCode(t *testing.T) {
+	for _, f := range Functions {
+		if len(f.Routes) == 0 && !f.DefaultRoute {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := httpapi.DefaultDeadline
+		if strings.Contains(string(src), "Deadline: httpapi.AgentDeadline") {
+			want = httpapi.AgentDeadline
+		} else if strings.Contains(string(src), "Deadline:") {
+			t.Errorf("%s: main.go sets a deadline this test does not know", f.Name)
+		}
+		if f.Deadline != want {
+			t.Errorf("%s: Deadline %s, its main.go serves with %s", f.Name, f.Deadline, want)
 		}
 	}
 }
