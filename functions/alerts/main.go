@@ -21,7 +21,6 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -33,11 +32,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Alerts]("alerts", getenv)
 	if err != nil {
 		return err
 	}
@@ -46,13 +41,13 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
-	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
-	counts := dynamo.NewMetricCounts(db, env[2])
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
+	counts := dynamo.NewMetricCounts(db, env.MetricsTable)
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
+		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
 		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
 		},

@@ -30,7 +30,6 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -45,12 +44,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
-		tables.Calls.EnvVar, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
+	env, err := lambdamain.Load[lambdamain.Calls]("calls", getenv)
 	if err != nil {
 		return err
 	}
@@ -59,23 +53,23 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
+	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
+	rec := &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)}
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest,
-		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
+		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
+		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		Pools:      config.DNI(),
-		Calls:      dynamo.NewCalls(db, env[5]),
-		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[6], Now: time.Now},
-		PublicURL:  env[7],
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Calls:      dynamo.NewCalls(db, env.CallsTable),
+		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
+		PublicURL:  env.PublicBaseURL,
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }

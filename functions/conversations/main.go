@@ -18,7 +18,6 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -30,11 +29,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Conversations]("conversations", getenv)
 	if err != nil {
 		return err
 	}
@@ -43,11 +38,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "")
+	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env[1]),
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
+		Keys: auth.New(config, env.Region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env.ConversationsTable),
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
@@ -29,7 +28,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv)
+	env, err := lambdamain.Load[lambdamain.Dispatcher]("dispatcher", getenv)
 	if err != nil {
 		return err
 	}
@@ -39,8 +38,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	log := lambdamain.Logger()
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
-		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
+		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
+		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue),
 		// Deployed stacks never deliver to loopback or private addresses.
 		Sender: webhook.NewSender(webhook.Options{}),
 		Logger: log,

@@ -29,7 +29,6 @@ import (
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -41,7 +40,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv, lambdamain.ShardQueueEnv)
+	env, err := lambdamain.Load[lambdamain.Evaluator]("evaluator", getenv)
 	if err != nil {
 		return err
 	}
@@ -51,9 +50,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	sqsClient := sqs.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
-	shards := queue.NewSender[json.RawMessage](sqsClient, env[4]) // the shard messages come encoded
-	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	shards := queue.NewSender[json.RawMessage](sqsClient, env.ShardQueue) // the shard messages come encoded
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
 		Log:       lambdamain.Logger(),
 		SendShard: func(ctx context.Context, body string) error { return shards.Send(ctx, json.RawMessage(body), 0) },
 	}, time.Now)

@@ -27,7 +27,6 @@ import (
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/phone"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -39,12 +38,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
-		lambdamain.OutboundQueueEnv)
+	env, err := lambdamain.Load[lambdamain.Outbound]("outbound", getenv)
 	if err != nil {
 		return err
 	}
@@ -53,14 +47,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
+	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
-		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
-		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env.CallsTable),
+		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
 }

@@ -46,7 +46,10 @@ type Config struct {
 	// logged and never changes the answer.
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Deadline bounds each request's work (its context), well under API
-	// Gateway's 30 s: DefaultDeadline when zero.
+	// Gateway's 30 s: DefaultDeadline when zero. Within a Lambda
+	// invocation it is also cut to leave ResponseMargin before the
+	// invocation's end (deadline.go); infra derives each function's
+	// timeout from it (FunctionTimeout).
 	Deadline time.Duration
 	// Background runs work that must not hold the answer (recording
 	// api_errors). Default: a goroutine; tests run it inline.
@@ -54,6 +57,11 @@ type Config struct {
 	// Guards are the rate limit and the Idempotency-Key (guards.go); each
 	// is off when nil.
 	Guards
+	// NoRouteFamily, when set, tells the error shape of a request that
+	// matched no route (404, 405): StageFamily, where one function answers
+	// a whole host's unknown paths. Default: by the path (doc 1's
+	// prefixes), as on the dev server, which serves both hosts.
+	NoRouteFamily func(r *http.Request) Family
 }
 
 // DefaultDeadline is the request deadline of most routes. Routes that wait
@@ -151,15 +159,17 @@ func (s *server) countPanic(r *http.Request, c Caller) {
 
 // countError records the api_errors event of a 5xx in the background: the
 // answer never waits for it (with the store down, it would wait for the
-// metrics table too). In a Lambda function the write goes on while the
-// environment is warm; it is best effort, like every metric of an error.
+// metrics table too). In a Lambda function the invocation returns its
+// answer once the write is done (LambdaHandler: a frozen environment would
+// lose it), within ResponseMargin; it is best effort, like every metric of
+// an error.
 func (s *server) countError(r *http.Request, c Caller) {
 	if s.CountError == nil || c.AccountID == "" {
 		return
 	}
 	rid, at := RequestID(r.Context()), s.Now()
-	s.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	background(r.Context(), s.Background, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), countErrorTimeout)
 		defer cancel()
 		if err := s.CountError(ctx, c.AccountID, c.ProjectID, at); err != nil {
 			s.Log.ErrorContext(ctx, "recording api_errors failed", "request_id", rid, "account_id", c.AccountID, "error", err)
@@ -184,7 +194,8 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.Deadline)
+		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), deadline)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -240,7 +251,11 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	} else {
 		status = http.StatusNotFound
 	}
-	if familyOf(r) == Doc2 {
+	family := familyOf
+	if s.NoRouteFamily != nil {
+		family = s.NoRouteFamily
+	}
+	if family(r) == Doc2 {
 		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
 		return
 	}

@@ -1,7 +1,8 @@
 // Package lambdamain is what every function's main shares: the names of
 // the environment variables CDK sets (each defined once; the table names
-// are in shared/tables), the AWS configuration built straight from the
-// Lambda environment, the logger, and the region. Each functions/<name>
+// are in shared/tables), each function's environment as a struct read and
+// checked once at start (env.go), the AWS configuration built straight
+// from the Lambda environment, and the logger. Each functions/<name>
 // composes its own graph from these, so it links only what it uses.
 package lambdamain
 
@@ -12,8 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // The environment variables infra/ sets on the functions.
@@ -66,31 +65,6 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 		cfg.BaseEndpoint = aws.String(url)
 	}
 	return cfg, nil
-}
-
-// Region reads the service region the function serves.
-func Region(getenv func(string) string) (voiceops.RegionInfo, error) {
-	region, ok := voiceops.LookupRegion(getenv(RegionEnv))
-	if !ok {
-		return voiceops.RegionInfo{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
-	}
-	return region, nil
-}
-
-// Require returns the value of each named variable, or an error naming the
-// ones that are not set.
-func Require(getenv func(string) string, names ...string) ([]string, error) {
-	out := make([]string, len(names))
-	var missing []string
-	for i, n := range names {
-		if out[i] = getenv(n); out[i] == "" {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("not set in the environment: %v", missing)
-	}
-	return out, nil
 }
 
 // Logger is the functions' structured logger (JSON lines for CloudWatch).
