@@ -41,8 +41,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	d := delivery.NewDispatcher(delivery.Config{
 		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
 		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
-		// Deployed stacks never deliver to loopback or private addresses.
-		Sender: webhook.NewSender(webhook.Options{}),
+		// Deployed stacks never deliver to loopback or private addresses
+		// (the local stack runner may allow loopback).
+		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
 		Logger: log,
 	})
 	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))

@@ -52,7 +52,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Guards:    httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		URLPolicy: voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
 	}), lambda.WithContext(ctx))
 	return nil
 }

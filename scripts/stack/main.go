@@ -8,7 +8,7 @@
 //
 //	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
-//	    [-schedule-every 0] [-unused-grants] [-cache DIR]
+//	    [-schedule-every 0] [-allow-loopback-webhooks] [-unused-grants] [-cache DIR]
 package main
 
 import (
@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/voiceops/opsapi/shared/lambdamain"
 )
 
 func main() {
@@ -45,6 +47,7 @@ type options struct {
 	cache         string
 	root          string
 	concurrency   int
+	allowLoopback bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.cache, "cache", "", "where the RIE and the function builds go (default: the user cache directory)")
 	fs.StringVar(&o.root, "root", ".", "the project's root (functions/, infra/)")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "most concurrent invocations (RIE processes) of each function")
+	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -33,6 +34,7 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/esm"
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -92,49 +94,38 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return nil, err
 	}
 
-	// The template, the RIE and the builds are independent: in parallel.
-	var tmpl cfn.Template
+	// The RIE builds while the app synthesizes and the template's
+	// functions build.
+	rieDone := make(chan error, 1)
 	var rie string
-	bootstraps := map[string]string{}
-	var mu sync.Mutex
-	errs := make(chan error, 3)
-	go func() {
-		dir := o.assembly
-		if dir == "" {
-			var err error
-			if dir, err = synth(ctx, root, o.region); err != nil {
-				errs <- err
-				return
-			}
-			s.closers = append(s.closers, func() { os.RemoveAll(dir) })
-		}
-		var err error
-		tmpl, err = cfn.Load(dir, stackName)
-		errs <- err
-	}()
 	go func() {
 		var err error
 		rie, err = lambdas.BuildRIE(ctx, o.cache)
-		errs <- err
+		rieDone <- err
 	}()
-	go func() {
-		names, err := functionDirs(root)
-		if err != nil {
-			errs <- err
-			return
+	dir := o.assembly
+	if dir == "" {
+		if dir, err = synth(ctx, root, o.region); err != nil {
+			<-rieDone
+			return nil, err
 		}
-		errs <- buildAll(ctx, root, filepath.Join(o.cache, "functions"), names, func(name, path string) {
-			mu.Lock()
-			bootstraps[name] = path
-			mu.Unlock()
-		})
-	}()
-	var buildErr error
-	for range 3 {
-		buildErr = errors.Join(buildErr, <-errs)
+		s.closers = append(s.closers, func() { os.RemoveAll(dir) })
 	}
-	if buildErr != nil {
-		return nil, buildErr
+	tmpl, err := cfn.Load(dir, stackName)
+	if err != nil {
+		<-rieDone
+		return nil, err
+	}
+	var names []string
+	for _, id := range tmpl.OfType("AWS::Lambda::Function") {
+		if n, _ := tmpl.Resources[id].Metadata[functionMetadata].(string); n != "" {
+			names = append(names, n)
+		}
+	}
+	bootstraps := map[string]string{}
+	buildErr := buildAll(ctx, root, filepath.Join(o.cache, "functions"), names, func(name, path string) { bootstraps[name] = path })
+	if err := errors.Join(buildErr, <-rieDone); err != nil {
+		return nil, err
 	}
 
 	// moto, unless AWS_ENDPOINT_URL names an emulator already running.
@@ -226,11 +217,16 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		key := accessKeyID(f.Name)
 		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
 		s.Proxy.Functions[f.FunctionName] = f.Name
+		env := f.Env
+		if o.allowLoopback {
+			env = maps.Clone(f.Env)
+			env[lambdamain.LocalLoopbackEnv] = "true"
+		}
 		bs, ok := bootstraps[f.Name]
 		if !ok {
 			return nil, fmt.Errorf("the template's function %s has no functions/%s to build", f.LogicalID, f.Name)
 		}
-		s.Runner.Add(lambdas.Spec{Name: f.Name, FunctionName: f.FunctionName, Bootstrap: bs, Env: f.Env,
+		s.Runner.Add(lambdas.Spec{Name: f.Name, FunctionName: f.FunctionName, Bootstrap: bs, Env: env,
 			Timeout: f.Timeout, MemoryMB: f.MemoryMB, AccessKeyID: key, Concurrency: o.concurrency})
 	}
 	invoke := func(ctx context.Context, fn string, payload []byte) ([]byte, bool, error) {
@@ -377,21 +373,6 @@ func synth(ctx context.Context, root, region string) (string, error) {
 		return "", fmt.Errorf("synthesizing the app (go run ./infra): %v\n%s", err, out)
 	}
 	return dir, nil
-}
-
-// functionDirs lists functions/*.
-func functionDirs(root string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(root, "functions"))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
 }
 
 // buildAll builds the functions, two at a time (the go command uses every

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 )
@@ -56,6 +57,7 @@ type Proxy struct {
 	Client    *http.Client
 
 	mu      sync.Mutex
+	delays  map[string]time.Duration // by function: fault injection for tests
 	denials []Denial
 	used    map[string]map[iam.Grant]bool // by function
 }
@@ -123,6 +125,23 @@ func (p *Proxy) Unused() map[string][]iam.Grant {
 
 var credentialRE = regexp.MustCompile(`Credential=([^/,\s]+)/`)
 
+// SetDelay makes every AWS call of a function take d longer (0 removes
+// it): a slow dependency, to drive a request past its deadline.
+func (p *Proxy) SetDelay(function string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.delays == nil {
+		p.delays = map[string]time.Duration{}
+	}
+	p.delays[function] = d
+}
+
+func (p *Proxy) delay(function string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delays[function]
+}
+
 // AccessKeyID reads the access key ID of a SigV4 Authorization header.
 func AccessKeyID(authorization string) string {
 	m := credentialRE.FindStringSubmatch(authorization)
@@ -160,6 +179,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.ARNs.Partition, p.ARNs.Account, pr.Role, pr.Function, refused.Action, refused.Resource, refused.Action)
 		writeError(w, r, http.StatusForbidden, "AccessDeniedException", msg)
 		return
+	}
+	if d := p.delay(pr.Function); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	if strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/") {
 		p.serveInvoke(w, r, body)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -163,8 +164,11 @@ func queue(ctx context.Context, q *sqs.Client, stackName, id string, p map[strin
 	}
 	attrs := map[string]string{}
 	for _, k := range []string{"VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds", "MaximumMessageSize", "ReceiveMessageWaitTimeSeconds"} {
-		if x, ok := p[k]; ok {
-			attrs[k] = fmt.Sprint(x)
+		switch x := p[k].(type) {
+		case float64:
+			attrs[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case string:
+			attrs[k] = x
 		}
 	}
 	if rp, ok := p["RedrivePolicy"]; ok {
