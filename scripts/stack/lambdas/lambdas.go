@@ -47,13 +47,20 @@ var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-buildvcs=false
 
 // BuildFunction builds root/functions/<name> into dir/<name>/bootstrap.
 func BuildFunction(ctx context.Context, root, name, dir string) (string, error) {
-	out := filepath.Join(dir, name, "bootstrap")
-	args := append(append([]string{"build"}, BuildFlags...), "-o", out, "./functions/"+name)
+	return BuildPackage(ctx, root, "./functions/"+name, filepath.Join(dir, name))
+}
+
+// BuildPackage builds the main package pkg (relative to root) into
+// dir/bootstrap, as BuildFunction does.
+func BuildPackage(ctx context.Context, root, pkg, dir string) (string, error) {
+	out := filepath.Join(dir, "bootstrap")
+	name := pkg
+	args := append(append([]string{"build"}, BuildFlags...), "-o", out, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+runtime.GOARCH, "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building functions/%s: %v\n%s", name, err, b)
+		return "", fmt.Errorf("building %s: %v\n%s", name, err, b)
 	}
 	return out, nil
 }
@@ -126,6 +133,29 @@ func (r *Runner) Invoke(ctx context.Context, name string, payload []byte) (Resul
 		return Result{}, fmt.Errorf("no function %s", name)
 	}
 	return p.invoke(ctx, payload)
+}
+
+// ColdStart starts a fresh environment of the function (an RIE process
+// and, on its first invocation, the function's own init), invokes it once
+// and stops it. It returns the time from the process start to the answer:
+// what a cold invocation adds on this machine.
+func (r *Runner) ColdStart(ctx context.Context, name string, payload []byte) (time.Duration, error) {
+	r.mu.Lock()
+	p, ok := r.pools[name]
+	r.mu.Unlock()
+	if !ok {
+		return 0, fmt.Errorf("no function %s", name)
+	}
+	start := time.Now()
+	in, err := p.start()
+	if err != nil {
+		return 0, err
+	}
+	defer p.kill(in)
+	if _, err := in.invoke(ctx, payload, p.spec.Timeout); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
 }
 
 // Close stops every RIE process.
@@ -274,6 +304,7 @@ func (p *pool) start() (*instance, error) {
 
 func (p *pool) kill(in *instance) {
 	_ = in.cmd.Process.Kill()
+	<-in.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.all {
