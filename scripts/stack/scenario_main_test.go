@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -29,9 +30,37 @@ import (
 
 var st *Stack
 
+// twilioStandIn is the local Twilio API the dialer calls (its handler is
+// set by the test that places a call).
+var twilioStandIn = &swappable{}
+
+type swappable struct {
+	mu sync.Mutex
+	h  http.HandlerFunc
+}
+
+func (s *swappable) set(h http.HandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = h
+}
+
+func (s *swappable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	if h == nil {
+		http.Error(w, "no test is placing calls", http.StatusServiceUnavailable)
+		return
+	}
+	h(w, r)
+}
+
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	o := options{region: "us", assembly: os.Getenv("STACK_ASSEMBLY"), studioAddr: "127.0.0.1:0", baseAddr: "127.0.0.1:0",
+	twilioSrv := httptest.NewServer(twilioStandIn)
+	defer twilioSrv.Close()
+	o := options{twilioAPIURL: twilioSrv.URL, region: "us", assembly: os.Getenv("STACK_ASSEMBLY"), studioAddr: "127.0.0.1:0", baseAddr: "127.0.0.1:0",
 		scheduleEvery: 2 * time.Second, allowLoopback: true, cache: os.Getenv("STACK_CACHE"), root: "../..", concurrency: 4}
 	if o.cache == "" {
 		dir, _ := os.UserCacheDir()

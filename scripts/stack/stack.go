@@ -38,6 +38,10 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
+// twilioAPIEnv is functions/dialer's TwilioAPIEnv: Twilio's API base URL,
+// replaced by a stand-in.
+const twilioAPIEnv = "TWILIO_API_BASE_URL"
+
 // account is the account ID moto uses by default.
 const account = "123456789012"
 
@@ -217,10 +221,13 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		key := accessKeyID(f.Name)
 		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
 		s.Proxy.Functions[f.FunctionName] = f.Name
-		env := f.Env
+		// Local-only additions to the template's environment.
+		env := maps.Clone(f.Env)
 		if o.allowLoopback {
-			env = maps.Clone(f.Env)
 			env[lambdamain.LocalLoopbackEnv] = "true"
+		}
+		if o.twilioAPIURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
+			env[twilioAPIEnv] = o.twilioAPIURL
 		}
 		bs, ok := bootstraps[f.Name]
 		if !ok {
