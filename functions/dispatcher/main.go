@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -38,9 +39,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	log := lambdamain.Logger()
+	var schedule webhook.Schedule                               // nil: webhook.DefaultSchedule
+	if v := getenv(lambdamain.LocalRetryScheduleEnv); v != "" { // the local stack runner only
+		if schedule, err = webhook.ParseSchedule(v); err != nil {
+			return fmt.Errorf("%s: %w", lambdamain.LocalRetryScheduleEnv, err)
+		}
+	}
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
-		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
+		Schedule: schedule,
+		Stores:   dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
+		Queue:    queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
 		// Deployed stacks never deliver to loopback or private addresses
 		// (the local stack runner may allow loopback).
 		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),

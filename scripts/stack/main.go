@@ -8,7 +8,7 @@
 //
 //	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
-//	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-unused-grants] [-cache DIR]
+//	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST] [-unused-grants] [-cache DIR]
 package main
 
 import (
@@ -49,6 +49,7 @@ type options struct {
 	concurrency   int
 	allowLoopback bool
 	twilioAPIURL  string
+	retrySchedule string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -67,6 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.concurrency, "concurrency", 4, "most concurrent invocations (RIE processes) of each function")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")
 	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
+	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 	twilioSrv := httptest.NewServer(twilioStandIn)
 	defer twilioSrv.Close()
 	o := options{twilioAPIURL: twilioSrv.URL, region: "us", assembly: os.Getenv("STACK_ASSEMBLY"), studioAddr: "127.0.0.1:0", baseAddr: "127.0.0.1:0",
-		scheduleEvery: 2 * time.Second, allowLoopback: true, cache: os.Getenv("STACK_CACHE"), root: "../..", concurrency: 4}
+		scheduleEvery: 2 * time.Second, allowLoopback: true, retrySchedule: "0s,1s,2s", cache: os.Getenv("STACK_CACHE"), root: "../..", concurrency: 4}
 	if o.cache == "" {
 		dir, _ := os.UserCacheDir()
 		o.cache = dir + "/voiceops-stack"

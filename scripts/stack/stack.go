@@ -226,6 +226,9 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if o.allowLoopback {
 			env[lambdamain.LocalLoopbackEnv] = "true"
 		}
+		if o.retrySchedule != "" {
+			env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
+		}
 		if o.twilioAPIURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
 			env[twilioAPIEnv] = o.twilioAPIURL
 		}

@@ -42,6 +42,11 @@ const (
 	// lets webhook endpoints be saved with, and deliveries go to, loopback
 	// http:// URLs, as the dev server's -allow-loopback-webhooks does.
 	LocalLoopbackEnv = "VOICEOPS_LOCAL_ALLOW_LOOPBACK"
+	// LocalRetryScheduleEnv, set only by the local stack runner
+	// (scripts/stack -retry-schedule), replaces the delivery retry
+	// schedule (the dev server's -retry-schedule), so that a run can see a
+	// delivery spend its schedule.
+	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
 )
 
 // AllowLoopback reports whether LocalLoopbackEnv is "true".
