@@ -20,4 +20,3 @@ func TestZZNoAccessDenied(t *testing.T) {
 		t.Fatalf("%d AWS calls refused by the template's policies:\n%s", len(d), strings.Join(slices.Compact(lines), "\n"))
 	}
 }
-
