@@ -105,6 +105,9 @@ func RunStream(ctx context.Context, api StreamsAPI, q *sqs.Client, m StreamMappi
 			}
 		}
 		if err := api.call(ctx, "DescribeStream", map[string]any{"StreamArn": m.StreamARN}, &desc); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
 			log.Warn("stream mapping", "function", m.Function, "err", err)
 			sleep(ctx, time.Second)
 			continue
@@ -132,6 +135,9 @@ func RunStream(ctx context.Context, api StreamsAPI, q *sqs.Client, m StreamMappi
 				NextShardIterator *string
 			}
 			if err := api.call(ctx, "GetRecords", map[string]any{"ShardIterator": it, "Limit": min(1000, max(1, m.BatchSize))}, &out); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
 				log.Warn("stream mapping", "function", m.Function, "err", err)
 				continue
 			}
