@@ -124,6 +124,9 @@ func dynamoRequests(arns ARNs, op string, body map[string]json.RawMessage, str f
 				out = append(out, iam.Request{Action: "dynamodb:" + a, Resource: arns.Table(v.TableName)})
 			}
 		}
+		if len(out) == 0 { // nothing to authorize would let it through unchecked
+			return nil, fmt.Errorf("%s: no items", op)
+		}
 		return out, nil
 	case "BatchWriteItem", "BatchGetItem":
 		var items map[string]json.RawMessage
@@ -138,6 +141,9 @@ func dynamoRequests(arns ARNs, op string, body map[string]json.RawMessage, str f
 		var out []iam.Request
 		for _, name := range names {
 			out = append(out, iam.Request{Action: "dynamodb:" + op, Resource: arns.Table(name)})
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: no tables", op)
 		}
 		return out, nil
 	}
