@@ -77,6 +77,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	s.Report(os.Stderr, os.Getenv("STACK_UNUSED_GRANTS") != "")
 	s.Close()
+	if code == 0 {
+		os.RemoveAll(s.LogDir) // kept when something failed
+	}
 	os.Exit(code)
 }
 
