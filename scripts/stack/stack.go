@@ -349,12 +349,30 @@ func (s *Stack) Report(w io.Writer, unused bool) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintln(w, "grants no call used:")
+	fmt.Fprintln(w, "grants no call used (function: action on resources):")
 	for _, n := range names {
+		var actions []string
+		byAction := map[string][]string{}
 		for _, g := range u[n] {
-			fmt.Fprintf(w, "  %s: %s on %s\n", n, g.Action, g.Resource)
+			if byAction[g.Action] == nil {
+				actions = append(actions, g.Action)
+			}
+			byAction[g.Action] = append(byAction[g.Action], shortARN(g.Resource))
+		}
+		for _, a := range actions {
+			fmt.Fprintf(w, "  %s: %s on %s\n", n, a, strings.Join(byAction[a], ", "))
 		}
 	}
+}
+
+// shortARN drops an ARN's partition, region and account, which are the
+// same for every resource of the stack.
+func shortARN(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 {
+		return arn
+	}
+	return parts[2] + ":" + parts[5]
 }
 
 // accessKeyID is a function's access key ID: the proxy knows the caller
