@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,8 +197,8 @@ func TestIdempotencyKeyWithComma(t *testing.T) {
 	}
 }
 
-// The README's walkthrough, in brief: the account's keys work on both
-// hosts, API Gateway answers unknown routes itself today.
+// The README's walkthrough, in brief: the keys work on both hosts, the
+// seeded DNI pool answers, and each host serves only its own routes.
 func TestHostsServeTheirRoutes(t *testing.T) {
 	acct := st.Credentials.Accounts[0]
 	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/webhook-endpoints", map[string]string{"x-api-key": acct.APIKey}, nil, nil); code != 200 {
@@ -207,6 +208,12 @@ func TestHostsServeTheirRoutes(t *testing.T) {
 	u := fmt.Sprintf("%s/v3/%s/%s/conversations", st.Credentials.BaseURL, acct.AccountID, p.ProjectID)
 	if code, _, b := call(t, "GET", u, map[string]string{"x-api-key": p.APIKey}, nil, nil); code != 200 {
 		t.Fatalf("base host: %d %s", code, b)
+	}
+	// The seeded DNI pool answers a reservation (calls function).
+	var res struct{ DNI string }
+	if code, _, b := call(t, "POST", st.Credentials.BaseURL+"/v1/conversations/dni-reservation", map[string]string{"x-api-key": p.APIKey},
+		map[string]any{"attributes": map[string]string{"order_id": "A-1042"}}, &res); code/100 != 2 || !strings.HasPrefix(res.DNI, "+44163296") {
+		t.Fatalf("DNI reservation: %d %s", code, b)
 	}
 	// The studio routes are not on the base host.
 	if code, _, _ := call(t, "GET", st.Credentials.BaseURL+"/v1/alert-rules", map[string]string{"x-api-key": acct.APIKey}, nil, nil); code == 200 {

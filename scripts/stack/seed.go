@@ -63,7 +63,7 @@ func (t topology) TableNames() dynamo.TableNames {
 }
 
 // seedAccounts creates the dev server's two demo accounts, two projects
-// each with a key of every kind and the demo agent, in the stack's tables
+// each with a key of every kind, the demo agent and a DNI pool, in the stack's tables
 // (as the operator does with opsctl: straight to DynamoDB), and reads the
 // internal key from its secret.
 func seedAccounts(ctx context.Context, s *Stack, region string, fns map[string]*function, secretARNs map[string]string, sm *secretsmanager.Client) (Credentials, error) {
@@ -74,7 +74,8 @@ func seedAccounts(ctx context.Context, s *Stack, region string, fns map[string]*
 	}
 	db := dynamodb.NewFromConfig(s.AWS)
 	stores := dynamo.NewStores(db, names)
-	configs := dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs()
+	cfgStore := dynamo.NewConfig(db, names.Config, names.Deliveries)
+	configs := cfgStore.AgentConfigs()
 	p := provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.Region(region), Now: time.Now}
 	for i := 1; i <= 2; i++ {
 		acctID := fmt.Sprintf("acct_demo%d", i)
@@ -102,6 +103,15 @@ func seedAccounts(ctx context.Context, s *Stack, region string, fns map[string]*
 				if *k.dst, _, err = p.CreateKey(ctx, k.kind, acctID, projID); err != nil {
 					return c, err
 				}
+			}
+			// Like the dev server: three fictional UK numbers in the
+			// project's DNI pool, so that a reservation works at once.
+			var numbers []string
+			for n := range 3 {
+				numbers = append(numbers, fmt.Sprintf("+44163296%d%d%02d", i, len(ac.Projects), n))
+			}
+			if err := cfgStore.DNI().AddNumbers(ctx, acctID, projID, numbers, 0); err != nil {
+				return c, err
 			}
 			ac.Projects = append(ac.Projects, pc)
 		}
