@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -284,5 +285,29 @@ func TestFailingReceiverSpendsTheSchedule(t *testing.T) {
 	case <-rc.got:
 		t.Fatal("a fourth attempt after the schedule was spent")
 	case <-time.After(3 * time.Second):
+	}
+}
+
+// The roles' policies come from the template: the intake may write the
+// metrics table and read its key, and nothing of the config table (a
+// decision only: no call is made, so no denial is recorded).
+func TestTemplatePoliciesApply(t *testing.T) {
+	names := st.Topology.TableNames()
+	intake, ok := st.Proxy.Principals[accessKeyID("intake")]
+	if !ok {
+		t.Fatal("no principal for the intake function")
+	}
+	for _, tt := range []struct {
+		req  iam.Request
+		want bool
+	}{
+		{iam.Request{Action: "dynamodb:UpdateItem", Resource: st.Proxy.ARNs.Table(names.Metrics)}, true},
+		{iam.Request{Action: "dynamodb:GetItem", Resource: st.Proxy.ARNs.Table(names.Config)}, false},
+		{iam.Request{Action: "sqs:SendMessage", Resource: st.Proxy.ARNs.Queue("anything")}, false},
+		{iam.Request{Action: "lambda:InvokeFunction", Resource: st.Proxy.ARNs.Function("voiceops-fn-x")}, false},
+	} {
+		if got := intake.Policy.Evaluate(tt.req).Allowed; got != tt.want {
+			t.Errorf("intake: %v allowed = %v, want %v", tt.req, got, tt.want)
+		}
 	}
 }
