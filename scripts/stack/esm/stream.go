@@ -91,7 +91,9 @@ func parseRecord(raw map[string]any, streamARN string) Record {
 }
 
 // RunStream reads every shard of the stream until ctx ends and hands the
-// records to the function in batches.
+// records to the function in batches. Lambda batches each shard on its
+// own; here one buffer takes every shard's records in order, which is the
+// same on moto, whose stream has one shard per table.
 func RunStream(ctx context.Context, api StreamsAPI, q *sqs.Client, m StreamMapping, invoke Invoke, log *slog.Logger) {
 	iters := map[string]string{} // shard → iterator
 	seen := map[string]bool{}
