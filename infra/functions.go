@@ -652,6 +652,9 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 	props.Code = b.code(name)
 	fn = awslambda.NewFunction(stack, jsii.String(id), &props)
 	awscdk.Tags_Of(fn).Add(jsii.String(FunctionTag), jsii.String(name), nil)
+	// The stack runner (scripts/stack) finds each function's source by this
+	// metadata, not by guessing from logical IDs.
+	fn.Node().DefaultChild().(awscdk.CfnResource).AddMetadata(jsii.String(FunctionMetadata), name)
 	dependOnPoliciesNotRole(fn.Role())
 	return fn, nil
 }
@@ -660,6 +663,11 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 // the directory under functions/ it is built from; scripts/checkbundles
 // reads it to find each function's bundle in cdk.out.
 const FunctionTag = "voiceops-function"
+
+// FunctionMetadata is the CloudFormation Metadata key on each
+// AWS::Lambda::Function naming the directory under functions/ it is built
+// from (scripts/stack reads it).
+const FunctionMetadata = "voiceops:function"
 
 // rolePolicies stands for a function's role wherever the role is a
 // dependency. CDK makes each function DependsOn its role, so that the

@@ -34,6 +34,8 @@ targets=(
   "./shared/agent FuzzDecodeReply"
   "./shared/agent FuzzShapes"
   "./shared/buckets FuzzSketchRoundTrip"
+  "./scripts/stack/awsproxy FuzzRequests"
+  "./scripts/stack/apigw FuzzMatch"
 )
 
 # run_target fuzzes one target; it fails on a crasher (go test saves it

@@ -66,4 +66,9 @@ if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
   fi
 fi
 
+if [ -x scripts/stack-test.sh ]; then
+  step "the deployed topology on this machine (scripts/stack-test.sh: scenarios on the synthesized stack under the Lambda RIE and moto)"
+  ./scripts/stack-test.sh
+fi
+
 step "all tests passed"

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -37,11 +38,19 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	log := lambdamain.Logger()
+	var schedule webhook.Schedule                               // nil: webhook.DefaultSchedule
+	if v := getenv(lambdamain.LocalRetryScheduleEnv); v != "" { // the local stack runner only
+		if schedule, err = webhook.ParseSchedule(v); err != nil {
+			return fmt.Errorf("%s: %w", lambdamain.LocalRetryScheduleEnv, err)
+		}
+	}
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
-		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue),
-		// Deployed stacks never deliver to loopback or private addresses.
-		Sender: webhook.NewSender(webhook.Options{}),
+		Schedule: schedule,
+		Stores:   dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
+		Queue:    queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue),
+		// Deployed stacks never deliver to loopback or private addresses
+		// (the local stack runner may allow loopback).
+		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
 		Logger: log,
 	})
 	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))

@@ -47,7 +47,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
 		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
+		Guards:    httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
+		URLPolicy: voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
 	}), lambda.WithContext(ctx))
 	return nil
 }

@@ -36,7 +36,20 @@ const (
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).
 	InternalKeyEnv = "INTERNAL_KEY_PARAMETER"
+	// LocalLoopbackEnv is set to "true" only by the local stack runner
+	// (scripts/stack -allow-loopback-webhooks), never by the template: it
+	// lets webhook endpoints be saved with, and deliveries go to, loopback
+	// http:// URLs, as the dev server's -allow-loopback-webhooks does.
+	LocalLoopbackEnv = "VOICEOPS_LOCAL_ALLOW_LOOPBACK"
+	// LocalRetryScheduleEnv, set only by the local stack runner
+	// (scripts/stack -retry-schedule), replaces the delivery retry
+	// schedule (the dev server's -retry-schedule), so that a run can see a
+	// delivery spend its schedule.
+	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
 )
+
+// AllowLoopback reports whether LocalLoopbackEnv is "true".
+func AllowLoopback(getenv func(string) string) bool { return getenv(LocalLoopbackEnv) == "true" }
 
 // AWSConfig builds the SDK configuration from the Lambda environment:
 // AWS_REGION and the execution role's credentials in AWS_ACCESS_KEY_ID,
