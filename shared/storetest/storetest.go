@@ -39,6 +39,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("EnabledRules", func(t *testing.T) { testEnabledRules(t, newStores) })
 	t.Run("RuleEvents", func(t *testing.T) { testRuleEvents(t, newStores) })
 	t.Run("EvaluationMarks", func(t *testing.T) { testEvaluationMarks(t, newStores) })
+	t.Run("RuleHistory", func(t *testing.T) { testRuleHistory(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.
@@ -247,6 +248,9 @@ func checkRule(t *testing.T, what string, want, got voiceops.AlertRule) {
 	checkPtr(&d, "CurrentValue", want.CurrentValue, got.CurrentValue)
 	if want.Version != got.Version {
 		d.add("Version", want.Version, got.Version)
+	}
+	if got.Change != nil { // a history entry, never part of a stored rule
+		d.add("Change", nil, *got.Change)
 	}
 	d.report(t, what)
 }
