@@ -126,11 +126,14 @@ func apiRoutes(host Host, paths ...string) []Route {
 // Functions is every Lambda function of a regional stack.
 var Functions = []Function{
 	{
+		// Also our additions: the rules' history, the metric series
+		// (reads the metrics table), the preview, and the console's files.
 		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
+		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests, tables.Metrics},
 		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+		Routes: apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts",
+			"/v1/metrics", "/console", "/console/{proxy+}"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
@@ -177,7 +180,7 @@ var Functions = []Function{
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
 		Reads:         []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
-		Writes:        []tables.Table{tables.Config, tables.Deliveries},
+		Writes:        []tables.Table{tables.Config, tables.Deliveries, tables.Metrics}, // metrics: the hourly roll-ups
 		SendsToQueue:  true,
 		Every:         time.Minute,
 		MetricsStream: true,
