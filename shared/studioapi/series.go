@@ -96,6 +96,9 @@ func seriesQuery(q url.Values, now time.Time) (series.Query, *string, error) {
 		}
 		sq.Step = s
 	}
+	if len(errs) == 0 && !sq.From.Before(sq.To) {
+		bad("from", "must be before to")
+	}
 	if len(errs) == 0 {
 		if sq.Step == 0 {
 			sq.Step = series.DefaultStep(sq.From, sq.To, now)
