@@ -118,7 +118,8 @@ function chart({ lines = [], threshold = null, shades = [], from, to, width = 80
     let pen = false;
     for (const p of l.points) {
       if (p.v === null) { pen = false; continue; }
-      d += (pen ? "L" : "M") + x(p.t).toFixed(1) + " " + y(p.v).toFixed(1) + " ";
+      // A lone point draws as a dot (round caps on a tiny segment).
+      d += (pen ? "L" : "M") + x(p.t).toFixed(1) + " " + y(p.v).toFixed(1) + (pen ? " " : " l0.1 0 ");
       pen = true;
     }
     if (d) svg.append(h("path", { class: "line " + (l.cls || ""), d }));
@@ -200,7 +201,7 @@ function keyPage() {
     },
       h("label", { for: "key" }, "Account API key", input),
       h("p", { class: "muted" }, "Kept in this tab only (sessionStorage); every call goes to the public API with it."),
-      h("button", { class: "primary", type: "submit" }, "Sign in"), err),
+      h("button", { class: "primary", type: "submit", id: "signin" }, "Sign in"), err),
   );
   input.focus();
 }
@@ -234,7 +235,14 @@ async function rulesPage() {
   draw(rules);
   await refreshSparks(rules);
   draw(rules);
-  every(POLL_MS, async () => { rules = (await api("/v1/alert-rules")).data; draw(rules); });
+  every(POLL_MS, async () => {
+    const next = (await api("/v1/alert-rules")).data;
+    // A change of state or value redraws the sparklines too.
+    const changed = next.map((r) => r.current_state + r.current_value).join() !== rules.map((r) => r.current_state + r.current_value).join();
+    rules = next;
+    if (changed) await refreshSparks(rules);
+    draw(rules);
+  });
   every(30000, async () => { await refreshSparks(rules); draw(rules); });
 }
 
@@ -446,7 +454,7 @@ function scopeForm(onchange) {
       sessionStorage.setItem(PROJ, proj.value.trim());
       onchange();
     },
-  }, h("label", { for: "s-account" }, "Account", acct), h("label", { for: "s-project" }, "Project", proj), h("button", { type: "submit" }, "Show"));
+  }, h("label", { for: "s-account" }, "Account", acct), h("label", { for: "s-project" }, "Project", proj), h("button", { type: "submit", id: "s-show" }, "Show"));
 }
 
 function scopePath() {
