@@ -234,3 +234,34 @@ func TestRanges(t *testing.T) {
 		t.Errorf("default step of 6 h = %v, want 1m", s)
 	}
 }
+
+// BenchmarkPreview24h replays a p95 latency rule over a day of minutes in
+// memory: the evaluation's own cost, without the store's.
+func BenchmarkPreview24h(b *testing.B) {
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Minute)
+	ms := memory.NewMetrics()
+	ms.Now = func() time.Time { return now }
+	s := metrics.Scope{AccountID: "acct_b", ProjectID: "proj_b"}
+	for m := now.Add(-25 * time.Hour); m.Before(now); m = m.Add(time.Minute) {
+		var events []metrics.Event
+		for i := range 5 {
+			events = append(events, metrics.Event{AccountID: s.AccountID, ProjectID: s.ProjectID, Kind: metrics.TurnLatency, Value: float64(300 + 100*i), At: m})
+		}
+		ms.Now = func() time.Time { return m }
+		if err := ms.AddBuckets(ctx, buckets.Aggregate(events)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ms.Now = func() time.Time { return now }
+	pid := s.ProjectID
+	rule := voiceops.NewRule("ar_b", s.AccountID, voiceops.RuleInput{Name: "p95", ProjectID: &pid, Metric: voiceops.MetricTurnLatencyP95,
+		Operator: voiceops.OpGreater, Threshold: 650, Window: voiceops.Window60m}, now)
+	r := &series.Reader{Minutes: ms, Hours: memory.NewRollups(), Now: func() time.Time { return now }}
+	for b.Loop() {
+		res, err := r.Preview(ctx, rule, now.Add(-24*time.Hour), now)
+		if err != nil || len(res.Points) != 1440 {
+			b.Fatalf("%d points, %v", len(res.Points), err)
+		}
+	}
+}
