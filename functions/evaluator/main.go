@@ -92,7 +92,7 @@ func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 		Fanout: outbox.Fanout, Now: now, Log: b.Log,
 	}
 	if b.Rollups != nil {
-		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now}
+		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now, Due: series.RollWindow}
 		e.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
 	}
 	return evaluatorFn{e, b.SendShard}

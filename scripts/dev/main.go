@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
 	}
-	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now}
+	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now, Due: series.RollWindow}
 	ev.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
 	// Stored metric data drives the evaluation, as the metrics table's
 	// stream does deployed: the memory store notifies the trigger in

@@ -64,6 +64,27 @@ type Roller struct {
 	// Scopes lists the metric scopes of a rule shard (AccountScopes).
 	Scopes func(ctx context.Context, shard int) ([]metrics.Scope, error)
 	Now    func() time.Time
+	// Due tells whether a run at now rolls anything up; nil: every run.
+	// Deployed and in the dev server it is RollWindow: the scheduled runs
+	// of a few minutes after each hour becomes final, so that a scope's
+	// roll-ups are read a few times an hour, not every minute.
+	Due func(now time.Time) bool
+}
+
+// Roll-ups are made in the minutes [rollMinute, rollMinute+rollTries) of
+// each hour: an hour is final FinalAfter (2 h 2 min) after its end, so
+// from minute 3 the hour that ended two hours before is; ten tries outlast
+// a few failed runs, and the next hour's runs catch up on what they miss.
+const (
+	rollMinute = int(FinalAfter%time.Hour/time.Minute) + 1
+	rollTries  = 10
+)
+
+// RollWindow reports whether now is in the minutes of the hour when the
+// roll-ups are made.
+func RollWindow(now time.Time) bool {
+	m := now.UTC().Minute()
+	return m >= rollMinute && m < rollMinute+rollTries
 }
 
 // RollStats tells what a run did.
@@ -75,6 +96,9 @@ type RollStats struct {
 // RollShard rolls up the final hours of every scope of a shard.
 func (r *Roller) RollShard(ctx context.Context, shard int) (RollStats, error) {
 	var st RollStats
+	if r.Due != nil && !r.Due(r.Now()) {
+		return st, nil
+	}
 	scopes, err := r.Scopes(ctx, shard)
 	if err != nil {
 		return st, fmt.Errorf("series: listing the scopes of shard %d: %w", shard, err)

@@ -265,3 +265,18 @@ func BenchmarkPreview24h(b *testing.B) {
 		}
 	}
 }
+
+func TestRollWindow(t *testing.T) {
+	h := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	var due []int
+	for m := range 60 {
+		if series.RollWindow(h.Add(time.Duration(m) * time.Minute)) {
+			due = append(due, m)
+		}
+	}
+	// The hour that ended at 08:00 is final (FinalAfter, 2 h 2 min) from
+	// 10:02 on: the runs from 10:03 roll it up.
+	if len(due) != 10 || due[0] != 3 || !series.LastFinalHour(h.Add(3*time.Minute)).Equal(h.Add(-2*time.Hour)) {
+		t.Errorf("roll-up minutes %v; the last final hour at 10:03 ends %v", due, series.LastFinalHour(h.Add(3*time.Minute)))
+	}
+}
