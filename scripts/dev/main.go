@@ -83,6 +83,8 @@ type options struct {
 	telephony    string
 	publicURL    string
 	twilioAPIURL string
+	// demoData seeds rules, metric events and a conversation (demo.go).
+	demoData bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -107,6 +109,7 @@ Flags:
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	fs.BoolVar(&o.demoData, "demo-data", false, "give the first demo account rules, the last 100 minutes of metric events and a chat conversation, for the console")
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
@@ -267,6 +270,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err := seedDNI(ctx, b.dni, creds); err != nil {
 		_ = srv.Close()
 		return fmt.Errorf("seeding DNI pools: %w", err)
+	}
+	if o.demoData {
+		if err := seedDemo(ctx, url, creds, svc, recorder, time.Now()); err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("seeding demo data: %w", err)
+		}
 	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
 		_ = srv.Close()
