@@ -37,7 +37,7 @@ func seedDemo(ctx context.Context, url string, creds Credentials, svc *alerting.
 	}
 	var events []metrics.Event
 	start := now.Add(-100 * time.Minute).Truncate(time.Minute)
-	for i := 0; start.Add(time.Duration(i)*time.Minute).Before(now); i++ {
+	for i := 0; start.Add(time.Duration(i) * time.Minute).Before(now); i++ {
 		at := start.Add(time.Duration(i)*time.Minute + 30*time.Second)
 		if at.After(now) {
 			break
