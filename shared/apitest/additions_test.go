@@ -279,7 +279,7 @@ func TestConsoleFiles(t *testing.T) {
 	}{
 		{"/console/", "text/html", 200}, {"/console/index.html", "text/html", 200},
 		{"/console/app.js", "text/javascript", 200}, {"/console/app.css", "text/css", 200},
-		{"/console/nope.js", "application/json", 404}, {"/console", "", 301},
+		{"/console/nope.js", "application/json", 404}, {"/console", "text/html", 200},
 	} {
 		res := h.do("GET", c.path, "", nil)
 		if res.status != c.status || !strings.HasPrefix(res.header.Get("Content-Type"), c.ctype) {

@@ -61,14 +61,11 @@ func load() map[string]file {
 // Routes lists the console's routes: public (the files hold no data).
 func Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: redirect},
+		// The page itself at /console too: API Gateway's {proxy+} needs a
+		// segment, so /console/ may not reach the function deployed.
+		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: serve},
 		{Method: "GET", Path: "/console/{file...}", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: serve},
 	}
-}
-
-func redirect(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
-	http.Redirect(w, r, "/console/", http.StatusMovedPermanently)
-	return nil
 }
 
 func serve(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
