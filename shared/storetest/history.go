@@ -66,6 +66,9 @@ func testRuleHistory(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	got, err := s.Rules.GetRule(ctx(t), a.ID, r.ID)
 	mustNil(t, "GetRule", err)
 	checkRule(t, "GetRule after the writes", renamed, got)
+	if got.Change != nil {
+		t.Errorf("GetRule returned the write's Change %+v: it is never part of the stored rule", *got.Change)
+	}
 
 	all, next, err := s.History.RuleHistory(ctx(t), a.ID, r.ID, "", voiceops.MaxHistoryPage)
 	mustNil(t, "RuleHistory", err)

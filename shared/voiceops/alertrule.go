@@ -101,8 +101,9 @@ type AlertRule struct {
 	// Change is set on a rule to be written whose state changed (by
 	// Evaluated and RulePatch.Apply): the store writes it as the history
 	// entry in the same atomic write, with the rule's new Version. It is
-	// not part of the stored rule: a read returns it nil.
-	Change *StateChange
+	// not part of the stored rule: a read returns it nil. The tag tells
+	// whole-record checks (storetest) that stores never round-trip it.
+	Change *StateChange `store:"-"`
 }
 
 // RulePatch holds the fields a PATCH sent; nil means "not sent".
