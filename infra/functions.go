@@ -160,19 +160,25 @@ func withDerivedTimeouts(fns []Function) []Function {
 // Functions is every Lambda function of a regional stack.
 var Functions = withDerivedTimeouts([]Function{
 	{
+		// Also our additions: the rules' history, the metric series
+		// (reads the metrics table), the preview, and the console's files.
 		Name: "alerts", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			// Rules with their account's counter (transactions: Put, Update,
 			// Delete, and a ConditionCheck of the rule's project), the
 			// evaluation marks, endpoints for the fan-out, keys, projects.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
-			// The events of a rule's transaction and their deliveries.
-			on(tables.Deliveries, putItem, updateItem),
-			on(tables.Metrics, putItem), // api_errors, and the wake-up of a changed rule's scope
+			// The events of a rule's transaction and their deliveries; the
+			// rules' history (Query) with its deliveries (GetItem).
+			on(tables.Deliveries, getItem, query, putItem, updateItem),
+			// api_errors, the wake-up of a changed rule's scope, and the
+			// metric series and preview (Query of minutes and roll-ups).
+			on(tables.Metrics, putItem, query),
 			requestGuards,
 		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+		Routes: apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts",
+			"/v1/metrics", "/console", "/console/{proxy+}"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
@@ -232,10 +238,11 @@ var Functions = withDerivedTimeouts([]Function{
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
 		Tables: []Access{
 			// Rules (a shard's enabled rules from the index), their state
-			// (Put, also in a transaction with its events), evaluation
-			// marks (Update), endpoints for the fan-out.
+			// (Put, also in a transaction with its events and its history
+			// entry), evaluation marks (Update), endpoints for the fan-out.
 			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
-			on(tables.Metrics, query), // the buckets of a window
+			// The buckets of a window; the hourly roll-ups (BatchWriteItem).
+			on(tables.Metrics, query, batchWriteItem),
 			// Events (Put, in the rule's transaction), deliveries, fanned-out
 			// marks; the pending events of the repair (the index).
 			on(tables.Deliveries, putItem, updateItem).index("gsi1"),

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/twilioapi"
@@ -19,7 +20,7 @@ var servedGroups = map[string]struct {
 	host   Host
 	groups [][]httpapi.Route
 }{
-	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes()}},
+	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes(), console.Routes()}},
 	"webhooks": {StudioHost, [][]httpapi.Route{(&studioapi.Webhooks{}).Routes()}},
 	"intake":   {StudioHost, [][]httpapi.Route{(&studioapi.Intake{}).Routes()}},
 	"chat":     {BaseHost, [][]httpapi.Route{(&baseapi.Chat{}).Routes()}},

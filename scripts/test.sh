@@ -31,6 +31,16 @@ step "no build artefacts tracked"
 ensure_python_tool moto_server 'moto[server]'
 ensure_python_tool cfn-lint cfn-lint
 
+# The console's browser test (scripts/dev, TestConsoleInTheBrowser) drives
+# Debian's headless Chromium; it fails in CI without it. Installing it takes
+# about a minute on a fresh machine (skipped when present); the test runs in
+# about 7 s inside the go test step below.
+if ! command -v chromium >/dev/null 2>&1; then
+  step "installing chromium (the console's browser test)"
+  if [ "$(id -u)" = 0 ]; then apt_get() { apt-get "$@"; }; else apt_get() { sudo apt-get "$@"; }; fi
+  apt_get update -qq && DEBIAN_FRONTEND=noninteractive apt_get install -y -qq chromium >/dev/null
+fi
+
 step "go mod download"
 go mod download
 

@@ -29,6 +29,7 @@ import (
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -52,7 +53,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	sqsClient := sqs.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	shards := queue.NewSender[json.RawMessage](sqsClient, env.ShardQueue) // the shard messages come encoded
-	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Rollups: metricstore.NewRollups(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
 		Log:       lambdamain.Logger(),
 		SendShard: func(ctx context.Context, body string) error { return shards.Send(ctx, json.RawMessage(body), 0) },
 	}, time.Now)
@@ -63,8 +64,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 // backend is what the evaluator works on: the stores, the metric store,
 // the delivery queue, and the sender of shard messages.
 type backend struct {
-	Stores    voiceops.Stores
-	Metrics   buckets.Store
+	Stores  voiceops.Stores
+	Metrics buckets.Store
+	// Rollups keeps the metric series' hourly roll-ups, written after
+	// each shard's scheduled evaluation; nil writes none.
+	Rollups   series.HourStore
 	Queue     queue.Queue
 	Log       *slog.Logger
 	SendShard func(ctx context.Context, body string) error
@@ -78,10 +82,15 @@ type evaluatorFn struct {
 
 func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
-	return evaluatorFn{&evaluator.Evaluator{
+	e := &evaluator.Evaluator{
 		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
 		Fanout: outbox.Fanout, Now: now, Log: b.Log,
-	}, b.SendShard}
+	}
+	if b.Rollups != nil {
+		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now, Due: series.RollWindow}
+		e.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
+	}
+	return evaluatorFn{e, b.SendShard}
 }
 
 // source is enough of any of the three events to tell them apart.

@@ -35,6 +35,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dialer"
@@ -49,6 +50,7 @@ import (
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/tablestream"
@@ -82,6 +84,8 @@ type options struct {
 	telephony    string
 	publicURL    string
 	twilioAPIURL string
+	// demoData seeds rules, metric events and a conversation (demo.go).
+	demoData bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -106,6 +110,7 @@ Flags:
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	fs.BoolVar(&o.demoData, "demo-data", false, "give the first demo account rules, the last 100 minutes of metric events and a chat conversation, for the console")
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
@@ -177,6 +182,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
 	}
+	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now, Due: series.RollWindow}
+	ev.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
 	// Stored metric data drives the evaluation, as the metrics table's
 	// stream does deployed: the memory store notifies the trigger in
 	// process; with AWS_ENDPOINT_URL the table's stream is read.
@@ -223,7 +230,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
 	},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc,
+			History: b.stores.History, Endpoints: b.stores.Endpoints, Projects: b.stores.Accounts,
+			Series: &series.Reader{Minutes: b.metrics, Hours: b.rollups, Now: time.Now}, Now: time.Now}).Routes(),
+		console.Routes(),
 		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
 		(&baseapi.Chat{Engine: engine}).Routes(),
@@ -263,6 +273,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = srv.Close()
 		return fmt.Errorf("seeding DNI pools: %w", err)
 	}
+	if o.demoData {
+		if err := seedDemo(ctx, url, creds, svc, recorder, time.Now()); err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("seeding demo data: %w", err)
+		}
+	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
 		_ = srv.Close()
 		return err
@@ -299,6 +315,7 @@ type backend struct {
 	// startDialer hands the dial queue's jobs to d until the returned stop.
 	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
 	metrics     buckets.Store
+	rollups     series.HourStore // the metric series' hourly roll-ups
 	dispatcher  *delivery.Dispatcher
 	// watchMetrics calls notify with the scopes of the metric data stored
 	// from now on, until ctx ends.
@@ -337,7 +354,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
 		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
-			metrics: ms, dispatcher: d, watchMetrics: watch, close: q.Close,
+			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
 		}, nil
@@ -390,7 +407,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		return nil
 	}
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
 		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},

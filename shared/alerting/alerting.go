@@ -83,6 +83,9 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 		var events []voiceops.AlertEvent
 		if ev := voiceops.TransitionEvent(cur.State, next, next.UpdatedAt); ev != nil {
 			events = append(events, *ev)
+			if next.Change != nil {
+				next.Change.EventID = ev.ID // the history entry names the event it sent
+			}
 		}
 		err = s.Rules.UpdateRule(ctx, next, cur.Version, patch.ProjectChanged(cur), events...)
 		if errors.Is(err, voiceops.ErrConflictingWrite) && attempt < updateAttempts {

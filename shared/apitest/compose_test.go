@@ -11,10 +11,12 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -35,6 +37,8 @@ type Deps struct {
 	Calls             voiceops.CallStore
 	Dial              voiceops.DialQueue
 	Guards            httpapi.Guards
+	// Series reads the metric series and previews (our additions).
+	Series *series.Reader
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -75,9 +79,11 @@ func (d Deps) studio() [][]httpapi.Route {
 		recorder = d.Metrics
 	}
 	return [][]httpapi.Route{
-		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc, History: d.Stores.History, Endpoints: d.Stores.Endpoints,
+			Projects: d.Stores.Accounts, Series: d.Series, Now: d.now()}).Routes(),
 		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: d.now()}).Routes(),
+		console.Routes(),
 	}
 }
 

@@ -136,7 +136,7 @@ func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.Al
 // one transaction: the state change and its events are written together.
 func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
 	checkProject = checkProject && r.ProjectID != nil
-	if !checkProject && len(events) == 0 {
+	if !checkProject && len(events) == 0 && r.Change == nil {
 		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
 	}
 	const put = 0
@@ -148,6 +148,10 @@ func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVer
 	}
 	for _, e := range events {
 		writes = append(writes, types.TransactWriteItem{Put: eventPut(s.deliveriesTable, e)})
+	}
+	if r.Change != nil {
+		// The history entry (history.go) goes with the state it records.
+		writes = append(writes, types.TransactWriteItem{Put: historyPut(s.deliveriesTable, r)})
 	}
 	o, err := s.transact(ctx, "UpdateRule", writes)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/idempotency"
@@ -222,7 +223,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 // route (405) with a JSON body instead of the mux's plain text.
 func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !canonical(r.URL.Path) {
+		if !canonical(r.URL.Path) && !canonicalDir(r.URL.Path) {
 			// The mux would redirect to the cleaned path (a 307 to another
 			// route, in text/html): a path is taken as written or not at all.
 			s.noRoute(w, r, http.StatusNotFound)
@@ -266,6 +267,13 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 // ".." segment and no trailing slash (but "/" itself).
 func canonical(p string) bool {
 	return p != "" && p[0] == '/' && path.Clean(p) == p
+}
+
+// canonicalDir reports whether p is a canonical path with one trailing
+// slash: a directory, which only a "/dir/{rest...}" route takes (the
+// console's /console/); any other route answers it 404 as before.
+func canonicalDir(p string) bool {
+	return len(p) > 1 && strings.HasSuffix(p, "/") && canonical(strings.TrimSuffix(p, "/"))
 }
 
 type statusRecorder struct {

@@ -38,6 +38,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("EnabledRules", func(t *testing.T) { testEnabledRules(t, newStores) })
 	t.Run("RuleEvents", func(t *testing.T) { testRuleEvents(t, newStores) })
 	t.Run("EvaluationMarks", func(t *testing.T) { testEvaluationMarks(t, newStores) })
+	t.Run("RuleHistory", func(t *testing.T) { testRuleHistory(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.

@@ -31,6 +31,7 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	next := r
 	next.Version = r.Version + 1
+	next.Change = nil
 	switch {
 	case o.Failed && r.State == StateAlert:
 		// The alert keeps firing on what was last measured.
@@ -54,7 +55,13 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	since := at
 	next.Since = &since
-	return next, TransitionEvent(r.State, next, at)
+	ev := TransitionEvent(r.State, next, at)
+	var eventID string
+	if ev != nil {
+		eventID = ev.ID
+	}
+	next.Change = change(r, next, at, eventID)
+	return next, ev
 }
 
 // EvaluationChanged reports whether next, the result of r.Evaluated, differs
