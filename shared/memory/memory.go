@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -39,6 +40,9 @@ type Store struct {
 	// marks holds the evaluator's marks by account, then project ("" for
 	// the account-wide rules); made on first use.
 	marks map[string]map[string]time.Time
+	// destinations holds the accounts' destination policies
+	// (destinations.go); made on first use.
+	destinations map[string]destination.Policy
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }

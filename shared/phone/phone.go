@@ -8,6 +8,7 @@ package phone
 import (
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -24,4 +25,48 @@ func Valid(n string) bool {
 		return false
 	}
 	return phonenumbers.Format(num, phonenumbers.E164) == n
+}
+
+// types maps libphonenumber's number types onto the destination policy's.
+var types = map[phonenumbers.PhoneNumberType]destination.Type{
+	phonenumbers.FIXED_LINE:           destination.FixedLine,
+	phonenumbers.MOBILE:               destination.Mobile,
+	phonenumbers.FIXED_LINE_OR_MOBILE: destination.FixedLineOrMobile,
+	phonenumbers.TOLL_FREE:            destination.TollFree,
+	phonenumbers.PREMIUM_RATE:         destination.PremiumRate,
+	phonenumbers.SHARED_COST:          destination.SharedCost,
+	phonenumbers.VOIP:                 destination.VoIP,
+	phonenumbers.PERSONAL_NUMBER:      destination.PersonalNumber,
+	phonenumbers.PAGER:                destination.Pager,
+	phonenumbers.UAN:                  destination.UAN,
+	phonenumbers.VOICEMAIL:            destination.Voicemail,
+}
+
+// Classify tells the country and type of a number that Valid accepts (for
+// the destination policy). A number of libphonenumber's non-geographic
+// region "001" (+800, +808, +870, +878, +881, +882, +883, +888, +979) has
+// no country and is an international network, whatever its type.
+func Classify(n string) destination.Number {
+	num, err := phonenumbers.Parse(n, "")
+	if err != nil {
+		return destination.Number{Type: destination.Unknown}
+	}
+	region := phonenumbers.GetRegionCodeForNumber(num)
+	if region == phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY {
+		return destination.Number{Type: destination.InternationalNetwork}
+	}
+	t, ok := types[phonenumbers.GetNumberType(num)]
+	if !ok {
+		t = destination.Unknown
+	}
+	return destination.Number{Country: region, Type: t}
+}
+
+// ValidCountry reports whether code is the ISO 3166-1 alpha-2 code (in
+// capitals) of a region with a numbering plan: libphonenumber's regions,
+// which are the ISO codes of every country with its own numbering plan plus
+// AC (Ascension), TA (Tristan da Cunha) and XK (Kosovo), which have their
+// own. Codes of places without one (AQ, BV, HM, ...) are not among them.
+func ValidCountry(code string) bool {
+	return len(code) == 2 && phonenumbers.GetSupportedRegions()[code]
 }
