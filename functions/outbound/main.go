@@ -20,6 +20,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -57,6 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
+		Destinations: config.Destinations(), Region: region.Region,
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
@@ -70,14 +72,19 @@ type deps struct {
 	InternalKey func(context.Context) (string, error) // the internal key's digest
 	Calls       voiceops.CallStore
 	Dial        voiceops.DialQueue
-	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards      httpapi.Guards
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Destinations are the accounts' destination policies, applied as in
+	// Region (whose countries an account calls by default).
+	Destinations destination.Store
+	Region       voiceops.Region
+	CountError   func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards       httpapi.Guards
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
-		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
+		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry, Now: d.Now,
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: d.Region, Classify: phone.Classify}}).Routes()))
 }

@@ -18,12 +18,15 @@ func TestReplayEvents(t *testing.T) {
 	var jobs dialJobs
 	want := map[string]int{
 		"outbound-trigger.json": 200,
-		"outbound-status.json":  200,
-		"outbound-move.json":    200,
+		// A premium rate number: refused by the default destination policy.
+		"outbound-trigger-premium.json": 400,
+		"outbound-status.json":          200,
+		"outbound-move.json":            200,
 	}
 	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log,
+			Destinations: m.Store.Destinations(), Region: voiceops.RegionUS})
 	})
 	if len(jobs) != 1 {
 		t.Errorf("the trigger sample queued %d dial jobs, want 1", len(jobs))

@@ -11,6 +11,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
@@ -34,6 +35,9 @@ type Deps struct {
 	Calls             voiceops.CallStore
 	Dial              voiceops.DialQueue
 	Guards            httpapi.Guards
+	// Destinations are the accounts' outbound destination policies (the
+	// accounts are of region us).
+	Destinations destination.Store
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -98,7 +102,8 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.now()}).Routes())
+		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry, Now: d.now(),
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }
 
 // All serves every route of both hosts, as the dev server does.

@@ -105,6 +105,12 @@ func (p Policy) Effective(region voiceops.Region) Policy {
 	return p
 }
 
+// Allows reports whether the policy lets the account call numbers of type
+// t (the Refusable types only when allowed).
+func (p Policy) Allows(t Type) bool {
+	return !slices.Contains(Refusable, t) || slices.Contains(p.Allow, t)
+}
+
 // Validate checks a policy the operator sets against the list of known
 // countries (shared/phone.ValidCountry), and normalizes it: sorted, without
 // repeats.
@@ -188,7 +194,7 @@ func (c *Checker) Check(ctx context.Context, accountID, to string) error {
 // nil when the policy allows it.
 func (p Policy) Refusal(n Number) error {
 	var fields []voiceops.FieldError
-	if slices.Contains(Refusable, n.Type) && !slices.Contains(p.Allow, n.Type) {
+	if !p.Allows(n.Type) {
 		fields = append(fields, voiceops.FieldError{Field: "to_number", Message: fmt.Sprintf(
 			"is %s (%s), which this account may not call; the operator can allow the type", describe[n.Type], n.Type)})
 	}
