@@ -58,7 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
-		Destinations: config.Destinations(), Region: region.Region,
+		Destinations: config, Region: region.Region,
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
@@ -74,7 +74,7 @@ type deps struct {
 	Dial        voiceops.DialQueue
 	// Destinations are the accounts' destination policies, applied as in
 	// Region (whose countries an account calls by default).
-	Destinations destination.Store
+	Destinations destination.Reader
 	Region       voiceops.Region
 	CountError   func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards       httpapi.Guards

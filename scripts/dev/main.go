@@ -392,7 +392,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		return nil
 	}
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: store.Destinations(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: dynamo.Destinations(store), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
 		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},

@@ -66,7 +66,7 @@ func destinationsCommand(ctx context.Context, cmd string, st *stores, region voi
 				p.Allow = append(p.Allow, destination.Type(t))
 			}
 		}
-		p, err = p.Validate(phone.ValidCountry)
+		p, err = destination.Validate(p, phone.ValidCountry)
 		if err != nil {
 			return fmt.Errorf("destinations set: %v; nothing was stored", err)
 		}

@@ -188,7 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		db := dynamodb.NewFromConfig(cfg)
 		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
 		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config),
-			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg), destinations: d.Destinations()}
+			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg), destinations: dynamo.Destinations(d)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}

@@ -113,8 +113,10 @@ func (p Policy) Allows(t Type) bool {
 
 // Validate checks a policy the operator sets against the list of known
 // countries (shared/phone.ValidCountry), and normalizes it: sorted, without
-// repeats.
-func (p Policy) Validate(validCountry func(string) bool) (Policy, error) {
+// repeats. A function, not a method: only opsctl needs it, and the
+// functions keep every exported method of their types (functions/outbound
+// is near its bundle cap).
+func Validate(p Policy, validCountry func(string) bool) (Policy, error) {
 	var errs []error
 	out := Policy{}
 	for _, c := range p.Countries {
@@ -145,19 +147,24 @@ func typeList(ts []Type) string {
 	return strings.Join(s, ", ")
 }
 
-// Store keeps the accounts' policies (the config table).
-type Store interface {
+// Reader reads the accounts' policies.
+type Reader interface {
 	// DestinationPolicy is the account's policy; voiceops.ErrNotFound when
 	// the operator set none.
 	DestinationPolicy(ctx context.Context, accountID string) (Policy, error)
+}
+
+// Store keeps the accounts' policies (the config table).
+type Store interface {
+	Reader
 	// SetDestinationPolicy sets (p non-nil) or removes (nil) the account's
 	// policy; voiceops.ErrNotFound, and nothing stored, for an account
 	// that does not exist.
 	SetDestinationPolicy(ctx context.Context, accountID string, p *Policy) error
 }
 
-// Policy returns the account's policy as it applies in region.
-func PolicyOf(ctx context.Context, st Store, region voiceops.Region, accountID string) (Policy, error) {
+// PolicyOf returns the account's policy as it applies in region.
+func PolicyOf(ctx context.Context, st Reader, region voiceops.Region, accountID string) (Policy, error) {
 	p, err := st.DestinationPolicy(ctx, accountID)
 	if errors.Is(err, voiceops.ErrNotFound) {
 		p, err = Policy{}, nil
@@ -173,7 +180,7 @@ func PolicyOf(ctx context.Context, st Store, region voiceops.Region, accountID s
 // on every trigger (one GetItem), so an operator's change applies to the
 // next call.
 type Checker struct {
-	Policies Store
+	Policies Reader
 	Region   voiceops.Region
 	// Classify tells a valid E.164 number's country and type
 	// (shared/phone.Classify).

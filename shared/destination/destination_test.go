@@ -65,12 +65,12 @@ func TestRefusal(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	valid := func(c string) bool { return c == "US" || c == "GB" }
-	got, err := destination.Policy{Countries: []string{"US", "GB", "US"}, Allow: []destination.Type{"voip", "premium_rate", "voip"}}.Validate(valid)
+	got, err := destination.Validate(destination.Policy{Countries: []string{"US", "GB", "US"}, Allow: []destination.Type{"voip", "premium_rate", "voip"}}, valid)
 	if err != nil || !reflect.DeepEqual(got, destination.Policy{Countries: []string{"GB", "US"}, Allow: []destination.Type{"premium_rate", "voip"}}) {
 		t.Errorf("%#v %v", got, err)
 	}
 	for _, p := range []destination.Policy{{Countries: []string{"XX"}}, {Allow: []destination.Type{"mobile"}}, {Allow: []destination.Type{""}}} {
-		if _, err := p.Validate(valid); err == nil {
+		if _, err := destination.Validate(p, valid); err == nil {
 			t.Errorf("%+v accepted", p)
 		}
 	}

@@ -23,16 +23,26 @@ const (
 
 func destinationsKey(accountID string) item { return key(pkAccount+accountID, skDestinations) }
 
-// Destinations returns the store of the accounts' destination policies.
-func (s *Config) Destinations() destination.Store { return destinations{s} }
+// Destinations returns the store of the accounts' destination policies
+// (the operator's, the dev server's). A function rather than a method of
+// Config: functions/outbound reads the policies through Config's own
+// DestinationPolicy, and links no writer (each exported method of a type
+// a function uses is linked, and outbound is near its bundle cap).
+func Destinations(c *Config) destination.Store { return destinations{c} }
 
 type destinations struct{ s *Config }
 
 var _ destination.Store = destinations{}
+var _ destination.Reader = (*Config)(nil)
 
-// DestinationPolicy reads the policy item: one GetItem.
 func (d destinations) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
-	it, found, err := d.s.get(ctx, "DestinationPolicy", destinationsKey(accountID))
+	return d.s.DestinationPolicy(ctx, accountID)
+}
+
+// DestinationPolicy reads an account's destination policy item: one
+// GetItem.
+func (s *Config) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+	it, found, err := s.get(ctx, "DestinationPolicy", destinationsKey(accountID))
 	if err != nil || !found {
 		return destination.Policy{}, notFound(err)
 	}

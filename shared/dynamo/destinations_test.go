@@ -13,6 +13,6 @@ func TestDestinationsContract(t *testing.T) {
 	c := client(t)
 	storetest.RunDestinations(t, func(t *testing.T) (voiceops.Stores, destination.Store) {
 		names := newTables(t, c)
-		return dynamo.NewStores(c, names), dynamo.NewConfig(c, names.Config, names.Deliveries).Destinations()
+		return dynamo.NewStores(c, names), dynamo.Destinations(dynamo.NewConfig(c, names.Config, names.Deliveries))
 	})
 }

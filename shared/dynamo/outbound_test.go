@@ -85,7 +85,7 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
 		(&baseapi.Outbound{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, ValidNumber: func(string) bool { return true },
 			ValidCountry: func(string) bool { return true }, Now: time.Now,
-			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, "").Destinations(), Region: voiceops.RegionUS,
+			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, ""), Region: voiceops.RegionUS,
 				Classify: func(string) destination.Number {
 					return destination.Number{Country: "US", Type: destination.FixedLineOrMobile}
 				}},

@@ -27,8 +27,9 @@ func Valid(n string) bool {
 	return phonenumbers.Format(num, phonenumbers.E164) == n
 }
 
-// types maps libphonenumber's number types onto the destination policy's.
-var types = map[phonenumbers.PhoneNumberType]destination.Type{
+// types maps libphonenumber's number types onto the destination policy's
+// (an array: static data, no map built at start).
+var types = [...]destination.Type{
 	phonenumbers.FIXED_LINE:           destination.FixedLine,
 	phonenumbers.MOBILE:               destination.Mobile,
 	phonenumbers.FIXED_LINE_OR_MOBILE: destination.FixedLineOrMobile,
@@ -55,9 +56,9 @@ func Classify(n string) destination.Number {
 	if region == phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY {
 		return destination.Number{Type: destination.InternationalNetwork}
 	}
-	t, ok := types[phonenumbers.GetNumberType(num)]
-	if !ok {
-		t = destination.Unknown
+	t := destination.Unknown
+	if i := phonenumbers.GetNumberType(num); int(i) < len(types) && types[i] != "" {
+		t = types[i]
 	}
 	return destination.Number{Country: region, Type: t}
 }
