@@ -49,7 +49,7 @@ const (
 	// HandedOffID is the conversation that handed off after a minute, whose
 	// bridge the bridge-ended sample ends.
 	HandedOffID = "conv_17953416000000SampleConversation02"
-	InternalKey    = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
+	InternalKey = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
 	// EventsKey is the X-Api-Key (events key of ProjectID) of the external
 	// events and bridge-ended samples (events/events-*.json).
 	EventsKey = "vo_events_us_CqhXoFwEhhS5W3D96jHdYUcSKsHJHlLi5JIKgAlK1kIQSQ"
