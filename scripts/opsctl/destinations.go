@@ -11,10 +11,10 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-const destinationsUsage = `  destinations show -account ID             print the account's outbound destination
-                                             policy: the countries it may call and
-                                             the number types it may call that are
-                                             refused by default
+const destinationsUsage = `  destinations show -account ID              print the account's outbound
+                                             destination policy: the countries it
+                                             may call and the number types it may
+                                             call that are refused by default
   destinations set -account ID [-countries CC,CC|default] [-allow TYPE,TYPE|none]
                                              change it: -countries replaces the
                                              countries (ISO 3166-1 alpha-2; default:
