@@ -57,13 +57,32 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
-		Destinations: config, Region: region.Region,
+		Keys: auth.New(configReads{keyByDigest: config.KeyByDigest}, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
+		Destinations: configReads{policy: config.DestinationPolicy}, Region: region.Region,
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
+}
+
+// configReads are the function's reads of the config table (a key by its
+// digest, an account's destination policy), held as functions: with
+// reflection linked, every exported method of a type reachable from an
+// interface is kept, so a *dynamo.Config in any interface (or in a struct
+// in one) would link the whole store into this function, near its bundle
+// cap (about 100 KB of code and as much of tables).
+type configReads struct {
+	keyByDigest func(ctx context.Context, digest string) (voiceops.Key, error)
+	policy      func(ctx context.Context, accountID string) (destination.Policy, error)
+}
+
+func (r configReads) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
+	return r.keyByDigest(ctx, digest)
+}
+
+func (r configReads) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+	return r.policy(ctx, accountID)
 }
 
 // deps is what outbound calling runs on.
