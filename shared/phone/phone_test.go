@@ -1,10 +1,15 @@
 package phone_test
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"testing"
+
+	"github.com/nyaruka/phonenumbers"
 
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func TestValid(t *testing.T) {
@@ -68,5 +73,70 @@ func TestValidCountry(t *testing.T) {
 		if got := phone.ValidCountry(c); got != want {
 			t.Errorf("ValidCountry(%q) = %v", c, got)
 		}
+	}
+}
+
+// BenchmarkTriggerChecks is what a trigger asks of a number: Valid, then
+// the destination policy's Classify (two numbers in turn, so that the memo
+// of the last number never carries over); BenchmarkIsValidNumber is the
+// check the trigger made before the policy, alone.
+//
+//	go test -run '^$' -bench 'TriggerChecks|IsValidNumber' -benchmem ./shared/phone/
+func BenchmarkTriggerChecks(b *testing.B) {
+	numbers := []string{"+14155550100", "+14155550101"}
+	i := 0
+	for b.Loop() {
+		n := numbers[i%2]
+		i++
+		if !phone.Valid(n) || phone.Classify(n).Country != "US" {
+			b.Fatal(n)
+		}
+	}
+}
+
+func BenchmarkIsValidNumber(b *testing.B) {
+	numbers := []string{"+14155550100", "+14155550101"}
+	i := 0
+	for b.Loop() {
+		n := numbers[i%2]
+		i++
+		num, err := phonenumbers.Parse(n, "")
+		if err != nil || !voiceops.ValidE164(n) || !phonenumbers.IsValidNumber(num) || phonenumbers.Format(num, phonenumbers.E164) != n {
+			b.Fatal(n)
+		}
+	}
+}
+
+// TestValidIsLibphonenumbersValidity: Valid, which tells validity from one
+// type lookup, agrees with libphonenumber's IsValidNumber over numbers of
+// every calling code (random digits, fixed seed), and the memo never
+// answers for another number.
+func TestValidIsLibphonenumbersValidity(t *testing.T) {
+	isValid := func(n string) bool {
+		num, err := phonenumbers.Parse(n, "")
+		return err == nil && voiceops.ValidE164(n) && phonenumbers.IsValidNumber(num) && phonenumbers.Format(num, phonenumbers.E164) == n
+	}
+	r := rand.New(rand.NewPCG(24, 7))
+	valid := 0
+	for cc := range phonenumbers.GetSupportedCallingCodes() {
+		for range 60 {
+			n := "+" + strconv.Itoa(cc)
+			for range 4 + r.IntN(10) {
+				n += strconv.Itoa(r.IntN(10))
+			}
+			want := isValid(n)
+			if got := phone.Valid(n); got != want {
+				t.Errorf("Valid(%s) = %v, IsValidNumber %v", n, got, want)
+			}
+			if c := phone.Classify(n); (c.Type != destination.Unknown) != want {
+				t.Errorf("Classify(%s) = %+v, valid %v", n, c, want)
+			}
+			if want {
+				valid++
+			}
+		}
+	}
+	if valid < 100 {
+		t.Errorf("only %d valid numbers drawn: the test says little", valid)
 	}
 }
