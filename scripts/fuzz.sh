@@ -21,6 +21,7 @@ targets=(
   "./shared/baseapi FuzzAppendJSONString"
   "./shared/httpapi FuzzParseObject"
   "./shared/httpapi FuzzPlainString"
+  "./shared/httpapi FuzzCheckJSON"
   "./shared/voiceops FuzzCheckURL"
   "./shared/voiceops FuzzCheckHeaders"
   "./shared/voiceops FuzzShapes"

@@ -21,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -51,12 +52,32 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	lambda.StartWithOptions(handler(deps{
-		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env.CallsTable),
+		Keys: auth.New(configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env.CallsTable),
+		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 	}), lambda.WithContext(ctx))
 	return nil
+}
+
+// configReads are the function's reads of the config table (a key by its
+// digest, an account's destination policy), held as functions: with
+// reflection linked, every exported method of a type reachable from an
+// interface is kept, so a *dynamo.Config in any interface (or in a struct
+// in one) would link the whole store into this function, near its bundle
+// cap (about 100 KB of code and as much of tables).
+type configReads struct {
+	keyByDigest func(ctx context.Context, digest string) (voiceops.Key, error)
+	policy      func(ctx context.Context, accountID string) (destination.Policy, error)
+}
+
+func (r configReads) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
+	return r.keyByDigest(ctx, digest)
+}
+
+func (r configReads) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+	return r.policy(ctx, accountID)
 }
 
 // deps is what outbound calling runs on.
@@ -65,14 +86,19 @@ type deps struct {
 	InternalKey func(context.Context) (string, error) // the internal key's digest
 	Calls       voiceops.CallStore
 	Dial        voiceops.DialQueue
-	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards      httpapi.Guards
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Destinations are the accounts' destination policies, applied as in
+	// Region (whose countries an account calls by default).
+	Destinations destination.Reader
+	Region       voiceops.Region
+	CountError   func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards       httpapi.Guards
+	Now          func() time.Time
+	Log          *slog.Logger
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
-		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid}).Routes()))
+		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: d.Region, Classify: phone.Classify}}).Routes()))
 }

@@ -30,7 +30,6 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/alerting"
-	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
@@ -38,6 +37,7 @@ import (
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -240,7 +240,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid}).Routes(),
+		(&baseapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
@@ -253,13 +254,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(apispec.Document())
-	})
-	mux.Handle("/", api)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withOpenAPI(api), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 
@@ -304,14 +299,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // backend is what the dev server runs on: stores, metrics, the delivery
 // queue and its dispatcher.
 type backend struct {
-	name     string
-	stores   voiceops.Stores
-	configs  voiceops.AgentConfigStore
-	dni      voiceops.DNIStore
-	calls    voiceops.CallStore
-	requests httpapi.GuardStore
-	pacer    voiceops.Pacer
-	dial     voiceops.DialQueue
+	name    string
+	stores  voiceops.Stores
+	configs voiceops.AgentConfigStore
+	// destinations are the accounts' outbound destination policies.
+	destinations destination.Store
+	dni          voiceops.DNIStore
+	calls        voiceops.CallStore
+	requests     httpapi.GuardStore
+	pacer        voiceops.Pacer
+	dial         voiceops.DialQueue
 	// startDialer hands the dial queue's jobs to d until the returned stop.
 	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
 	metrics     buckets.Store
@@ -353,7 +350,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		dq := &dialer.MemoryQueue{Log: log,
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), destinations: mem.Destinations(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
 			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
@@ -407,7 +404,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		return nil
 	}
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: dynamo.Destinations(store), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
 		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},

@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/ratelimit"
@@ -106,7 +107,7 @@ Commands:
                                              minute.
   limit show -account ID                     print the account's rate limit
   limit reset -account ID                    back to the default limit
-  agent show -account ID -project ID [-reveal-secrets]
+` + destinationsUsage + `  agent show -account ID -project ID [-reveal-secrets]
                                              print the project's agent
                                              configuration as JSON; signing
                                              secrets and header values are
@@ -141,6 +142,8 @@ type stores struct {
 	limits   ratelimit.Store
 	pacer    rateSetter
 	secrets  twilio.SecretsWriter
+	// destinations are the accounts' destination policies (config table).
+	destinations destination.Store
 }
 
 // rateSetter sets an account's outbound rate (dynamo.Pacer).
@@ -185,7 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		db := dynamodb.NewFromConfig(cfg)
 		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
 		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config),
-			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg)}
+			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg), destinations: dynamo.Destinations(d)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -212,6 +215,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	from := fs.String("from", "", "caller ID: a Twilio number of the account, E.164")
 	rate := fs.Int("rate", 0, "requests a second, sustained, of each API key")
 	burst := fs.Int("burst", 0, "requests at once of each API key")
+	countries := fs.String("countries", "", "comma-separated ISO 3166-1 alpha-2 codes the account may call (default: the region's)")
+	allowTypes := fs.String("allow", "", "comma-separated number types refused by default that the account may call (none: no such type)")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -385,6 +390,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s: Twilio SID %s, caller ID %s, auth token set (not shown)\n", *account, a.AccountSID, a.FromNumber)
+	case "destinations show", "destinations set", "destinations reset":
+		return destinationsCommand(ctx, cmd, st, voiceops.Region(*region), *account, *countries, *allowTypes, stdout)
 	case "limit set", "limit show", "limit reset":
 		return limitCommand(ctx, cmd, st, accounts, *account, ratelimit.Limit{Rate: *rate, Burst: *burst}, stdout)
 	case "agent show":

@@ -13,6 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
@@ -39,6 +40,9 @@ type Deps struct {
 	Guards            httpapi.Guards
 	// Series reads the metric series and previews (our additions).
 	Series *series.Reader
+	// Destinations are the accounts' outbound destination policies (the
+	// accounts are of region us).
+	Destinations destination.Store
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -105,7 +109,8 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid}).Routes())
+		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }
 
 // All serves every route of both hosts, as the dev server does.

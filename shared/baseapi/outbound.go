@@ -1,6 +1,7 @@
 package baseapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,18 @@ type Outbound struct {
 	// (shared/phone.Valid); injected so that only the function that
 	// triggers calls links the phone-number library.
 	ValidNumber func(string) bool
+	// ValidCountry says whether a country_code is an ISO 3166-1 alpha-2
+	// code (shared/phone.ValidCountry: libphonenumber's regions).
+	ValidCountry func(string) bool
+	// Destinations refuses the numbers the account may not call
+	// (shared/destination.Checker).
+	Destinations Destinations
+}
+
+// Destinations decides whether an account may call a valid number: nil, or
+// a 400 naming why not (shared/destination.Checker).
+type Destinations interface {
+	Check(ctx context.Context, accountID, toNumber string) error
 }
 
 // Routes lists the outbound calling routes (doc 2).
@@ -83,11 +96,6 @@ func readMetadata(o *httpapi.Object) map[string]any {
 	return m
 }
 
-// validCountryCode reports whether s is an ISO 3166-1 alpha-2 code.
-func validCountryCode(s string) bool {
-	return len(s) == 2 && 'A' <= s[0] && s[0] <= 'Z' && 'A' <= s[1] && s[1] <= 'Z'
-}
-
 // maxEncryptionLen bounds the free-form encryption field.
 const maxEncryptionLen = 256
 
@@ -108,10 +116,13 @@ func (g *Outbound) outboundTrigger(w http.ResponseWriter, r *http.Request, p htt
 		o.Fail("encryption", fmt.Sprintf("must be at most %d characters", maxEncryptionLen))
 	}
 	cc, ok := o.Str("country_code", false)
-	if ok && !validCountryCode(cc) {
+	if ok && !g.ValidCountry(cc) {
 		o.Fail("country_code", "must be an ISO 3166-1 alpha-2 country code in capitals, such as GB")
 	}
 	if err := o.Done(); err != nil {
+		return err
+	}
+	if err := g.Destinations.Check(r.Context(), p.AccountID, to); err != nil {
 		return err
 	}
 	c, err := g.Calls.Trigger(r.Context(), voiceops.Call{AccountID: p.AccountID, ProjectID: p.ProjectID, ToNumber: to,

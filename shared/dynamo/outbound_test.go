@@ -19,6 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	callsvc "github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -83,7 +84,13 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	calls := dynamo.NewCalls(db, names.Calls)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
-		(&baseapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true }}).Routes())
+		(&baseapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true },
+			ValidCountry: func(string) bool { return true },
+			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, ""), Region: voiceops.RegionUS,
+				Classify: func(string) destination.Number {
+					return destination.Number{Country: "US", Type: destination.FixedLineOrMobile}
+				}},
+		}).Routes())
 	do := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("X-Service-Auth-Token", key)
@@ -103,8 +110,9 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("trigger: %d %s", st, body)
 	}
-	if got := db.take(); !maps.Equal(got, map[string]int{"PutItem": 1}) || sq.sends != 1 {
-		t.Errorf("trigger made %v and %d SendMessage, want one PutItem and one SendMessage", got, sq.sends)
+	// The account's destination policy (GetItem), the call (PutItem).
+	if got := db.take(); !maps.Equal(got, map[string]int{"GetItem": 1, "PutItem": 1}) || sq.sends != 1 {
+		t.Errorf("trigger made %v and %d SendMessage, want one GetItem, one PutItem and one SendMessage", got, sq.sends)
 	}
 	var out struct{ CallSid string }
 	_ = json.Unmarshal([]byte(body), &out)

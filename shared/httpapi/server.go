@@ -118,8 +118,9 @@ func (s *server) route(rt Route) http.Handler {
 			err = lerr
 		}
 		if err == nil {
-			if key := r.Header.Get(idempotency.Header); rt.Create && s.Idempotency != nil && key != "" {
-				err = s.idempotent(w, r, rt, c, key)
+			// A header sent empty is a malformed key (400), not no key.
+			if keys := r.Header.Values(idempotency.Header); rt.Create && s.Idempotency != nil && len(keys) > 0 {
+				err = s.idempotent(w, r, rt, c, keys[0])
 			} else {
 				s.serve(w, r, rt, c)
 				return

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -42,6 +43,9 @@ type Store struct {
 	// history holds the rules' state changes by account, then rule
 	// (history.go); made on first use.
 	history map[string]map[string][]voiceops.StateChange
+	// destinations holds the accounts' destination policies
+	// (destinations.go); made on first use.
+	destinations map[string]destination.Policy
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/voiceops/opsapi/shared/apispec"
+)
+
+// withOpenAPI serves the OpenAPI document at exactly /openapi.json and
+// hands every other request to api as it came. No ServeMux in front: a
+// ServeMux cleans a path with // or .. and redirects it (307, text/html,
+// no request ID) before the API's own guard could answer its JSON 404.
+func withOpenAPI(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi.json" && r.URL.RawPath == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(apispec.Document())
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
+}
