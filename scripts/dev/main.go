@@ -2,7 +2,7 @@
 // address, with the embedded in-memory stores by default, or DynamoDB at
 // AWS_ENDPOINT_URL (LocalStack, moto) when that is set.
 //
-//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE] [-eval-every 60s]
+//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE [-fresh]] [-eval-every 60s]
 //	                     [-allow-loopback-webhooks] [-retry-schedule 0s,1m,5m,15m,1h,4h]
 //	                     [-conversation-idle-timeout 30m]
 package main
@@ -71,6 +71,7 @@ func main() {
 type options struct {
 	addr          string
 	credentials   string
+	fresh         bool
 	region        string
 	tablePrefix   string
 	allowLoopback bool
@@ -100,7 +101,9 @@ Flags:
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
-	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready")
+	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready; "+
+		"when FILE already holds them, keep their accounts and keys")
+	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some")
 	fs.StringVar(&o.region, "region", "us", "service region the keys are bound to: us, uk or eu")
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
@@ -162,7 +165,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer b.close()
 	region := voiceops.Region(o.region)
+	// The keys of the last run's credentials file are kept, so a restart
+	// does not break the variables a shell took from it.
+	var prev *Credentials
+	if o.credentials != "" && !o.fresh {
+		if prev, err = previousCredentials(o.credentials, region); err != nil {
+			return err
+		}
+	}
 	internalKey := keys.New(keys.KindInternal, region)
+	if prev != nil {
+		internalKey = prev.InternalKey
+	}
 	recorder := &buckets.Recorder{Store: b.metrics}
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
 	engine := &conversation.Engine{
@@ -252,7 +266,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { errc <- srv.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey)
+	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey, prev)
 	if err != nil {
 		_ = srv.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
