@@ -263,22 +263,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.Handle("/", api)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 
+	// Requests are served only once the credentials are written, so that
+	// a script that waits for the first answer (the README's curl --retry)
+	// then reads this run's credentials; connections made meanwhile wait
+	// in the listener's backlog.
 	url := "http://" + ln.Addr().String()
 	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey, prev)
 	if err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
 	}
 	if err := seedDNI(ctx, b.dni, creds); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding DNI pools: %w", err)
 	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return err
 	}
+	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
 		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback,
 		"conversation_idle_timeout", o.idleTimeout)

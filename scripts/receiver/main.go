@@ -27,6 +27,22 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./scripts/receiver -secret whsec_... [flags]
+
+A local webhook receiver for trying deliveries: it verifies both signature
+schemes of every POST (Standard Webhooks and X-Service-Signature) with the
+endpoint's signing secret and prints each event on a line, "verified ..."
+or "REJECTED ..." (401). A GET answers 200 and prints nothing, so that a
+script can wait for it. Use it with the dev server's -allow-loopback-webhooks.
+
+Example:
+  go run ./scripts/receiver -addr 127.0.0.1:9000 -secret "$SECRET" -fail-first
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	addr := flag.String("addr", "127.0.0.1:9000", "`HOST:PORT` to listen on")
 	secret := flag.String("secret", os.Getenv("SIGNING_SECRET"), "the endpoint's signing secret (whsec_...; default $SIGNING_SECRET)")
 	failFirst := flag.Bool("fail-first", false, "answer 500 to the first attempt of each event, to watch a retry")
@@ -63,6 +79,12 @@ func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, err
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			// Readiness (scripts/waitfor): deliveries are POSTs.
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = io.WriteString(w, "receiver ready: POST deliveries here\n")
+			return
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
 			http.Error(w, "cannot read body", http.StatusBadRequest)

@@ -45,3 +45,16 @@ func TestReceiverVerifiesBothSchemes(t *testing.T) {
 		t.Errorf("output: %s", out.String())
 	}
 }
+
+func TestReceiverAnswersAGetWithoutPrinting(t *testing.T) {
+	var out bytes.Buffer
+	h, err := newHandler("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", false, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != http.StatusOK || out.Len() != 0 {
+		t.Errorf("GET: %d, printed %q", rec.Code, out.String())
+	}
+}
