@@ -244,10 +244,12 @@ func runBash(ctx context.Context, dir, script string, stepTimeout time.Duration)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	var err error
+	exited := false
 wait:
 	for {
 		select {
 		case err = <-done:
+			exited = true
 			break wait
 		case <-ctx.Done():
 			err = fmt.Errorf("timed out: %w", ctx.Err())
@@ -260,11 +262,13 @@ wait:
 		}
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+	if !exited {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
 	}
 	return out.String(), err
 }

@@ -67,7 +67,7 @@ func Parse(doc string) ([]Block, error) {
 			if marker == "" {
 				return nil, fmt.Errorf("line %d: say why a block is skipped: <!-- readme: skip REASON -->", i+1)
 			}
-		} else if strings.Contains(l, "<!-- readme") {
+		} else if strings.HasPrefix(l, "<!-- readme") {
 			return nil, fmt.Errorf("line %d: unknown readme marker %q", i+1, l)
 		} else if l != "" {
 			marker = "" // a marker holds only for the fence right after it
