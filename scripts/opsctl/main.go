@@ -150,7 +150,10 @@ type rateSetter interface {
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
 // (tests).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) (err error) {
+	// An AWS error names the fix: which table, which credentials, which flag.
+	var target awsTarget
+	defer func() { err = target.explain(err) }()
 	global := flag.NewFlagSet("opsctl", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	region := global.String("region", envOr(getenv, "SERVICE_REGION", "us"), "")
@@ -178,6 +181,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if *configTable != "" {
 			names.Config = *configTable
 		}
+		target = awsTarget{on: true, prefix: *prefix, names: names, endpoint: getenv("AWS_ENDPOINT_URL"), twilioSecret: *twilioSecret}
 		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return err
