@@ -56,3 +56,14 @@ func TestMissingTableNamesTheTableAndTheFlag(t *testing.T) {
 		t.Errorf("an endpoint that does not answer: %v", err)
 	}
 }
+
+// The example the README loads is a valid configuration.
+func TestTheExampleAgentConfigurationLoads(t *testing.T) {
+	c, err := loadAgentConfig(filepath.Join("..", "..", "examples", "agent.json"), "acct_acme", "proj_ivr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Variant(""); !ok {
+		t.Error("examples/agent.json has no default variant")
+	}
+}
