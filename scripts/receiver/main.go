@@ -11,6 +11,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,7 +34,9 @@ func main() {
 A local webhook receiver for trying deliveries: it verifies both signature
 schemes of every POST (Standard Webhooks and X-Service-Signature) with the
 endpoint's signing secret and prints each event on a line, "verified ..."
-or "REJECTED ..." (401). A GET answers 200 and prints nothing, so that a
+or "REJECTED ..." (401). Events of a rule older than the last one printed
+(by the event's alert.sequence; deliveries may arrive out of order) are
+acknowledged and printed as ignored. A GET answers 200 and prints nothing, so that a
 script can wait for it. Use it with the dev server's -allow-loopback-webhooks.
 
 Example:
@@ -78,6 +81,9 @@ func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, err
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
+	// The last sequence number printed per rule: deliveries may arrive out
+	// of order (a retry after a later event), and an older one is stale.
+	last := map[string]int64{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			// Readiness (scripts/waitfor): deliveries are POSTs.
@@ -105,7 +111,21 @@ func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, err
 			http.Error(w, "try again", http.StatusInternalServerError)
 			return
 		}
-		fmt.Fprintf(out, "verified %s (both signatures): %s\n", id, body)
+		rule, seq := ruleSequence(body)
+		mu.Lock()
+		stale := seq > 0 && seq <= last[rule]
+		prev := last[rule]
+		if !stale && seq > 0 {
+			last[rule] = seq
+		}
+		mu.Unlock()
+		if stale {
+			// Acknowledged (it was delivered) but not applied: the rule's
+			// state has moved on since.
+			fmt.Fprintf(out, "verified %s (both signatures), rule %s #%d: older than #%d, ignored\n", id, rule, seq, prev)
+		} else {
+			fmt.Fprintf(out, "verified %s (both signatures): %s\n", id, body)
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}), nil
 }
@@ -124,4 +144,19 @@ func Verify(wh *standardwebhooks.Webhook, secret string, body []byte, h http.Hea
 		}
 	}
 	return errors.New("X-Service-Signature does not match")
+}
+
+// ruleSequence reads the rule and sequence number of an event body (0 when
+// it has none: a test event).
+func ruleSequence(body []byte) (string, int64) {
+	var e struct {
+		Alert struct {
+			ID       string `json:"id"`
+			Sequence int64  `json:"sequence"`
+		} `json:"alert"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", 0
+	}
+	return e.Alert.ID, e.Alert.Sequence
 }
