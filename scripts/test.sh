@@ -54,6 +54,9 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
+step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
+./scripts/apilint
+
 step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
 command -v jq >/dev/null || { echo "the README's commands need jq (apt-get install jq)"; exit 1; }
 go run ./scripts/readme
