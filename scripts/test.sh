@@ -57,6 +57,9 @@ go test -race -count=1 $(go list ./... | grep -v '/infra')
 step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
 ./scripts/apilint
 
+step "generated clients (scripts/clientcheck/run: oapi-codegen Go client and openapi-typescript + openapi-fetch, compiled and run against a dev server; about 45 s)"
+./scripts/clientcheck/run
+
 step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
 command -v jq >/dev/null || { echo "the README's commands need jq (apt-get install jq)"; exit 1; }
 go run ./scripts/readme
