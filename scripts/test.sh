@@ -11,6 +11,9 @@
 # Needs: Go, Python with moto_server and cfn-lint (preinstalled here; the
 # script installs them with pip if missing), Node with npx.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' './scripts/test.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 

@@ -96,6 +96,9 @@ their credentials as JSON (to -credentials FILE, else to standard output).
 With AWS_ENDPOINT_URL set, state lives in DynamoDB there (tables are created
 if missing); otherwise in memory. Stops cleanly on Ctrl-C.
 
+Example:
+  go run ./scripts/dev -credentials creds.json -allow-loopback-webhooks -retry-schedule 0s,1s,2s
+
 Flags:
 `)
 		fs.PrintDefaults()

@@ -124,6 +124,10 @@ Global flags (before the command):
 
 AWS credentials and region come from the usual AWS environment or profile.
 Set AWS_ENDPOINT_URL to work against LocalStack or moto.
+
+Examples:
+  go run ./scripts/opsctl -region us account create -name Acme -id acct_acme
+  AWS_ENDPOINT_URL=http://127.0.0.1:5000 go run ./scripts/opsctl -table-prefix voiceops-local account list
 `
 
 func main() {
