@@ -130,7 +130,10 @@ var Functions = []Function{
 		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
 		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+		Routes: append(apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+			// The studio host's part of the OpenAPI document and its reference (shared/apidocs).
+			Route{Host: StudioHost, Method: http.MethodGet, Path: "/openapi.json"},
+			Route{Host: StudioHost, Method: http.MethodGet, Path: "/docs"}),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
@@ -224,6 +227,9 @@ var Functions = []Function{
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
 			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/handoff_state"},
+			// The base host's part of the OpenAPI document and its reference (shared/apidocs).
+			{Host: BaseHost, Method: http.MethodGet, Path: "/openapi.json"},
+			{Host: BaseHost, Method: http.MethodGet, Path: "/docs"},
 		},
 	},
 	{

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -81,5 +82,6 @@ type deps struct {
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes()))
+		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes(),
+		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

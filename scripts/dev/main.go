@@ -30,6 +30,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
@@ -262,6 +263,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(apispec.Document())
+	})
+	// Both hosts are served here, so the whole document and its reference.
+	docs := apidocs.Render(apispec.Document())
+	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(docs)
 	})
 	mux.Handle("/", api)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
