@@ -100,6 +100,15 @@ Flags:
 	start := time.Now()
 	out, runErr := runBash(ctx, filepath.Dir(*path), script, *stepTimeout)
 	steps := splitSteps(out)
+	// Every command that ran printed its mark: a missing one means the
+	// runner cut a command it should not have.
+	for i := range cmds {
+		if _, ok := steps[i]; !ok {
+			if _, later := steps[i+1]; later {
+				return fmt.Errorf("%s:%d: this command's output was lost: the runner cut it wrongly (a compound command over several lines?)", *path, cmds[i].Line)
+			}
+		}
+	}
 	checked := 0
 	for i, c := range cmds {
 		got, ran := steps[i]

@@ -85,6 +85,7 @@ func splitCommands(lines []string, firstLine int) ([]Command, error) {
 	var cmds []Command
 	var cur *Command
 	var q quoteState
+	depth := 0 // of compound commands (while ... done, if ... fi) still open
 	for i, l := range lines {
 		trimmed := strings.TrimSpace(l)
 		if cur == nil {
@@ -116,7 +117,8 @@ func splitCommands(lines []string, firstLine int) ([]Command, error) {
 			code = l[:comment]
 		}
 		code = strings.TrimSpace(code)
-		if q.closed() && !strings.HasSuffix(code, `\`) && !strings.HasSuffix(code, "|") &&
+		depth += nesting(code)
+		if q.closed() && depth <= 0 && !strings.HasSuffix(code, `\`) && !strings.HasSuffix(code, "|") &&
 			!strings.HasSuffix(code, "&&") && !strings.HasSuffix(code, "||") {
 			cur = nil
 		}
@@ -125,6 +127,41 @@ func splitCommands(lines []string, firstLine int) ([]Command, error) {
 		return nil, fmt.Errorf("line %d: a quote that is never closed", cur.Line)
 	}
 	return cmds, nil
+}
+
+var separators = regexp.MustCompile(`[;&|()]`)
+
+// nesting is how many compound commands a line opens (while, until, for,
+// if, case, "{") less those it closes (done, fi, esac, "}"), counting the
+// words outside quotes: a loop spanning lines is one command.
+func nesting(code string) int {
+	var q quoteState
+	var plain strings.Builder
+	for i := 0; i < len(code); i++ {
+		was := q.in
+		q.scan(code[i : i+1])
+		if was == 0 && q.in == 0 {
+			plain.WriteByte(code[i])
+		} else {
+			plain.WriteByte(' ')
+		}
+	}
+	n := 0
+	// Only a word in command position opens or closes: the first of each
+	// part between ; & | ( ), so "echo for" opens nothing.
+	for _, part := range separators.Split(plain.String(), -1) {
+		f := strings.Fields(part)
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "while", "until", "for", "if", "case", "{":
+			n++
+		case "done", "fi", "esac", "}":
+			n--
+		}
+	}
+	return n
 }
 
 func expectText(c string) string {

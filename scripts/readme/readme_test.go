@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,20 @@ func TestScriptMarksStepsAndSubstitutesPorts(t *testing.T) {
 	steps := splitSteps("\n" + stepMark + "0\nhello\n\n" + stepMark + "1\n")
 	if steps[0] != "hello\n" || steps[1] != "" {
 		t.Errorf("steps: %v", steps)
+	}
+}
+
+// A loop or an if over several lines is one command; a one-line loop too.
+func TestCompoundCommandsAreOneCommand(t *testing.T) {
+	blocks, err := Parse("```sh\nCUR=\nwhile :; do\n  echo \"done\"\n  [ -n \"$CUR\" ] || break\ndone\nuntil true; do sleep 1; done\nif true; then\n  echo 'fi'\nfi\necho for\necho x\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, c := range blocks[0].Commands {
+		lines = append(lines, c.Line)
+	}
+	if fmt.Sprint(lines) != "[2 3 7 8 11 12]" {
+		t.Errorf("commands start on lines %v, want [2 3 7 8 11 12]", lines)
 	}
 }
