@@ -57,6 +57,7 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
+command -v jq >/dev/null || { echo "apilint, clientcheck and the README's commands need jq (apt-get install jq)"; exit 1; }
 step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
 ./scripts/apilint
 
@@ -64,7 +65,6 @@ step "generated clients (scripts/clientcheck/run: oapi-codegen Go client and ope
 ./scripts/clientcheck/run
 
 step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
-command -v jq >/dev/null || { echo "the README's commands need jq (apt-get install jq)"; exit 1; }
 go run ./scripts/readme
 
 step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"
