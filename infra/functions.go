@@ -178,7 +178,9 @@ var Functions = withDerivedTimeouts([]Function{
 		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
 		Routes: apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts",
-			"/v1/metrics", "/console", "/console/{proxy+}"),
+			"/v1/metrics", "/console", "/console/{proxy+}",
+			// The studio host's part of the OpenAPI document and its reference (shared/apidocs).
+			"/openapi.json", "/docs"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
@@ -306,6 +308,9 @@ var Functions = withDerivedTimeouts([]Function{
 			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations"},
 			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
 			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/handoff_state"},
+			// The base host's part of the OpenAPI document and its reference (shared/apidocs).
+			{Host: BaseHost, Method: "ANY", Path: "/openapi.json"},
+			{Host: BaseHost, Method: "ANY", Path: "/docs"},
 		},
 	},
 	{

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -20,12 +21,12 @@ var servedGroups = map[string]struct {
 	host   Host
 	groups [][]httpapi.Route
 }{
-	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes(), console.Routes()}},
+	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes(), console.Routes(), apidocs.Routes(apidocs.Studio)}},
 	"webhooks": {StudioHost, [][]httpapi.Route{(&studioapi.Webhooks{}).Routes()}},
 	"intake":   {StudioHost, [][]httpapi.Route{(&studioapi.Intake{}).Routes()}},
 	"chat":     {BaseHost, [][]httpapi.Route{(&baseapi.Chat{}).Routes()}},
 	"conversations": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes()}},
+		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
 	"calls": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
 	"outbound": {BaseHost, [][]httpapi.Route{(&baseapi.Outbound{}).Routes()}},

@@ -10,6 +10,9 @@
 # about 80 s on 2 cores. -fuzzminimizetime is short: minimizing a new
 # input would otherwise stall a bounded run for up to 60 s.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' 'FUZZTIME=10s ./scripts/fuzz.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-4s}
 

@@ -11,6 +11,9 @@
 # Needs: Go, Python with moto_server and cfn-lint (preinstalled here; the
 # script installs them with pip if missing), Node with npx.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' './scripts/test.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
@@ -63,6 +66,16 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
+
+command -v jq >/dev/null || { echo "apilint, clientcheck and the README's commands need jq (apt-get install jq)"; exit 1; }
+step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
+./scripts/apilint
+
+step "generated clients (scripts/clientcheck/run: oapi-codegen Go client and openapi-typescript + openapi-fetch, compiled and run against a dev server; about 45 s)"
+./scripts/clientcheck/run
+
+step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
+go run ./scripts/readme
 
 step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"
 ./scripts/fuzz.sh

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/delivery"
@@ -89,5 +90,6 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc,
 			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
-		console.Routes()))
+		console.Routes(),
+		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -63,5 +64,6 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
 		(&baseapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
 		(&baseapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
-		(&baseapi.Handoff{Store: d.Conversations}).Routes()))
+		(&baseapi.Handoff{Store: d.Conversations}).Routes(),
+		apidocs.Routes(apidocs.Base))) // the base host's /openapi.json and /docs
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // ago, function errors now and then), and a chat conversation that hands
 // off. An account that already has rules is left as it is, so a restart
 // with the same credentials does not add them twice.
-func seedDemo(ctx context.Context, url string, creds Credentials, svc *alerting.Service, rec *buckets.Recorder, now time.Time) error {
+func seedDemo(ctx context.Context, api http.Handler, creds Credentials, svc *alerting.Service, rec *buckets.Recorder, now time.Time) error {
 	acct := creds.Accounts[0]
 	p0, p1 := acct.Projects[0], acct.Projects[1]
 	rules, err := svc.Rules.ListRules(ctx, acct.AccountID)
@@ -62,23 +63,20 @@ func seedDemo(ctx context.Context, url string, creds Credentials, svc *alerting.
 		return fmt.Errorf("demo metric events: %w", err)
 	}
 	// A chat conversation through the API, as a client would have it.
-	base := url + "/v1/" + acct.AccountID + "/" + p0.ProjectID + "/chat/"
+	// The API is called in process: the server answers requests only once
+	// the credentials are written, after this.
+	base := "/v1/" + acct.AccountID + "/" + p0.ProjectID + "/chat/"
 	post := func(path, body string) (string, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(body))
 		req.Header.Set("X-API-KEY", p0.APIKey)
 		req.Header.Set("X-TOKEN", p0.AgentToken)
 		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return "", err
+		res := httptest.NewRecorder()
+		api.ServeHTTP(res, req)
+		if res.Code != http.StatusOK {
+			return "", fmt.Errorf("demo chat %s: %d %s", path, res.Code, res.Body.String())
 		}
-		defer res.Body.Close()
-		buf := make([]byte, 4096)
-		n, _ := res.Body.Read(buf)
-		if res.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("demo chat %s: %s %s", path, res.Status, buf[:n])
-		}
-		return string(buf[:n]), nil
+		return res.Body.String(), nil
 	}
 	created, err := post("create", `{"channel":"webchat"}`)
 	if err != nil {

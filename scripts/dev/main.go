@@ -2,7 +2,7 @@
 // address, with the embedded in-memory stores by default, or DynamoDB at
 // AWS_ENDPOINT_URL (LocalStack, moto) when that is set.
 //
-//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE] [-eval-every 60s]
+//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE [-fresh]] [-eval-every 60s]
 //	                     [-allow-loopback-webhooks] [-retry-schedule 0s,1m,5m,15m,1h,4h]
 //	                     [-conversation-idle-timeout 30m]
 package main
@@ -74,6 +74,7 @@ func main() {
 type options struct {
 	addr          string
 	credentials   string
+	fresh         bool
 	region        string
 	tablePrefix   string
 	allowLoopback bool
@@ -100,12 +101,17 @@ their credentials as JSON (to -credentials FILE, else to standard output).
 With AWS_ENDPOINT_URL set, state lives in DynamoDB there (tables are created
 if missing); otherwise in memory. Stops cleanly on Ctrl-C.
 
+Example:
+  go run ./scripts/dev -credentials creds.json -allow-loopback-webhooks -retry-schedule 0s,1s,2s
+
 Flags:
 `)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
-	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready")
+	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready; "+
+		"when FILE already holds them, keep their accounts and keys")
+	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some")
 	fs.StringVar(&o.region, "region", "us", "service region the keys are bound to: us, uk or eu")
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
@@ -168,7 +174,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer b.close()
 	region := voiceops.Region(o.region)
+	// The keys of the last run's credentials file are kept, so a restart
+	// does not break the variables a shell took from it.
+	var prev *Credentials
+	if o.credentials != "" && !o.fresh {
+		if prev, err = previousCredentials(o.credentials, region); err != nil {
+			return err
+		}
+	}
 	internalKey := keys.New(keys.KindInternal, region)
+	if prev != nil {
+		internalKey = prev.InternalKey
+	}
 	recorder := &buckets.Recorder{Store: b.metrics}
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
 	engine := &conversation.Engine{
@@ -256,28 +273,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	srv := &http.Server{Handler: withOpenAPI(api), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 
+	// Requests are served only once the credentials are written, so that
+	// a script that waits for the first answer (the README's curl --retry)
+	// then reads this run's credentials; connections made meanwhile wait
+	// in the listener's backlog.
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey)
+	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey, prev)
 	if err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
 	}
 	if err := seedDNI(ctx, b.dni, creds); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding DNI pools: %w", err)
 	}
 	if o.demoData {
-		if err := seedDemo(ctx, url, creds, svc, recorder, time.Now()); err != nil {
-			_ = srv.Close()
+		if err := seedDemo(ctx, api, creds, svc, recorder, time.Now()); err != nil {
+			_ = ln.Close()
 			return fmt.Errorf("seeding demo data: %w", err)
 		}
 	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return err
 	}
+	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
 		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback,
 		"conversation_idle_timeout", o.idleTimeout)

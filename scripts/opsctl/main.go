@@ -125,6 +125,10 @@ Global flags (before the command):
 
 AWS credentials and region come from the usual AWS environment or profile.
 Set AWS_ENDPOINT_URL to work against LocalStack or moto.
+
+Examples:
+  go run ./scripts/opsctl -region us account create -name Acme -id acct_acme
+  AWS_ENDPOINT_URL=http://127.0.0.1:5000 go run ./scripts/opsctl -table-prefix voiceops-local account list
 `
 
 func main() {
@@ -153,7 +157,10 @@ type rateSetter interface {
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
 // (tests).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) (err error) {
+	// An AWS error names the fix: which table, which credentials, which flag.
+	var target awsTarget
+	defer func() { err = target.explain(err) }()
 	global := flag.NewFlagSet("opsctl", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	region := global.String("region", envOr(getenv, "SERVICE_REGION", "us"), "")
@@ -181,6 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if *configTable != "" {
 			names.Config = *configTable
 		}
+		target = awsTarget{on: true, prefix: *prefix, names: names, endpoint: getenv("AWS_ENDPOINT_URL"), twilioSecret: *twilioSecret}
 		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ const (
 	attrSince           = "since"
 	attrLastEvaluatedAt = "last_evaluated_at"
 	attrCurrentValue    = "current_value"
+	attrSequence        = "sequence"
 )
 
 // encodeRule returns the item of a rule. Only an enabled rule carries the
@@ -45,6 +46,9 @@ func encodeRule(r voiceops.AlertRule) item {
 	setOpt(it, attrLastEvaluatedAt, r.LastEvaluatedAt, avT)
 	setOpt(it, attrCurrentValue, r.CurrentValue, avN)
 	it[attrVersion] = avN(r.Version)
+	if r.Sequence != 0 {
+		it[attrSequence] = avN(r.Sequence)
+	}
 	if r.Enabled {
 		it[attrGSI1PK] = avS(RuleShardKey(voiceops.RuleShardOf(r.AccountID)))
 		it[attrGSI1SK] = avS(r.AccountID + "#" + r.ID)
@@ -62,6 +66,9 @@ func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) 
 		State: voiceops.State(r.str(attrState)), CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
 		Since: r.optTime(attrSince), LastEvaluatedAt: r.optTime(attrLastEvaluatedAt), CurrentValue: r.optNum(attrCurrentValue),
 		Version: r.num(attrVersion),
+	}
+	if s := r.optNum(attrSequence); s != nil { // absent on rules that never fired
+		rule.Sequence = *s
 	}
 	return rule, r.err
 }

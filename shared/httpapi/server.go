@@ -77,6 +77,11 @@ const AgentDeadline = 25 * time.Second
 type server struct {
 	Config
 	projects projectCache
+	// families are the families of the routes served: a host (a function)
+	// serving one family answers every request in its error shape,
+	// unknown routes and "/" included; the dev server serves both and
+	// tells them apart by path.
+	families map[Family]bool
 }
 
 // New serves the routes of the given groups behind the middleware every
@@ -95,11 +100,12 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	if cfg.Background == nil {
 		cfg.Background = func(f func()) { go f() }
 	}
-	s := &server{Config: cfg}
+	s := &server{Config: cfg, families: map[Family]bool{}}
 	mux := http.NewServeMux()
 	for _, g := range groups {
 		for _, rt := range g {
 			mux.Handle(rt.Pattern(), s.route(rt))
+			s.families[rt.Family] = true
 		}
 	}
 	return s.withRequestID(s.recoverPanics(s.jsonFallback(mux)))
@@ -213,7 +219,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.Log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()), "panic", v)
-				WriteError(w, r, s.Log, familyOf(r), voiceops.Errorf(voiceops.KindInternal, "internal error"))
+				WriteError(w, r, s.Log, s.familyOf(r), voiceops.Errorf(voiceops.KindInternal, "internal error"))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -253,7 +259,7 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	} else {
 		status = http.StatusNotFound
 	}
-	family := familyOf
+	family := s.familyOf
 	if s.NoRouteFamily != nil {
 		family = s.NoRouteFamily
 	}
@@ -285,3 +291,14 @@ type statusRecorder struct {
 func (r *statusRecorder) Header() http.Header         { return r.header }
 func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(status int)      { r.status = status }
+
+// familyOf is the family whose error shape answers a request that reached
+// no route: the host's, when it serves one family, else the path's.
+func (s *server) familyOf(r *http.Request) Family {
+	if len(s.families) == 1 {
+		for f := range s.families {
+			return f
+		}
+	}
+	return familyOf(r)
+}

@@ -95,6 +95,11 @@ type AlertRule struct {
 	Since           *time.Time
 	LastEvaluatedAt *time.Time
 	CurrentValue    *int64
+	// Sequence is the number of the rule's last alert event (0: none yet).
+	// Each transition's event carries the next one, written with the state
+	// change under the version condition, so a receiver can put a rule's
+	// events back in order whatever order they arrive in.
+	Sequence int64
 	// Version increases on every write; updates are conditional on it so that
 	// concurrent writers (PATCH, the evaluator) never overwrite each other.
 	Version int64
