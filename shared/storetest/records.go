@@ -68,7 +68,7 @@ func testWholeKey(t *testing.T, s voiceops.Stores) {
 func fullRule(accountID, projectID string, n int) voiceops.AlertRule {
 	r := newRule(accountID, n)
 	r.ProjectID, r.State, r.Since = ptr(projectID), voiceops.StateAlert, ptr(at(n+1))
-	r.LastEvaluatedAt, r.CurrentValue = ptr(at(n+2)), ptr(int64(n+40))
+	r.LastEvaluatedAt, r.CurrentValue, r.Sequence = ptr(at(n+2)), ptr(int64(n+40)), int64(n+3)
 	return r
 }
 
