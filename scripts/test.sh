@@ -38,10 +38,15 @@ ensure_python_tool cfn-lint cfn-lint
 # Debian's headless Chromium; it fails in CI without it. Installing it takes
 # about a minute on a fresh machine (skipped when present); the test runs in
 # about 7 s inside the go test step below.
-if ! command -v chromium >/dev/null 2>&1; then
-  step "installing chromium (the console's browser test)"
+# Debian packages the tests use: chromium (the console's browser test) and
+# jq (apilint, clientcheck and the README's commands).
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing ${missing[*]} (apt-get)"
   if [ "$(id -u)" = 0 ]; then apt_get() { apt-get "$@"; }; else apt_get() { sudo apt-get "$@"; }; fi
-  apt_get update -qq && DEBIAN_FRONTEND=noninteractive apt_get install -y -qq chromium >/dev/null
+  apt_get update -qq && DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 step "go mod download"
@@ -67,7 +72,6 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
-command -v jq >/dev/null || { echo "apilint, clientcheck and the README's commands need jq (apt-get install jq)"; exit 1; }
 step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
 ./scripts/apilint
 
