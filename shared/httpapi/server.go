@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/idempotency"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -54,6 +55,8 @@ type Config struct {
 	// Guards are the rate limit and the Idempotency-Key (guards.go); each
 	// is off when nil.
 	Guards
+	// Metrics receives the requests' metrics (access.go); none when nil.
+	Metrics telemetry.Recorder
 }
 
 // DefaultDeadline is the request deadline of most routes. Routes that wait
@@ -86,6 +89,7 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	if cfg.Background == nil {
 		cfg.Background = func(f func()) { go f() }
 	}
+	cfg.Metrics = telemetry.Or(cfg.Metrics)
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
 	for _, g := range groups {
@@ -100,8 +104,11 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 // guards (guards.go), runs the handler and answers its error in the route's
 // family.
 func (s *server) route(rt Route) http.Handler {
+	pattern := rt.Pattern()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteRoute(r.Context(), pattern)
 		c, err := s.authenticate(r, rt.Auth)
+		noteCaller(r.Context(), c)
 		// Every request made with a valid key takes a token, also one
 		// refused for its target (403, 404): another tenant's paths are no
 		// way around the key's limit.
@@ -184,9 +191,12 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.Deadline)
+		ctx, a := s.begin(context.WithValue(r.Context(), requestIDKey, id), id)
+		ctx, cancel := context.WithTimeout(ctx, s.Deadline)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		s.end(ctx, r, a, sw.status)
 	})
 }
 

@@ -1,0 +1,89 @@
+// Package logctx carries log attributes in a request's context, so that
+// every line logged with that context names the request (our request ID,
+// API Gateway's and Lambda's, the account and project once known) without
+// each call passing them. Handler adds them to every record.
+package logctx
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
+
+type ctxKey struct{}
+
+// fields are the attributes of one request. Later additions (the caller,
+// once authenticated) show on every line logged from then on, also with a
+// context derived before they were added.
+type fields struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+}
+
+// With returns ctx carrying attrs besides those it already carries. A
+// context that carries some already shares them: With on it adds to the
+// same set.
+func With(ctx context.Context, attrs ...slog.Attr) context.Context {
+	f, ok := ctx.Value(ctxKey{}).(*fields)
+	if !ok {
+		f = &fields{}
+		ctx = context.WithValue(ctx, ctxKey{}, f)
+	}
+	f.mu.Lock()
+	f.attrs = append(f.attrs, attrs...)
+	f.mu.Unlock()
+	return ctx
+}
+
+// Attrs returns the attributes ctx carries.
+func Attrs(ctx context.Context) []slog.Attr {
+	f, ok := ctx.Value(ctxKey{}).(*fields)
+	if !ok {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]slog.Attr(nil), f.attrs...)
+}
+
+// Value returns the string value of the attribute key in ctx, or "".
+func Value(ctx context.Context, key string) string {
+	for _, a := range Attrs(ctx) {
+		if a.Key == key {
+			return a.Value.String()
+		}
+	}
+	return ""
+}
+
+// Handler adds the context's attributes to every record, except those the
+// record already has (a call that passes request_id itself).
+type Handler struct{ slog.Handler }
+
+// New wraps h.
+func New(h slog.Handler) *Handler { return &Handler{Handler: h} }
+
+// Handle implements slog.Handler.
+func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	attrs := Attrs(ctx)
+	if len(attrs) > 0 {
+		have := map[string]bool{}
+		r.Attrs(func(a slog.Attr) bool { have[a.Key] = true; return true })
+		for _, a := range attrs {
+			if !have[a.Key] {
+				r.AddAttrs(a)
+			}
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &Handler{Handler: h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup implements slog.Handler.
+func (h *Handler) WithGroup(name string) slog.Handler {
+	return &Handler{Handler: h.Handler.WithGroup(name)}
+}
