@@ -22,6 +22,8 @@ import (
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -49,14 +51,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
 	counts := dynamo.NewMetricCounts(db, env[2])
-	lambda.StartWithOptions(handler(deps{
+	metrics := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
 		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
 		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
 		},
-	}), lambda.WithContext(ctx))
+		Metrics: metrics,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -72,6 +76,8 @@ type deps struct {
 	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
+	// Metrics receives the request metrics (lambdamain.Metrics).
+	Metrics telemetry.Recorder
 	// EvaluateSoon wakes the evaluator for a created or changed rule's
 	// scope (alerting.Service.EvaluateSoon).
 	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
@@ -80,6 +86,6 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes()))
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
@@ -52,15 +54,17 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
 	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
-	lambda.StartWithOptions(handler(deps{
+	metrics := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(config, region.Region, time.Now),
 		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
-	}), lambda.WithContext(ctx))
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
+		Metrics: metrics,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -72,10 +76,12 @@ type deps struct {
 	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
+	// Metrics receives the request metrics (lambdamain.Metrics).
+	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&baseapi.Events{Engine: d.Engine}).Routes()))
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -55,12 +57,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
-	lambda.StartWithOptions(handler(deps{
+	metrics := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
 		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
 		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
-	}), lambda.WithContext(ctx))
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Metrics: metrics,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -74,10 +78,12 @@ type deps struct {
 	Guards      httpapi.Guards
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Metrics receives the request metrics (lambdamain.Metrics).
+	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
 }

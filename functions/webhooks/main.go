@@ -23,6 +23,8 @@ import (
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -48,12 +50,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
-	lambda.StartWithOptions(handler(deps{
+	metrics := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(stores.Accounts, region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now),
 		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
-	}), lambda.WithContext(ctx))
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Metrics: metrics,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -69,11 +73,13 @@ type deps struct {
 	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
+	// Metrics receives the request metrics (lambdamain.Metrics).
+	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Endpoints: d.Endpoints, Now: d.Now, Log: d.Log}
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&studioapi.Webhooks{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes()))
 }

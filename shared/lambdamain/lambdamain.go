@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/voiceops/opsapi/shared/logctx"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -65,6 +66,7 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 	if url := getenv("AWS_ENDPOINT_URL"); url != "" {
 		cfg.BaseEndpoint = aws.String(url)
 	}
+	traceSDK(&cfg, getenv)
 	return cfg, nil
 }
 
@@ -93,5 +95,6 @@ func Require(getenv func(string) string, names ...string) ([]string, error) {
 	return out, nil
 }
 
-// Logger is the functions' structured logger (JSON lines for CloudWatch).
-func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stderr, nil)) }
+// Logger is the functions' structured logger (JSON lines for CloudWatch);
+// every line carries the IDs of the request it is about (shared/logctx).
+func Logger() *slog.Logger { return slog.New(logctx.New(slog.NewJSONHandler(os.Stderr, nil))) }
