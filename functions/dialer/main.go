@@ -20,6 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
 
@@ -44,6 +45,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	calls := dynamo.NewCalls(db, env[0])
+	batch := lambdamain.Metrics()
 	d := &dialer.Dialer{
 		Calls: calls, Pacer: dynamo.NewPacer(db, env[0]),
 		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[1]},
@@ -52,8 +54,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 			APIBaseURL: getenv(TwilioAPIEnv), CallbackBaseURL: env[3],
 		},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: lambdamain.Logger(),
+		Telemetry: batch,
 	}
-	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil
 }
 

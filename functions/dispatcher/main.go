@@ -18,6 +18,7 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
@@ -38,14 +39,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	log := lambdamain.Logger()
+	batch := lambdamain.Metrics()
 	d := delivery.NewDispatcher(delivery.Config{
 		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
 		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
 		// Deployed stacks never deliver to loopback or private addresses.
 		Sender: webhook.NewSender(webhook.Options{}),
-		Logger: log,
+		Logger: log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
 	})
-	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil
 }
 

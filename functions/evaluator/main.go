@@ -31,6 +31,8 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -54,24 +56,27 @@ func run(ctx context.Context, getenv func(string) string) error {
 	sqsClient := sqs.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
 	shardQueue := env[4]
+	batch := lambdamain.Metrics()
 	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
-		Log: lambdamain.Logger(),
+		Log: lambdamain.Logger(), Telemetry: batch,
 		SendShard: func(ctx context.Context, body string) error {
 			_, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &shardQueue, MessageBody: aws.String(body)})
 			return err
 		},
 	}, time.Now)
-	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(e)), lambda.WithContext(ctx))
 	return nil
 }
 
 // backend is what the evaluator works on: the stores, the metric store,
 // the delivery queue, and the sender of shard messages.
 type backend struct {
-	Stores    voiceops.Stores
-	Metrics   buckets.Store
-	Queue     queue.Queue
-	Log       *slog.Logger
+	Stores  voiceops.Stores
+	Metrics buckets.Store
+	Queue   queue.Queue
+	Log     *slog.Logger
+	// Telemetry receives the evaluation metrics (lambdamain.Metrics).
+	Telemetry telemetry.Recorder
 	SendShard func(ctx context.Context, body string) error
 }
 
@@ -85,7 +90,7 @@ func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
 	return evaluatorFn{&evaluator.Evaluator{
 		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
-		Fanout: outbox.Fanout, Now: now, Log: b.Log,
+		Fanout: outbox.Fanout, Now: now, Log: b.Log, Telemetry: b.Telemetry,
 	}, b.SendShard}
 }
 

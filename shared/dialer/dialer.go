@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -42,7 +43,15 @@ type Dialer struct {
 	// redrive policy's maxReceiveCount; default DefaultMaxReceives): on the
 	// last one a failing job gives its call up (GiveUp).
 	MaxReceives int
+	// Telemetry receives the Dials metric (outcome, reason); none when nil.
+	Telemetry telemetry.Recorder
 }
+
+// The Outcome dimension of the Dials metric.
+const (
+	DialPlaced = "placed"
+	DialFailed = "failed"
+)
 
 // DefaultMaxReceives matches the outbound queue's redrive policy (infra).
 const DefaultMaxReceives = 5
@@ -206,6 +215,7 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 		d.Log.Warn("the provider did not take the call", "call_sid", c.SID, "error", err)
 		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
+	telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialPlaced, "none")
 	return nil
 }
 
@@ -215,6 +225,9 @@ func (d *Dialer) fail(ctx context.Context, sid, reason string) error {
 	_, err := d.Calls.MoveCall(ctx, sid, voiceops.CallFailure, reason, d.Now().UTC())
 	if err != nil && !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
 		return err
+	}
+	if err == nil {
+		telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialFailed, reason)
 	}
 	return nil
 }
