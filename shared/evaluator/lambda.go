@@ -67,7 +67,7 @@ func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, s
 		return resp, Stats{}, nil
 	}
 	st, err := e.EvaluateScopes(ctx, scopes)
-	e.observe(SourceStream, st, e.Now().Sub(oldest), !oldest.IsZero())
+	e.Observe(SourceStream, st, e.Now().Sub(oldest), !oldest.IsZero())
 	if err != nil {
 		return resp, st, err // the whole batch is retried
 	}
@@ -119,7 +119,7 @@ func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (event
 		if err == nil {
 			var st Stats
 			st, err = e.RunShard(ctx, sm.Shard)
-			e.observe(SourceSchedule, st, e.Now().Sub(sm.ScheduledAt), !sm.ScheduledAt.IsZero())
+			e.Observe(SourceSchedule, st, e.Now().Sub(sm.ScheduledAt), !sm.ScheduledAt.IsZero())
 			total.Rules += st.Rules
 			total.Scopes += st.Scopes
 			total.add(st)

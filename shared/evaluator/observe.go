@@ -13,10 +13,10 @@ const (
 	SourceData     = "data"     // the in-process trigger (dev server)
 )
 
-// observe records one evaluation batch's metrics: scopes and rules
+// Observe records one evaluation batch's metrics: scopes and rules
 // evaluated, transitions (events written), and the lag from the stored
 // data (or the schedule's tick) to this evaluation.
-func (e *Evaluator) observe(source string, st Stats, lag time.Duration, hasLag bool) {
+func (e *Evaluator) Observe(source string, st Stats, lag time.Duration, hasLag bool) {
 	m := telemetry.Or(e.Telemetry)
 	m.Record(telemetry.ScopesEvaluated, float64(st.Scopes), source)
 	m.Record(telemetry.RulesEvaluated, float64(st.Rules), source)

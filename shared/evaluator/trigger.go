@@ -88,7 +88,7 @@ type Trigger struct {
 // scope per CoalesceInterval.
 func NewTrigger(e *Evaluator) *Trigger {
 	return &Trigger{Evaluate: e.EvaluateScopes, Now: e.Now,
-		Observe: func(st Stats, lag time.Duration) { e.observe(SourceData, st, lag, true) }, Log: e.Log, c: Coalescer{Interval: CoalesceInterval}, wake: make(chan struct{}, 1)}
+		Observe: func(st Stats, lag time.Duration) { e.Observe(SourceData, st, lag, true) }, Log: e.Log, c: Coalescer{Interval: CoalesceInterval}, wake: make(chan struct{}, 1)}
 }
 
 // Notify tells the trigger that data of the scopes was stored. It never
