@@ -51,6 +51,8 @@ type accessKey struct{}
 // begin starts a request's access record and puts its ID in the log
 // context.
 func (s *server) begin(ctx context.Context, id string) (context.Context, *access) {
+	// The duration is measured on the monotonic clock, not Config.Now: a
+	// test's fake clock would make every request take no time.
 	a := &access{start: time.Now(), route: unmatched}
 	ctx = logctx.With(ctx, slog.String(LogRequestID, id))
 	return context.WithValue(ctx, accessKey{}, a), a
