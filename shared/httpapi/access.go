@@ -42,8 +42,6 @@ type access struct {
 	start time.Time
 	mu    sync.Mutex
 	route string
-	acct  string
-	proj  string
 }
 
 type accessKey struct{}
@@ -67,16 +65,12 @@ func noteRoute(ctx context.Context, pattern string) {
 	}
 }
 
-// noteCaller records the authenticated caller's account and project, and
-// adds them to the request's log context.
+// noteCaller adds the authenticated caller's account and project to the
+// request's log context: the access line and every later line name them.
 func noteCaller(ctx context.Context, c Caller) {
-	a, ok := ctx.Value(accessKey{}).(*access)
-	if !ok || c.AccountID == "" {
+	if c.AccountID == "" {
 		return
 	}
-	a.mu.Lock()
-	a.acct, a.proj = c.AccountID, c.ProjectID
-	a.mu.Unlock()
 	attrs := []slog.Attr{slog.String(LogAccountID, c.AccountID)}
 	if c.ProjectID != "" {
 		attrs = append(attrs, slog.String(LogProjectID, c.ProjectID))
@@ -84,45 +78,34 @@ func noteCaller(ctx context.Context, c Caller) {
 	logctx.With(ctx, attrs...)
 }
 
-// end writes the access line and the request metrics.
+// end writes the access line and the request metrics. The IDs and the
+// caller come from the log context (New makes the logger add them).
 func (s *server) end(ctx context.Context, r *http.Request, a *access, status int) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	elapsed := time.Since(a.start)
+	ms := float64(time.Since(a.start).Microseconds()) / 1000
 	a.mu.Lock()
-	route, acct, proj := a.route, a.acct, a.proj
+	route := a.route
 	a.mu.Unlock()
 	host := hostOf(r)
-	attrs := []slog.Attr{
-		slog.String(LogRequestID, RequestID(ctx)),
-		slog.String(LogAPIGWRequestID, logctx.Value(ctx, LogAPIGWRequestID)),
-		slog.String(LogLambdaRequestID, logctx.Value(ctx, LogLambdaRequestID)),
-		slog.String("method", r.Method),
-		slog.String("route", route),
-		slog.String("host", host),
-		slog.Int("status", status),
-		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		slog.String(LogAccountID, acct),
-		slog.String(LogProjectID, proj),
-	}
 	level := slog.LevelInfo
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
 	}
-	s.Log.LogAttrs(ctx, level, "request", attrs...)
+	s.Log.Log(ctx, level, "request", "method", r.Method, "route", route, "host", host, "status", status, "duration_ms", ms)
 
 	m := s.Metrics
 	m.Record(telemetry.Requests, 1, host, route)
-	m.Record(telemetry.Latency, float64(elapsed.Microseconds())/1000, host, route)
+	m.Record(telemetry.Latency, ms, host, route)
 	switch {
-	case status == http.StatusTooManyRequests:
-		m.Record(telemetry.Throttled, 1, host, route)
-		m.Record(telemetry.Errors4xx, 1, host, route)
 	case status >= 500:
 		m.Record(telemetry.Errors5xx, 1, host, route)
 	case status >= 400:
 		m.Record(telemetry.Errors4xx, 1, host, route)
+		if status == http.StatusTooManyRequests {
+			m.Record(telemetry.Throttled, 1, host, route)
+		}
 	}
 }
 

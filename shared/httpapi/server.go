@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/idempotency"
+	"github.com/voiceops/opsapi/shared/logctx"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -82,6 +83,10 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if _, ok := cfg.Log.Handler().(*logctx.Handler); !ok {
+		// Every line about a request names it (access.go).
+		cfg.Log = slog.New(logctx.New(cfg.Log.Handler()))
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = DefaultDeadline

@@ -65,14 +65,18 @@ func New(h slog.Handler) *Handler { return &Handler{Handler: h} }
 
 // Handle implements slog.Handler.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	attrs := Attrs(ctx)
-	if len(attrs) > 0 {
-		have := map[string]bool{}
-		r.Attrs(func(a slog.Attr) bool { have[a.Key] = true; return true })
-		for _, a := range attrs {
-			if !have[a.Key] {
-				r.AddAttrs(a)
-			}
+	f, _ := ctx.Value(ctxKey{}).(*fields)
+	if f == nil {
+		return h.Handler.Handle(ctx, r)
+	}
+	f.mu.Lock()
+	attrs := f.attrs[:len(f.attrs):len(f.attrs)] // appends after this copy go elsewhere
+	f.mu.Unlock()
+	for _, a := range attrs {
+		have := false
+		r.Attrs(func(b slog.Attr) bool { have = b.Key == a.Key; return !have })
+		if !have {
+			r.AddAttrs(a)
 		}
 	}
 	return h.Handler.Handle(ctx, r)

@@ -44,26 +44,21 @@ type Metric struct {
 	Help string
 }
 
-var (
-	hostRoute = [][]string{{DimHost}, {DimHost, DimRoute}}
-	hostOnly  = [][]string{{DimHost}}
-)
-
 // The metrics.
 var (
-	Requests = Metric{Name: "Requests", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: hostRoute,
+	Requests = Metric{Name: "Requests", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: [][]string{{DimHost}, {DimHost, DimRoute}},
 		Help: "requests answered, by host and by route"}
-	Errors4xx = Metric{Name: "4xx", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: hostRoute,
+	Errors4xx = Metric{Name: "4xx", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: [][]string{{DimHost}, {DimHost, DimRoute}},
 		Help: "requests answered with a 4xx status"}
-	Errors5xx = Metric{Name: "5xx", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: hostRoute,
+	Errors5xx = Metric{Name: "5xx", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: [][]string{{DimHost}, {DimHost, DimRoute}},
 		Help: "requests answered with a 5xx status"}
-	Throttled = Metric{Name: "429", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: hostOnly,
+	Throttled = Metric{Name: "429", Unit: Count, Dims: []string{DimHost, DimRoute}, Sets: [][]string{{DimHost}},
 		Help: "requests answered 429 (rate limit of the key)"}
-	Latency = Metric{Name: "Latency", Unit: Milliseconds, Dims: []string{DimHost, DimRoute}, Sets: hostRoute,
+	Latency = Metric{Name: "Latency", Unit: Milliseconds, Dims: []string{DimHost, DimRoute}, Sets: [][]string{{DimHost}, {DimHost, DimRoute}},
 		Help: "time from the request reaching the function to its answer"}
-	IdempotentReplays = Metric{Name: "IdempotencyReplays", Unit: Count, Dims: []string{DimHost}, Sets: hostOnly,
+	IdempotentReplays = Metric{Name: "IdempotencyReplays", Unit: Count, Dims: []string{DimHost}, Sets: [][]string{{DimHost}},
 		Help: "create requests answered from the Idempotency-Key's stored response"}
-	IdempotencyConflicts = Metric{Name: "IdempotencyConflicts", Unit: Count, Dims: []string{DimHost}, Sets: hostOnly,
+	IdempotencyConflicts = Metric{Name: "IdempotencyConflicts", Unit: Count, Dims: []string{DimHost}, Sets: [][]string{{DimHost}},
 		Help: "Idempotency-Key reuse with another request (422) or while in flight (409)"}
 
 	ScopesEvaluated = Metric{Name: "ScopesEvaluated", Unit: Count, Dims: []string{DimSource}, Sets: [][]string{{DimSource}},
@@ -88,12 +83,19 @@ var (
 		Help: "conversations ended by the idle sweep"}
 )
 
-// Catalog lists every metric.
-var Catalog = []Metric{
-	Requests, Errors4xx, Errors5xx, Throttled, Latency, IdempotentReplays, IdempotencyConflicts,
-	ScopesEvaluated, RulesEvaluated, Transitions, EvaluationLag,
-	DeliveryAttempts, DeliveryLatency, RetriesScheduled,
-	Dials, IdleEnds,
+// MaxDims is the most dimensions a metric may have.
+const MaxDims = 4
+
+// Catalog lists every metric. It is a function, not a variable, so that a
+// function's binary that never lists the metrics links no list (and runs
+// no initialization for it: the metrics above are static data).
+func Catalog() []Metric {
+	return []Metric{
+		Requests, Errors4xx, Errors5xx, Throttled, Latency, IdempotentReplays, IdempotencyConflicts,
+		ScopesEvaluated, RulesEvaluated, Transitions, EvaluationLag,
+		DeliveryAttempts, DeliveryLatency, RetriesScheduled,
+		Dials, IdleEnds,
+	}
 }
 
 // Recorder takes one observation of a metric: its value and the values of

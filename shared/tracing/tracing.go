@@ -43,10 +43,8 @@ func FromEnv(getenv func(string) string) *Tracer {
 		return nil
 	}
 	// The variable may list a TCP and a UDP address ("tcp:ip:port udp:ip:port").
-	for _, f := range strings.Fields(addr) {
-		if a, ok := strings.CutPrefix(f, "udp:"); ok {
-			addr = a
-		}
+	if _, udp, ok := strings.Cut(addr, "udp:"); ok {
+		addr, _, _ = strings.Cut(udp, " ")
 	}
 	return New(addr, time.Now)
 }

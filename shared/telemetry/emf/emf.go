@@ -19,7 +19,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,8 +38,8 @@ type Batch struct {
 	now func() time.Time
 
 	mu     sync.Mutex
-	groups map[string]*group
-	order  []string
+	groups map[groupKey]*group
+	order  []groupKey
 }
 
 // New returns a batch that writes its lines to w (os.Stdout in a
@@ -49,15 +48,22 @@ func New(w io.Writer, now func() time.Time) *Batch {
 	if now == nil {
 		now = time.Now
 	}
-	return &Batch{w: w, now: now, groups: map[string]*group{}}
+	return &Batch{w: w, now: now, groups: map[groupKey]*group{}}
 }
 
-// group is the observations sharing one line: the same dimension sets
-// and the same dimension values.
+// groupKey identifies the observations sharing one line: the same
+// dimension names and values, and the same dimension sets (sets: bit i is
+// the set made of the dimensions whose positions are the bits of i).
+type groupKey struct {
+	sets          uint16
+	names, values [telemetry.MaxDims]string
+}
+
+// group is one line's observations.
 type group struct {
-	sets    [][]string
-	names   []string
-	values  []string
+	key     groupKey
+	n       int // dimensions
+	dimSets [][]string
 	metrics map[string]*series
 	order   []string
 }
@@ -70,25 +76,26 @@ type series struct {
 // Record implements telemetry.Recorder. Counts are summed; other units
 // keep each value (CloudWatch computes percentiles from them).
 func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
-	var key strings.Builder
-	for _, s := range m.Sets {
-		key.WriteString(strings.Join(s, ","))
-		key.WriteByte(';')
+	var k groupKey
+	n := min(len(m.Dims), len(dims), telemetry.MaxDims)
+	copy(k.names[:], m.Dims[:n])
+	copy(k.values[:], dims[:n])
+	for _, set := range m.Sets {
+		var bits uint
+		for _, name := range set {
+			for i := range n {
+				if k.names[i] == name {
+					bits |= 1 << i
+				}
+			}
+		}
+		k.sets |= 1 << bits
 	}
-	key.WriteByte('|')
-	names := m.Dims[:min(len(m.Dims), len(dims))]
-	for i := range names {
-		key.WriteString(names[i])
-		key.WriteByte('=')
-		key.WriteString(dims[i])
-		key.WriteByte(0)
-	}
-	k := key.String()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	g := b.groups[k]
 	if g == nil {
-		g = &group{sets: m.Sets, names: names, values: append([]string(nil), dims[:len(names)]...), metrics: map[string]*series{}}
+		g = &group{key: k, n: n, dimSets: m.Sets, metrics: map[string]*series{}}
 		b.groups[k] = g
 		b.order = append(b.order, k)
 	}
@@ -111,7 +118,7 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 func (b *Batch) Flush() error {
 	b.mu.Lock()
 	groups, order := b.groups, b.order
-	b.groups, b.order = map[string]*group{}, nil
+	b.groups, b.order = map[groupKey]*group{}, nil
 	b.mu.Unlock()
 	if len(order) == 0 {
 		return nil
@@ -145,41 +152,35 @@ type definition struct {
 }
 
 // lines renders a group: as many lines as its longest array needs (100
-// values each), each with at most MaxMetrics metrics.
+// values each). A group has at most MaxMetrics metrics: the catalog has
+// fewer (a test of telemetry checks it).
 func (g *group) lines(ts int64) [][]byte {
 	var out [][]byte
 	for start := 0; ; start += MaxValues {
-		var names []string
+		doc := map[string]any{}
+		d := directive{Namespace: telemetry.Namespace, Dimensions: g.dimSets}
 		for _, n := range g.order {
-			if len(g.metrics[n].values) > start {
-				names = append(names, n)
+			s := g.metrics[n]
+			if len(s.values) <= start {
+				continue
+			}
+			d.Metrics = append(d.Metrics, definition{Name: n, Unit: s.unit})
+			vs := s.values[start:min(len(s.values), start+MaxValues)]
+			if len(vs) == 1 {
+				doc[n] = vs[0]
+			} else {
+				doc[n] = vs
 			}
 		}
-		if len(names) == 0 {
+		if len(d.Metrics) == 0 {
 			return out
 		}
-		for len(names) > 0 {
-			chunk := names[:min(len(names), MaxMetrics)]
-			names = names[len(chunk):]
-			doc := map[string]any{}
-			for i, n := range g.names {
-				doc[n] = g.values[i]
-			}
-			d := directive{Namespace: telemetry.Namespace, Dimensions: g.sets}
-			for _, n := range chunk {
-				s := g.metrics[n]
-				d.Metrics = append(d.Metrics, definition{Name: n, Unit: s.unit})
-				vs := s.values[start:min(len(s.values), start+MaxValues)]
-				if len(vs) == 1 {
-					doc[n] = vs[0]
-				} else {
-					doc[n] = vs
-				}
-			}
-			doc["_aws"] = root{Timestamp: ts, CloudWatchMetrics: []directive{d}}
-			line, _ := json.Marshal(doc) // strings and numbers only: cannot fail
-			out = append(out, line)
+		for i := range g.n {
+			doc[g.key.names[i]] = g.key.values[i]
 		}
+		doc["_aws"] = root{Timestamp: ts, CloudWatchMetrics: []directive{d}}
+		line, _ := json.Marshal(doc) // strings and numbers only: cannot fail
+		out = append(out, line)
 	}
 }
 

@@ -105,7 +105,7 @@ func (r *Registry) Write(w io.Writer) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
-	for _, m := range telemetry.Catalog {
+	for _, m := range telemetry.Catalog() {
 		byLabels := r.series[m.Name]
 		if len(byLabels) == 0 {
 			continue

@@ -63,7 +63,7 @@ func TestExposition(t *testing.T) {
 
 func TestEveryCatalogNameIsValid(t *testing.T) {
 	seen := map[string]bool{}
-	for _, m := range telemetry.Catalog {
+	for _, m := range telemetry.Catalog() {
 		n := prom.Name(m)
 		if !regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`).MatchString(n) || seen[n] {
 			t.Errorf("%s: Prometheus name %q invalid or taken twice", m.Name, n)
