@@ -34,6 +34,7 @@ targets=(
   "./shared/agent FuzzDecodeReply"
   "./shared/agent FuzzShapes"
   "./shared/buckets FuzzSketchRoundTrip"
+  "./shared/tracing FuzzParseHeader"
 )
 
 # run_target fuzzes one target; it fails on a crasher (go test saves it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,4 +103,24 @@ func TestDaemonAddressForms(t *testing.T) {
 			t.Errorf("%q: no tracer", v)
 		}
 	}
+}
+
+// FuzzParseHeader: any header parses without panicking, and the fields of
+// a well-formed one come back.
+func FuzzParseHeader(f *testing.F) {
+	f.Add(header)
+	f.Add("Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=0;Lineage=a87bd80c:1|68fd508a:5")
+	f.Add(";;=;Root;Parent=")
+	f.Fuzz(func(t *testing.T, s string) {
+		h := tracing.ParseHeader(s)
+		if h.Sampled && !strings.Contains(s, "Sampled=1") {
+			t.Errorf("%q: sampled without Sampled=1", s)
+		}
+		if !strings.ContainsAny(h.Root+h.Parent, ";") {
+			built := "Root=" + h.Root + ";Parent=" + h.Parent + ";Sampled=1"
+			if got := tracing.ParseHeader(built); got.Root != h.Root || got.Parent != h.Parent || !got.Sampled {
+				t.Errorf("%q: parsed %+v, rebuilt %q parses as %+v", s, h, built, got)
+			}
+		}
+	})
 }
