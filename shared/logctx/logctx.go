@@ -35,27 +35,6 @@ func With(ctx context.Context, attrs ...slog.Attr) context.Context {
 	return ctx
 }
 
-// Attrs returns the attributes ctx carries.
-func Attrs(ctx context.Context) []slog.Attr {
-	f, ok := ctx.Value(ctxKey{}).(*fields)
-	if !ok {
-		return nil
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]slog.Attr(nil), f.attrs...)
-}
-
-// Value returns the string value of the attribute key in ctx, or "".
-func Value(ctx context.Context, key string) string {
-	for _, a := range Attrs(ctx) {
-		if a.Key == key {
-			return a.Value.String()
-		}
-	}
-	return ""
-}
-
 // Handler adds the context's attributes to every record, except those the
 // record already has (a call that passes request_id itself).
 type Handler struct{ slog.Handler }
