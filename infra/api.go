@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 )
 
@@ -70,8 +71,27 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 		out[host] = httpAPI{api: api, stage: stage}
 	}
 
+	for host, a := range out {
+		// The error shape of the host's own 404s (the $default route's
+		// function reads it from the event).
+		a.stage.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(jsii.String("StageVariables"),
+			map[string]any{httpapi.FamilyStageVariable: hostFamily[host].String()})
+	}
 	routeSettings := map[Host]map[string]any{}
 	for _, f := range fns {
+		if f.DefaultRoute {
+			// Requests no route matches reach this function, not API
+			// Gateway's own {"message":"Not Found"}: the service's JSON
+			// 404, with X-Request-Id.
+			for _, host := range servedHosts(fns) {
+				awsapigatewayv2.NewHttpRoute(stack, jsii.String(constructID(string(host))+"DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
+					HttpApi:  out[host].api,
+					RouteKey: awsapigatewayv2.HttpRouteKey_DEFAULT(),
+					Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(
+						jsii.String(constructID(f.Name)+constructID(string(host))+"Integration"), lambdas[f.Name], nil),
+				})
+			}
+		}
 		integrations := map[Host]awsapigatewayv2integrations.HttpLambdaIntegration{}
 		for _, r := range f.Routes {
 			in, ok := integrations[r.Host]
@@ -109,6 +129,9 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 	return out
 }
 
+// hostFamily is the error shape of each host (DECISIONS.md, "Errors").
+var hostFamily = map[Host]httpapi.Family{StudioHost: httpapi.Doc1, BaseHost: httpapi.Doc2}
+
 // servedHosts lists the hosts that at least one function has a route on, in
 // the order of Hosts.
 func servedHosts(fns []Function) []Host {
@@ -137,7 +160,7 @@ func publicBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambd
 		url = api.api.ApiEndpoint()
 	}
 	for _, f := range fns {
-		if f.ReadsTwilio {
+		if slices.Contains(lambdamain.Names(envOf(f)), lambdamain.PublicBaseURLEnv) {
 			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.PublicBaseURLEnv), url, nil)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"debug/elf"
 	"errors"
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,7 +144,7 @@ func TestBuilderErrorsComeBackFromTheStackConstructors(t *testing.T) {
 // fails before anything is built.
 func TestMissingFunctionDirectoryFails(t *testing.T) {
 	fns := append([]Function{}, Functions...)
-	fns[0].Name = "no-such-function"
+	fns[0].Name, fns[0].Env = "no-such-function", lambdamain.Environments[fns[0].Name]
 	_, err := trySynth(t, map[string]any{"region": "us"}, fns)
 	want := filepath.Join(testBundler.Root, "functions", "no-such-function", "main.go")
 	if err == nil || !strings.Contains(err.Error(), want) {

@@ -41,6 +41,22 @@ const (
 	shardMaxReceives = 3
 )
 
+// redriveRetention is the retention of a queue with a dead-letter queue:
+// long enough for a message to fail maxReceives times, each failure
+// making it wait a visibility timeout, and then be moved to the
+// dead-letter queue on its next receive, with a margin for the poller.
+// A shorter retention lets a failing message expire before it is retried
+// or dead-lettered: its failure would go unseen (no DLQ, no alarm). A
+// shard message that is retried late does no harm: its shard is
+// evaluated at the current instant.
+func redriveRetention(visibility time.Duration, maxReceives int) time.Duration {
+	return time.Duration(maxReceives)*visibility + retentionMargin
+}
+
+// retentionMargin is redriveRetention's margin beyond the last visibility
+// timeout.
+const retentionMargin = 5 * time.Minute
+
 // evaluatorResources are the queues the evaluator's sources add; their
 // alarms are in alarms.go.
 type evaluatorResources struct {
@@ -88,18 +104,16 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 				EnforceSSL:      jsii.Bool(true),
 			})
+			visibility := 6 * f.Timeout // AWS's advice for SQS sources
 			q := awssqs.NewQueue(stack, jsii.String("EvaluatorShardQueue"), &awssqs.QueueProps{
-				// Six times the timeout (AWS's advice for SQS sources); a
-				// message older than a period is dropped by the next one's
-				// worth anyway.
-				VisibilityTimeout: seconds(6 * f.Timeout),
-				RetentionPeriod:   seconds(5 * time.Minute),
+				VisibilityTimeout: seconds(visibility),
+				RetentionPeriod:   seconds(redriveRetention(visibility, shardMaxReceives)),
 				Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 				EnforceSSL:        jsii.Bool(true),
 				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: res.shardDLQ, MaxReceiveCount: jsii.Number(shardMaxReceives)},
 			})
-			q.GrantSendMessages(fn)
-			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil)
+			grantSend(fn, q.QueueArn())                                                 // the schedule's shard messages
+			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil) // its environment names it (envDisagreements)
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{
 				BatchSize:               jsii.Number(1), // one shard per invocation
 				MaxConcurrency:          jsii.Number(voiceops.RuleShards),

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
@@ -60,14 +59,30 @@ type QueueConsumer struct {
 type Function struct {
 	// Name is the directory under functions/ that the function is built
 	// from (see bundle.go).
-	Name     string
+	Name string
+	// Env is the function's environment struct (shared/lambdamain); nil
+	// is lambdamain.Environments[Name], what its main loads. Exactly its
+	// required variables are set on the function, and they must agree with
+	// the grants below (validateFunctions): a table's name with access to
+	// that table, a queue's URL with sending to it, a secret's ARN with
+	// reading it.
+	Env      any
 	MemoryMB int
-	Timeout  time.Duration
+	// Timeout is the function's timeout. A function with routes sets
+	// Deadline instead, and its timeout is derived from it
+	// (httpapi.FunctionTimeout, see withDerivedTimeouts).
+	Timeout time.Duration
+	// Deadline is the request deadline of a function with routes: what its
+	// main gives httpapi.Config.Deadline (httpapi.DefaultDeadline unless it
+	// runs conversation turns: httpapi.AgentDeadline). Its timeout leaves
+	// httpapi.ResponseMargin after it, so that a request past its deadline
+	// still gets its JSON 500 with request_id and its api_errors count
+	// before Lambda ends the invocation.
+	Deadline time.Duration
 
-	// Reads and Writes list the tables the function needs; a table in both
-	// gets read-write access, one in Writes only gets write access.
-	Reads  []tables.Table
-	Writes []tables.Table
+	// Tables is the function's access to each table it uses: exactly the
+	// DynamoDB actions and index queries its code makes (access.go).
+	Tables []Access
 	// SendsToQueue grants sqs:SendMessage on the delivery queue.
 	SendsToQueue bool
 	// SendsToOutbound grants sqs:SendMessage on the outbound queue and
@@ -79,17 +94,24 @@ type Function struct {
 	ReadsTwilio bool
 	// InvokesProjectFunctions grants lambda:InvokeFunction on the Lambda
 	// functions projects may name as their functions: those named
-	// ProjectFunctionPrefix* in the stack's region (any account; a function
-	// of another account must also allow the stack in its resource policy).
+	// ProjectFunctionPrefix* in the stack's account and region.
 	InvokesProjectFunctions bool
 	// ReadsInternalKey gives the function the internal key's secret: its
 	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
-	// whose main reads the key at cold start (lambdamain.IntakeDeps,
-	// lambdamain.ConversationDeps(..., true)) get it.
+	// whose environment struct names the variable (their main reads the
+	// key on the first internal request) get it: validateFunctions.
 	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
+	// Every route is ANY: a wrong method reaches the function that owns
+	// the path, which answers 405 with Allow (API Gateway would answer
+	// 404 {"message":"Not Found"} itself).
 	Routes []Route
+	// DefaultRoute makes the function the $default route of every host's
+	// API: it answers the requests no route matches with the service's
+	// JSON 404 in the host's error shape (the stage variable
+	// httpapi.FamilyStageVariable names it).
+	DefaultRoute bool
 	// Throttle, when set, is the ceiling of each of the function's routes
 	// on its stage (below the stage's own). Like the stage's, it is a
 	// safety ceiling of the region, not a tenant's limit: those are per
@@ -123,19 +145,54 @@ func apiRoutes(host Host, paths ...string) []Route {
 	return rs
 }
 
+// withDerivedTimeouts gives each function with a request Deadline and no
+// Timeout the timeout derived from the deadline: the one place where the
+// two meet.
+func withDerivedTimeouts(fns []Function) []Function {
+	for i, f := range fns {
+		if f.Deadline > 0 && f.Timeout == 0 {
+			fns[i].Timeout = httpapi.FunctionTimeout(f.Deadline)
+		}
+	}
+	return fns
+}
+
 // Functions is every Lambda function of a regional stack.
-var Functions = []Function{
+var Functions = withDerivedTimeouts([]Function{
 	{
-		Name: "alerts", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
+		// Also our additions: the rules' history, the metric series
+		// (reads the metrics table), the preview, and the console's files.
+		Name: "alerts", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
+		Tables: []Access{
+			// Rules with their account's counter (transactions: Put, Update,
+			// Delete, and a ConditionCheck of the rule's project), the
+			// evaluation marks, endpoints for the fan-out, keys, projects.
+			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
+			// The events of a rule's transaction and their deliveries; the
+			// rules' history (Query) with its deliveries (GetItem).
+			on(tables.Deliveries, getItem, query, putItem, updateItem),
+			// api_errors, the wake-up of a changed rule's scope, and the
+			// metric series and preview (Query of minutes and roll-ups).
+			on(tables.Metrics, putItem, query),
+			requestGuards,
+		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Routes:       apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts"),
+		Routes: apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts",
+			"/v1/metrics", "/console", "/console/{proxy+}",
+			// The studio host's part of the OpenAPI document and its reference (shared/apidocs).
+			"/openapi.json", "/docs"),
 	},
 	{
-		Name: "webhooks", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries, tables.Requests},
-		Writes:       []tables.Table{tables.Config, tables.Metrics, tables.Deliveries, tables.Requests},
+		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
+		Tables: []Access{
+			// Endpoints with their account's counter (transactions: Put,
+			// Update, Delete), keys, projects.
+			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
+			// The delivery log (its index), test events, retries, fan-out.
+			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
+			on(tables.Metrics, putItem), // api_errors
+			requestGuards,
+		},
 		SendsToQueue: true, // test and retry enqueue deliveries
 		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
 	},
@@ -143,8 +200,10 @@ var Functions = []Function{
 		// Drains the delivery queue: signs and sends each attempt, writes
 		// the delivery log, and queues the next attempt of the schedule.
 		Name: "dispatcher", MemoryMB: 256, Timeout: DispatcherTimeout,
-		Reads:        []tables.Table{tables.Config, tables.Deliveries},
-		Writes:       []tables.Table{tables.Deliveries},
+		Tables: []Access{
+			on(tables.Config, getItem),              // the endpoint of each delivery
+			on(tables.Deliveries, getItem, putItem), // the delivery and its event; each attempt
+		},
 		SendsToQueue: true, // retries and early messages go back to the queue
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
@@ -155,8 +214,9 @@ var Functions = []Function{
 		// more than a few seconds away goes back to the queue with a delay,
 		// so an invocation waits at most dialer.DefaultMaxWait plus Twilio.
 		Name: "dialer", MemoryMB: 256, Timeout: DialerTimeout,
-		Reads:           []tables.Table{tables.Calls},
-		Writes:          []tables.Table{tables.Calls},
+		Tables: []Access{
+			on(tables.Calls, getItem, updateItem), // the call and its moves; the account's pacing slot
+		},
 		SendsToOutbound: true, // delayed jobs and timeout checks
 		ReadsTwilio:     true,
 		Queue:           &QueueConsumer{BatchSize: 10, MaxConcurrency: 5, Outbound: true},
@@ -165,10 +225,12 @@ var Functions = []Function{
 		// The internal metric intake: telephony and the agent runtime post
 		// metric events with the internal key (read from Secrets Manager at
 		// cold start).
-		Name: "intake", MemoryMB: 256, Timeout: 10 * time.Second,
-		Writes:           []tables.Table{tables.Metrics},
+		Name: "intake", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
+		Tables: []Access{
+			on(tables.Metrics, batchWriteItem),
+		},
 		ReadsInternalKey: true,
-		Routes:           []Route{{Host: StudioHost, Method: http.MethodPost, Path: "/internal/v1/metric-events"}},
+		Routes:           []Route{{Host: StudioHost, Method: "ANY", Path: "/internal/v1/metric-events"}},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -176,8 +238,17 @@ var Functions = []Function{
 		// The metrics table's stream runs it when data is stored; the
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
-		Reads:         []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
-		Writes:        []tables.Table{tables.Config, tables.Deliveries},
+		Tables: []Access{
+			// Rules (a shard's enabled rules from the index), their state
+			// (Put, also in a transaction with its events and its history
+			// entry), evaluation marks (Update), endpoints for the fan-out.
+			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
+			// The buckets of a window; the hourly roll-ups (BatchWriteItem).
+			on(tables.Metrics, query, batchWriteItem),
+			// Events (Put, in the rule's transaction), deliveries, fanned-out
+			// marks; the pending events of the repair (the index).
+			on(tables.Deliveries, putItem, updateItem).index("gsi1"),
+		},
 		SendsToQueue:  true,
 		Every:         time.Minute,
 		MetricsStream: true,
@@ -189,22 +260,31 @@ var Functions = []Function{
 		// conversations table's sparse index of open conversations (no
 		// scan), and runs their on_end functions.
 		Name: "sweeper", MemoryMB: 256, Timeout: 50 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics},
+		Tables: []Access{
+			on(tables.Config, getItem), // the project's agent configuration
+			// The due conversations (the open index), each ended (Put).
+			on(tables.Conversations, getItem, putItem).index(tables.OpenGSI.Name),
+			on(tables.Metrics, batchWriteItem),
+		},
 		InvokesProjectFunctions: true,
 		Every:                   time.Minute,
 	},
 	{
 		// Chat conversations (doc 2): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
-		Name: "chat", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
+		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects, the agent configuration
+			// Conversations and turns (Puts, also in transactions).
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Metrics, batchWriteItem, putItem), // the turns' metrics; api_errors
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/create"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/{version}/{account_id}/{project_id}/chat/respond"},
-			{Host: BaseHost, Method: http.MethodPut, Path: "/{version}/{account_id}/{project_id}/chat/close"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/create"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/respond"},
+			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/close"},
 		},
 	},
 	{
@@ -213,17 +293,24 @@ var Functions = []Function{
 		// conversations table (the keys and projects are in the config
 		// table). A week's series decodes some 100,000 items, and a list
 		// page encodes up to 5 MiB: 1 GB for the CPU that comes with it.
-		Name: "conversations", MemoryMB: 1024, Timeout: 29 * time.Second,
-		Reads:  []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes: []tables.Table{tables.Metrics, tables.Requests}, // its own api_errors; rate limits
+		Name: "conversations", MemoryMB: 1024, Deadline: httpapi.DefaultDeadline,
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects
+			on(tables.Conversations, getItem, query),
+			on(tables.Metrics, putItem), // its own api_errors
+			requestGuards,
+		},
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v3/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/{account_id}/{project_id}/handoff_state"},
+			{Host: BaseHost, Method: "ANY", Path: "/v3/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/handoff_state"},
+			// The base host's part of the OpenAPI document and its reference (shared/apidocs).
+			{Host: BaseHost, Method: "ANY", Path: "/openapi.json"},
+			{Host: BaseHost, Method: "ANY", Path: "/docs"},
 		},
 	},
 	{
@@ -231,22 +318,29 @@ var Functions = []Function{
 		// Twilio's callbacks of outbound calls (signed with the account's
 		// Twilio auth token): status reports move the call (calls table),
 		// the answer URL and the speech turns run the call's conversation.
-		Name: "calls", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests, tables.Calls},
-		Writes:                  []tables.Table{tables.Config, tables.Conversations, tables.Metrics, tables.Requests, tables.Calls},
+		Name: "calls", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
+		Tables: []Access{
+			// Keys, projects, the agent configuration, and the DNI pools
+			// (Reserve: Query and Update; Consume: Update).
+			on(tables.Config, getItem, query, updateItem),
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
+			on(tables.Metrics, batchWriteItem, putItem),
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/voice/calls/{conversation_id}/end"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/end"},
 			// DNI reservations (project-scoped x-api-key); a call on a reserved
 			// number consumes its reservation (config table).
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/conversations/dni-reservation"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/status"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/answer"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/conversations/dni-reservation"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/answer"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
 		},
 	},
 	{
@@ -254,31 +348,46 @@ var Functions = []Function{
 		// internal route the telephony system moves a call's status with.
 		// Apart from calls because it alone parses phone numbers
 		// (libphonenumber's metadata: megabytes and milliseconds of init).
-		Name: "outbound", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads:            []tables.Table{tables.Config, tables.Calls, tables.Requests},
-		Writes:           []tables.Table{tables.Metrics, tables.Calls, tables.Requests},
+		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects
+			on(tables.Calls, getItem, putItem, updateItem),
+			on(tables.Metrics, putItem), // api_errors
+			requestGuards,
+		},
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/outbound-calling/trigger"},
-			{Host: BaseHost, Method: http.MethodGet, Path: "/v1/outbound-calling/{callSid}/status"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/outbound-calling/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/trigger"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/{callSid}/status"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/outbound-calling/{callSid}/status"},
 		},
+	},
+	{
+		// The $default route of both hosts: the JSON 404 of a path no
+		// route matches (a wrong method on a known path is its own
+		// function's 405).
+		Name: "notfound", MemoryMB: 128, Deadline: httpapi.DefaultDeadline,
+		DefaultRoute: true,
 	},
 	{
 		// Notifications pushed into conversations (doc 2, events key): the
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
-		Name: "events", MemoryMB: 512, Timeout: 29 * time.Second,
-		Reads:                   []tables.Table{tables.Config, tables.Conversations, tables.Requests},
-		Writes:                  []tables.Table{tables.Conversations, tables.Metrics, tables.Requests},
+		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
+		Tables: []Access{
+			on(tables.Config, getItem), // keys, projects, the agent configuration
+			on(tables.Conversations, getItem, putItem),
+			on(tables.Metrics, batchWriteItem, putItem),
+			requestGuards,
+		},
 		InvokesProjectFunctions: true,
 		Routes: []Route{
-			{Host: BaseHost, Method: http.MethodPost, Path: "/v1/external-events/webhook"},
-			{Host: BaseHost, Method: http.MethodPost, Path: "/internal/v1/agentic-dial/bridge-ended"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/external-events/webhook"},
+			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/agentic-dial/bridge-ended"},
 		},
 	},
-}
+})
 
 // ProjectFunctionPrefix starts the name of every Lambda function a project
 // may use as one of its functions (hooks): the grant stays narrow.
@@ -294,15 +403,9 @@ const (
 )
 
 var (
-	validName   = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-	validPath   = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
-	httpMethods = map[string]bool{
-		"ANY": true, http.MethodGet: true, http.MethodPost: true, http.MethodPut: true,
-		http.MethodPatch: true, http.MethodDelete: true, http.MethodHead: true, http.MethodOptions: true,
-	}
+	validName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	validPath = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+|/\{[A-Za-z_][A-Za-z0-9_]*\})*(/\{[A-Za-z_][A-Za-z0-9_]*\+\})?$`)
 )
-
-func isRequests(t tables.Table) bool { return t.ID == tables.Requests.ID }
 
 // validateFunctions checks a function list before any construct is made, so
 // that a bad entry fails with a message naming it.
@@ -311,10 +414,7 @@ func validateFunctions(fns []Function) error {
 	names := map[string]bool{}
 	routes := map[Route]string{}
 	consumers := map[bool]int{} // by QueueConsumer.Outbound
-	known := map[string]bool{}
-	for _, t := range tables.All {
-		known[t.ID] = true
-	}
+	defaults := 0
 	for _, f := range fns {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("function %q: %s", f.Name, fmt.Sprintf(format, args...)))
@@ -332,25 +432,35 @@ func validateFunctions(fns []Function) error {
 		if f.Timeout < time.Second || f.Timeout > maxTimeout || f.Timeout%time.Second != 0 {
 			bad("timeout %s must be whole seconds from 1s to %s", f.Timeout, maxTimeout)
 		}
-		for _, t := range append(append([]tables.Table{}, f.Reads...), f.Writes...) {
-			if !known[t.ID] {
-				bad("table %q is not in tables.All", t.ID)
-			}
+		for _, msg := range checkAccess(f) {
+			bad("%s", msg)
 		}
 		if f.Throttle != nil && (len(f.Routes) == 0 || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
 			bad("a route throttle needs routes and positive limits")
 		}
-		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public &&
-			(!slices.ContainsFunc(f.Reads, isRequests) || !slices.ContainsFunc(f.Writes, isRequests)) {
+		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public {
 			// Its keyed routes take rate limits and Idempotency-Keys.
-			bad("has public routes, so it needs read-write access to the %s table", tables.Requests.ID)
+			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) {
+				bad("has public routes, so it needs the request guards' access to the %s table (%v)", tables.Requests.ID, requestGuards.Actions)
+			}
 		}
 		kinds := 0
-		if len(f.Routes) > 0 {
+		if f.DefaultRoute {
+			defaults++
+			if len(f.Routes) > 0 {
+				bad("the $default route's function has no routes of its own")
+			}
+		}
+		if len(f.Routes) > 0 || f.DefaultRoute {
 			kinds++
 			if f.Timeout > maxAPITimeout {
 				bad("timeout %s exceeds the HTTP API integration timeout %s", f.Timeout, maxAPITimeout)
 			}
+			if f.Deadline <= 0 || f.Timeout-f.Deadline < httpapi.ResponseMargin {
+				bad("timeout %s must leave httpapi.ResponseMargin (%s) after the request deadline %s", f.Timeout, httpapi.ResponseMargin, f.Deadline)
+			}
+		} else if f.Deadline != 0 {
+			bad("a request deadline without routes")
 		}
 		if f.Every != 0 {
 			kinds++
@@ -377,18 +487,21 @@ func validateFunctions(fns []Function) error {
 		if kinds != 1 {
 			bad("needs exactly one trigger kind (routes, Every or Queue), has %d", kinds)
 		}
+		for _, msg := range envDisagreements(f) {
+			bad("%s", msg)
+		}
 		if (f.MetricsStream || f.ShardFanout) && f.Every == 0 {
 			bad("MetricsStream and ShardFanout come with a schedule (Every)")
 		}
-		if f.MetricsStream && !slices.ContainsFunc(f.Reads, func(t tables.Table) bool { return t.ID == tables.Metrics.ID }) {
-			bad("MetricsStream needs Reads of the metrics table")
+		if a, _ := f.accessTo(tables.Metrics); f.MetricsStream && !slices.Contains(a.Actions, query) {
+			bad("MetricsStream needs to Query the metrics table")
 		}
 		for _, r := range f.Routes {
 			if r.Host != StudioHost && r.Host != BaseHost {
 				bad("route %v: unknown host %q", r, r.Host)
 			}
-			if !httpMethods[r.Method] {
-				bad("route %v: unknown method %q", r, r.Method)
+			if r.Method != "ANY" {
+				bad("route %v: method %q must be ANY, so that a wrong method is the function's 405 with Allow", r, r.Method)
 			}
 			if r.Path == "" || !validPath.MatchString(r.Path) {
 				bad("route %v: path must be /segments with an optional final {proxy+}", r)
@@ -399,6 +512,9 @@ func validateFunctions(fns []Function) error {
 			routes[r] = f.Name
 		}
 	}
+	if defaults > 1 {
+		errs = append(errs, fmt.Errorf("%d functions take the $default route; at most one may", defaults))
+	}
 	if consumers[false] > 1 {
 		errs = append(errs, fmt.Errorf("%d functions consume the delivery queue; at most one may", consumers[false]))
 	}
@@ -406,6 +522,51 @@ func validateFunctions(fns []Function) error {
 		errs = append(errs, fmt.Errorf("%d functions consume the outbound queue; at most one may", consumers[true]))
 	}
 	return errors.Join(errs...)
+}
+
+// envOf is the environment struct of a function.
+func envOf(f Function) any {
+	if f.Env != nil {
+		return f.Env
+	}
+	return lambdamain.Environments[f.Name]
+}
+
+// envDisagreements lists where a function's environment and its grants
+// disagree: each variable must name something the function may use, and
+// each thing it may use must be named.
+func envDisagreements(f Function) []string {
+	env := envOf(f)
+	if env == nil {
+		return []string{"no environment: add its struct to lambdamain.Environments"}
+	}
+	names := map[string]bool{}
+	for _, n := range lambdamain.Names(env) {
+		names[n] = true
+	}
+	var out []string
+	agree := func(name string, granted bool, grant string) {
+		if names[name] != granted {
+			out = append(out, fmt.Sprintf("environment names %s: %v, but %s: %v", name, names[name], grant, granted))
+		}
+		delete(names, name)
+	}
+	for _, t := range tables.All {
+		_, access := f.accessTo(t)
+		agree(t.EnvVar, access, "access to the "+t.ID+" table")
+	}
+	agree(lambdamain.QueueEnv, f.SendsToQueue, "SendsToQueue")
+	agree(lambdamain.OutboundQueueEnv, f.SendsToOutbound, "SendsToOutbound")
+	agree(lambdamain.ShardQueueEnv, f.ShardFanout, "ShardFanout")
+	agree(lambdamain.InternalKeyEnv, f.ReadsInternalKey, "ReadsInternalKey")
+	agree(lambdamain.TwilioSecretEnv, f.ReadsTwilio, "ReadsTwilio")
+	agree(lambdamain.PublicBaseURLEnv, f.ReadsTwilio, "ReadsTwilio (Twilio calls the base host back)")
+	delete(names, lambdamain.RegionEnv) // the stack's region: any function may read it
+	for n := range names {
+		out = append(out, fmt.Sprintf("environment names %s, which infra does not set", n))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // deps are the resources of a stack that functions are wired to.
@@ -419,26 +580,28 @@ type deps struct {
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
-	common := map[string]*string{
-		lambdamain.RegionEnv: jsii.String(cfg.Region.Name),
-		lambdamain.QueueEnv:  d.queue.delivery.QueueUrl(),
+	// The value of each variable; PUBLIC_BASE_URL and SHARD_QUEUE_URL are
+	// added with the base host's API (publicBaseURLs) and the shard queue
+	// (addEvaluatorSources).
+	values := map[string]*string{
+		lambdamain.RegionEnv:        jsii.String(cfg.Region.Name),
+		lambdamain.QueueEnv:         d.queue.delivery.QueueUrl(),
+		lambdamain.OutboundQueueEnv: d.queue.outbound.QueueUrl(),
+		lambdamain.InternalKeyEnv:   d.internalKey.secret.SecretArn(),
+		lambdamain.TwilioSecretEnv:  d.twilio.SecretArn(),
 	}
 	for _, t := range tables.All {
-		common[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
+		values[t.EnvVar] = jsii.String(tables.PhysicalName(cfg.prefix(), t))
 	}
 
 	out := map[string]awslambda.Function{}
 	for _, f := range fns {
-		env := maps.Clone(common)
-		if f.ReadsInternalKey {
-			env[lambdamain.InternalKeyEnv] = d.internalKey.secret.SecretArn()
-		}
-		if f.SendsToOutbound {
-			env[lambdamain.OutboundQueueEnv] = d.queue.outbound.QueueUrl()
-		}
-		if f.ReadsTwilio {
-			env[lambdamain.TwilioSecretEnv] = d.twilio.SecretArn()
-			// PUBLIC_BASE_URL is added with the base host's API (publicBaseURLs).
+		// Only what the function's main reads (its environment struct).
+		env := map[string]*string{}
+		for _, name := range lambdamain.Names(envOf(f)) {
+			if v, ok := values[name]; ok {
+				env[name] = v
+			}
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
@@ -456,23 +619,21 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
-			d.queue.delivery.GrantSendMessages(fn)
+			grantSend(fn, d.queue.delivery.QueueArn())
 		}
 		if f.InvokesProjectFunctions {
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("lambda:InvokeFunction"),
-				Resources: jsii.Strings(fmt.Sprintf("arn:%s:lambda:%s:*:function:%s*",
-					*awscdk.Aws_PARTITION(), *awscdk.Aws_REGION(), ProjectFunctionPrefix)),
+				Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(projectFunctionsArn()),
 			}))
 		}
 		if f.ReadsInternalKey {
-			d.internalKey.secret.GrantRead(fn, nil)
+			grantSecretValue(fn, d.internalKey.secret.SecretArn())
 		}
 		if f.SendsToOutbound {
-			d.queue.outbound.GrantSendMessages(fn)
+			grantSend(fn, d.queue.outbound.QueueArn())
 		}
 		if f.ReadsTwilio {
-			d.twilio.GrantRead(fn, nil)
+			grantSecretValue(fn, d.twilio.SecretArn())
 		}
 		out[f.Name] = fn
 	}
@@ -503,6 +664,9 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 	props.Code = b.code(name)
 	fn = awslambda.NewFunction(stack, jsii.String(id), &props)
 	awscdk.Tags_Of(fn).Add(jsii.String(FunctionTag), jsii.String(name), nil)
+	// The stack runner (scripts/stack) finds each function's source by this
+	// metadata, not by guessing from logical IDs.
+	fn.Node().DefaultChild().(awscdk.CfnResource).AddMetadata(jsii.String(FunctionMetadata), name)
 	dependOnPoliciesNotRole(fn.Role())
 	return fn, nil
 }
@@ -511,6 +675,11 @@ func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslam
 // the directory under functions/ it is built from; scripts/checkbundles
 // reads it to find each function's bundle in cdk.out.
 const FunctionTag = "voiceops-function"
+
+// FunctionMetadata is the CloudFormation Metadata key on each
+// AWS::Lambda::Function naming the directory under functions/ it is built
+// from (scripts/stack reads it).
+const FunctionMetadata = "voiceops:function"
 
 // rolePolicies stands for a function's role wherever the role is a
 // dependency. CDK makes each function DependsOn its role, so that the
@@ -554,28 +723,6 @@ func retryAttempts(f Function) *float64 {
 		return jsii.Number(0)
 	}
 	return nil
-}
-
-// grantTables gives a function read, write or read-write access to each
-// table it lists, through the table's Grant* methods.
-func grantTables(fn awslambda.Function, f Function, tbls map[string]awsdynamodb.Table) {
-	reads, writes := map[string]bool{}, map[string]bool{}
-	for _, t := range f.Reads {
-		reads[t.ID] = true
-	}
-	for _, t := range f.Writes {
-		writes[t.ID] = true
-	}
-	for _, t := range tables.All {
-		switch tbl := tbls[t.ID]; {
-		case reads[t.ID] && writes[t.ID]:
-			tbl.GrantReadWriteData(fn)
-		case reads[t.ID]:
-			tbl.GrantReadData(fn)
-		case writes[t.ID]:
-			tbl.GrantWriteData(fn)
-		}
-	}
 }
 
 // constructID turns "alert-rules" into "AlertRules".

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/twilioapi"
@@ -17,12 +21,12 @@ var servedGroups = map[string]struct {
 	host   Host
 	groups [][]httpapi.Route
 }{
-	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes()}},
+	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes(), console.Routes(), apidocs.Routes(apidocs.Studio)}},
 	"webhooks": {StudioHost, [][]httpapi.Route{(&studioapi.Webhooks{}).Routes()}},
 	"intake":   {StudioHost, [][]httpapi.Route{(&studioapi.Intake{}).Routes()}},
 	"chat":     {BaseHost, [][]httpapi.Route{(&baseapi.Chat{}).Routes()}},
 	"conversations": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes()}},
+		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
 	"calls": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
 	"outbound": {BaseHost, [][]httpapi.Route{(&baseapi.Outbound{}).Routes()}},
@@ -111,6 +115,77 @@ func TestGatewayMatches(t *testing.T) {
 	} {
 		if got := gatewayMatches(c.gw, c.r); got != c.want {
 			t.Errorf("%v vs %v: %v", c.gw, c.r, got)
+		}
+	}
+}
+
+// TestEveryHostAnswersUnknownPathsAndWrongMethodsItself: in every regional
+// stack, each host's API sends what no route matches ($default) to the
+// function marked DefaultRoute (the service's JSON 404), its stage names
+// the host's error shape for it, and every other route is ANY, so that a
+// wrong method reaches the path's own function (its 405 with Allow), not
+// API Gateway's {"message":"Not Found"}.
+func TestEveryHostAnswersUnknownPathsAndWrongMethodsItself(t *testing.T) {
+	var fallback string
+	for _, f := range Functions {
+		if f.DefaultRoute {
+			fallback = f.Name
+		}
+	}
+	if fallback == "" {
+		t.Fatal("no function takes the $default route")
+	}
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		tmpl := defaultSynth(t).json[name]
+		fnID, _ := functionResource(t, tmpl, fallback)
+		all := tmpl["Resources"].(map[string]any)
+		apis := map[string]Host{} // logical ID to host
+		for id, res := range all {
+			res := res.(map[string]any)
+			if res["Type"] == "AWS::ApiGatewayV2::Api" {
+				for _, h := range Hosts {
+					if props(res)["Name"] == "voiceops-"+r.Name+"-"+string(h) {
+						apis[id] = h
+					}
+				}
+			}
+		}
+		if len(apis) != len(servedHosts(Functions)) {
+			t.Fatalf("%s: APIs %v", name, apis)
+		}
+		defaults, families := map[Host]bool{}, map[Host]string{}
+		for id, res := range all {
+			res := res.(map[string]any)
+			p := props(res)
+			api, _ := p["ApiId"].(map[string]any)
+			host, ok := apis[fmt.Sprint(api["Ref"])]
+			switch {
+			case res["Type"] == "AWS::ApiGatewayV2::Stage" && ok:
+				vars, _ := p["StageVariables"].(map[string]any)
+				families[host], _ = vars[httpapi.FamilyStageVariable].(string)
+			case res["Type"] == "AWS::ApiGatewayV2::Route" && ok:
+				key, _ := p["RouteKey"].(string)
+				if key == "$default" {
+					target, _ := json.Marshal(p["Target"])
+					integration := strings.TrimSuffix(strings.TrimPrefix(string(target), `{"Fn::Join":["",["integrations/",{"Ref":"`), `"}]]}`)
+					uri, _ := json.Marshal(props(all[integration].(map[string]any))["IntegrationUri"])
+					if !strings.Contains(string(uri), `"`+fnID+`"`) {
+						t.Errorf("%s %s: $default route %s leads to %s, want the %s function", name, host, id, uri, fallback)
+					}
+					defaults[host] = true
+				} else if !strings.HasPrefix(key, "ANY /") {
+					t.Errorf("%s %s: route %q is not ANY: a wrong method would be API Gateway's 404", name, host, key)
+				}
+			}
+		}
+		for _, h := range servedHosts(Functions) {
+			if !defaults[h] {
+				t.Errorf("%s %s: no $default route", name, h)
+			}
+			if want := hostFamily[h].String(); families[h] != want {
+				t.Errorf("%s %s: stage variable %s=%q, want %q", name, h, httpapi.FamilyStageVariable, families[h], want)
+			}
 		}
 	}
 }

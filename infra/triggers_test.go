@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
@@ -21,23 +21,31 @@ import (
 // with real functions, so this list keeps working when those arrive.
 var testFunctions = []Function{
 	{
-		Name: "test-scheduled", MemoryMB: 512, Timeout: 50 * time.Second,
-		Reads: []tables.Table{tables.Config, tables.Metrics}, Writes: []tables.Table{tables.Config, tables.Deliveries},
+		Name: "test-scheduled", MemoryMB: 512, Timeout: 50 * time.Second, Env: struct {
+			Config     string `env:"CONFIG_TABLE"`
+			Metrics    string `env:"METRICS_TABLE"`
+			Deliveries string `env:"DELIVERIES_TABLE"`
+			Queue      string `env:"DELIVERY_QUEUE_URL"`
+		}{},
+		Tables:       []Access{on(tables.Config, getItem, putItem), on(tables.Metrics, query), on(tables.Deliveries, putItem)},
 		SendsToQueue: true,
 		Every:        time.Minute,
 	},
 	{
-		Name: "test-consumer", MemoryMB: 256, Timeout: DispatcherTimeout,
-		Reads: []tables.Table{tables.Config, tables.Deliveries}, Writes: []tables.Table{tables.Deliveries},
+		Name: "test-consumer", MemoryMB: 256, Timeout: DispatcherTimeout, Env: lambdamain.Dispatcher{},
+		Tables:       []Access{on(tables.Config, getItem), on(tables.Deliveries, getItem, putItem)},
 		SendsToQueue: true,
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 	},
 	{
-		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads: []tables.Table{tables.Config, tables.Requests}, Writes: []tables.Table{tables.Requests},
+		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second, Env: struct {
+			Config   string `env:"CONFIG_TABLE"`
+			Requests string `env:"REQUESTS_TABLE"`
+		}{},
+		Tables: []Access{on(tables.Config, getItem), requestGuards},
 		Routes: []Route{
-			{Host: BaseHost, Method: "POST", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
-			{Host: StudioHost, Method: "POST", Path: "/internal/v1/test-only"},
+			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/chat/{version}/create"},
+			{Host: StudioHost, Method: "ANY", Path: "/internal/v1/test-only"},
 		},
 	},
 }
@@ -83,9 +91,9 @@ func TestScheduleAndQueueTriggers(t *testing.T) {
 	check(t, "both hosts get routes", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(2))
 		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{
-			"RouteKey": "POST /v1/{account_id}/{project_id}/chat/{version}/create",
+			"RouteKey": "ANY /v1/{account_id}/{project_id}/chat/{version}/create",
 		})
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/test-only"})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "ANY /internal/v1/test-only"})
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Api"), jsii.Number(2))
 		// One integration per function and host.
 		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Integration"), jsii.Number(2))
@@ -182,9 +190,11 @@ func TestFunctionsMatchDirectories(t *testing.T) {
 
 func TestValidateFunctions(t *testing.T) {
 	good := Function{
-		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second,
-		Reads: []tables.Table{tables.Requests}, Writes: []tables.Table{tables.Requests},
-		Routes: []Route{{Host: StudioHost, Method: "GET", Path: "/v1/things/{id}"}},
+		Name: "ok", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second, Env: struct {
+			Requests string `env:"REQUESTS_TABLE"`
+		}{},
+		Tables: []Access{requestGuards},
+		Routes: []Route{{Host: StudioHost, Method: "ANY", Path: "/v1/things/{id}"}},
 	}
 	if err := validateFunctions(Functions); err != nil {
 		t.Fatalf("Functions: %v", err)
@@ -205,14 +215,31 @@ func TestValidateFunctions(t *testing.T) {
 		{"long timeout", func(f *Function) { f.Timeout = 20 * time.Minute }, "timeout"},
 		{"fractional timeout", func(f *Function) { f.Timeout = 1500 * time.Millisecond }, "timeout"},
 		{"API timeout", func(f *Function) { f.Timeout = 60 * time.Second }, "integration timeout"},
+		{"no environment", func(f *Function) { f.Env = nil }, "lambdamain.Environments"},
+		{"a table's name without access", func(f *Function) { f.Env = lambdamain.Sweeper{} }, "access to the config table"},
+		{"access without the table's name", func(f *Function) { f.Tables = append(f.Tables, on(tables.Calls, getItem)) }, "CALLS_TABLE"},
+		{"an unknown action", func(f *Function) { f.Tables = append(f.Tables, on(tables.Calls, "dynamodb:Scan")) }, `"dynamodb:Scan" is not one of`},
+		{"an unknown index", func(f *Function) { f.Tables = []Access{requestGuards.index("gsi1")} }, `has no index "gsi1"`},
+		{"a secret without its ARN", func(f *Function) { f.ReadsInternalKey = true }, "INTERNAL_KEY_PARAMETER"},
+		{"a variable infra does not set", func(f *Function) {
+			f.Env = struct {
+				Requests string `env:"REQUESTS_TABLE"`
+				Other    string `env:"OTHER"`
+			}{}
+		}, "OTHER, which infra does not set"},
+		{"no request deadline", func(f *Function) { f.Deadline = 0 }, "ResponseMargin"},
+		{"deadline too close to the timeout", func(f *Function) { f.Deadline = f.Timeout - time.Second }, "ResponseMargin"},
+		{"deadline without routes", func(f *Function) { f.Routes, f.Every = nil, time.Minute }, "deadline without routes"},
 		{"no trigger", func(f *Function) { f.Routes = nil }, "exactly one trigger"},
 		{"two triggers", func(f *Function) { f.Every = time.Minute }, "exactly one trigger"},
 		{"unknown host", func(f *Function) { f.Routes[0].Host = "other" }, "unknown host"},
-		{"unknown method", func(f *Function) { f.Routes[0].Method = "FETCH" }, "unknown method"},
+		{"unknown method", func(f *Function) { f.Routes[0].Method = "FETCH" }, "must be ANY"},
+		{"one method", func(f *Function) { f.Routes[0].Method = "GET" }, "must be ANY"},
+		{"$default with routes", func(f *Function) { f.DefaultRoute = true }, "no routes of its own"},
 		{"bad path", func(f *Function) { f.Routes[0].Path = "v1/x" }, "path"},
 		{"proxy not last", func(f *Function) { f.Routes[0].Path = "/v1/{proxy+}/x" }, "path"},
-		{"unknown table", func(f *Function) { f.Reads = []tables.Table{{ID: "nope"}} }, "not in tables.All"},
-		{"public routes without the requests table", func(f *Function) { f.Writes = nil }, "needs read-write access to the requests table"},
+		{"unknown table", func(f *Function) { f.Tables = append(f.Tables, on(tables.Table{ID: "nope"}, getItem)) }, "not in tables.All"},
+		{"public routes without the requests table", func(f *Function) { f.Tables = nil }, "request guards' access to the requests table"},
 		{"route throttle without limits", func(f *Function) { f.Throttle = &Throttle{RateLimit: 10} }, "route throttle"},
 		{"schedule not minutes", func(f *Function) { f.Routes, f.Every = nil, 90*time.Second }, "whole minutes"},
 		{"run longer than schedule", func(f *Function) { f.Routes, f.Every, f.Timeout = nil, time.Minute, time.Minute }, "shorter than the schedule"},
@@ -240,13 +267,13 @@ func TestValidateFunctions(t *testing.T) {
 		}
 	})
 	t.Run("two consumers", func(t *testing.T) {
-		c := Function{Name: "c1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2}}
+		c := Function{Name: "c1", MemoryMB: 128, Timeout: time.Second, Env: struct{}{}, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2}}
 		d := c
 		d.Name = "c2"
 		if err := validateFunctions([]Function{c, d}); err == nil || !strings.Contains(err.Error(), "at most one") {
 			t.Errorf("err = %v", err)
 		}
-		o1 := Function{Name: "o1", MemoryMB: 128, Timeout: time.Second, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2, Outbound: true}}
+		o1 := Function{Name: "o1", MemoryMB: 128, Timeout: time.Second, Env: struct{}{}, Queue: &QueueConsumer{BatchSize: 1, MaxConcurrency: 2, Outbound: true}}
 		o2 := o1
 		o2.Name = "o2"
 		if err := validateFunctions([]Function{c, o1}); err != nil {
@@ -293,12 +320,11 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 			}},
 		})
 		// The sweeper may query the index.
-		tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
-			"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{
-				"Action":   arrayWith("dynamodb:Query"),
-				"Resource": arrayWith(objectLike(obj{"Fn::Join": arrayWith(arrayWith("/index/*"))})),
-			}))}),
-		})
+		tj := defaultSynth(t).json["VoiceOps-us"]
+		_, fn := functionResource(t, tj, "sweeper")
+		if gs := roleGrants(tj, getAttTarget(props(fn)["Role"])); !slices.Contains(gs, grant{query, "table:conversations/index/open"}) {
+			t.Errorf("sweeper grants %v", gs)
+		}
 	})
 	check(t, "dispatcher and dialer", func() {
 		// The dispatcher's, the dialer's, the evaluator's stream and its
@@ -327,7 +353,7 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 		}
 	})
 	check(t, "intake route", func() {
-		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "POST /internal/v1/metric-events"})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Route"), obj{"RouteKey": "ANY /internal/v1/metric-events"})
 	})
 }
 
@@ -391,42 +417,6 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 // readsInternalKey matches a function main that reads the internal key
 // (internalkey.Digest at start, internalkey.NewLazy on the first internal
 // request) or names the key's variable itself.
-var readsInternalKey = regexp.MustCompile(`internalkey\.(Digest|NewLazy)\(|InternalKeyEnv`)
-
-// TestReadsInternalKeyMatchesTheCode keeps ReadsInternalKey honest: a
-// function whose main reads the internal key without it would fail at cold
-// start in AWS (no variable, no permission), and one with it that never
-// reads the key holds a permission it does not use.
-func TestReadsInternalKeyMatchesTheCode(t *testing.T) {
-	for _, f := range Functions {
-		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if reads := readsInternalKey.Match(src); reads != f.ReadsInternalKey {
-			t.Errorf("function %s: its main.go reads the internal key: %v; its entry says ReadsInternalKey: %v",
-				f.Name, reads, f.ReadsInternalKey)
-		}
-	}
-}
-
-// TestOutboundEnvironmentMatchesTheCode keeps SendsToOutbound and
-// ReadsTwilio honest against each main.go, as for the internal key.
-func TestOutboundEnvironmentMatchesTheCode(t *testing.T) {
-	for _, f := range Functions {
-		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if uses := strings.Contains(string(src), "OutboundQueueEnv"); uses != f.SendsToOutbound {
-			t.Errorf("function %s: main.go uses the outbound queue: %v; SendsToOutbound: %v", f.Name, uses, f.SendsToOutbound)
-		}
-		if uses := strings.Contains(string(src), "TwilioSecretEnv"); uses != f.ReadsTwilio {
-			t.Errorf("function %s: main.go reads the Twilio secret: %v; ReadsTwilio: %v", f.Name, uses, f.ReadsTwilio)
-		}
-	}
-}
-
 // TestOnlyOutboundSendersMaySendDialJobs: sqs:SendMessage on the outbound
 // queue goes to the functions with SendsToOutbound (the trigger and the
 // dialer), and to no other.

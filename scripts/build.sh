@@ -6,6 +6,9 @@
 # assembly (cdk.out/asset.<hash>/bootstrap). dist/ is rebuilt from scratch and
 # is not committed.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' './scripts/build.sh && ls -l dist/*/bootstrap'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 
 rm -rf dist

@@ -6,6 +6,9 @@
 #
 #   ./scripts/check-artefacts.sh    # from anywhere inside the repository
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' './scripts/check-artefacts.sh'; exit 0 ;;
+esac
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
 
 # magic prints what kind of executable the file is, by its first bytes, or

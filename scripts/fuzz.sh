@@ -10,6 +10,9 @@
 # about 80 s on 2 cores. -fuzzminimizetime is short: minimizing a new
 # input would otherwise stall a bounded run for up to 60 s.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' 'FUZZTIME=10s ./scripts/fuzz.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-4s}
 
@@ -21,6 +24,7 @@ targets=(
   "./shared/baseapi FuzzAppendJSONString"
   "./shared/httpapi FuzzParseObject"
   "./shared/httpapi FuzzPlainString"
+  "./shared/httpapi FuzzCheckJSON"
   "./shared/voiceops FuzzCheckURL"
   "./shared/voiceops FuzzCheckHeaders"
   "./shared/voiceops FuzzShapes"
@@ -35,6 +39,8 @@ targets=(
   "./shared/agent FuzzShapes"
   "./shared/buckets FuzzSketchRoundTrip"
   "./shared/tracing FuzzParseHeader"
+  "./scripts/stack/awsproxy FuzzRequests"
+  "./scripts/stack/apigw FuzzMatch"
 )
 
 # run_target fuzzes one target; it fails on a crasher (go test saves it

@@ -14,6 +14,9 @@
 #
 # Needs: Node with npx (downloads aws-cdk@2 on first use), Go, cfn-lint.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' 'BUNDLE_SIZE_CHECK=warn ./scripts/synth-lint.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 
 size_check=${BUNDLE_SIZE_CHECK:-fail}

@@ -11,6 +11,9 @@
 # Needs: Go, Python with moto_server and cfn-lint (preinstalled here; the
 # script installs them with pip if missing), Node with npx.
 set -euo pipefail
+case "${1:-}" in # -h: what this does (the comment above) and an example
+  -h|-help|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; printf '\nExample:\n  %s\n' './scripts/test.sh'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
@@ -30,6 +33,21 @@ step "no build artefacts tracked"
 
 ensure_python_tool moto_server 'moto[server]'
 ensure_python_tool cfn-lint cfn-lint
+
+# The console's browser test (scripts/dev, TestConsoleInTheBrowser) drives
+# Debian's headless Chromium; it fails in CI without it. Installing it takes
+# about a minute on a fresh machine (skipped when present); the test runs in
+# about 7 s inside the go test step below.
+# Debian packages the tests use: chromium (the console's browser test) and
+# jq (apilint, clientcheck and the README's commands).
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing ${missing[*]} (apt-get)"
+  if [ "$(id -u)" = 0 ]; then apt_get() { apt-get "$@"; }; else apt_get() { sudo apt-get "$@"; }; fi
+  apt_get update -qq && DEBIAN_FRONTEND=noninteractive apt_get install -y -qq "${missing[@]}" >/dev/null
+fi
 
 step "go mod download"
 go mod download
@@ -54,6 +72,15 @@ echo "moto_server on $TEST_AWS_ENDPOINT"
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
+step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
+./scripts/apilint
+
+step "generated clients (scripts/clientcheck/run: oapi-codegen Go client and openapi-typescript + openapi-fetch, compiled and run against a dev server; about 45 s)"
+./scripts/clientcheck/run
+
+step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
+go run ./scripts/readme
+
 step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"
 ./scripts/fuzz.sh
 
@@ -64,6 +91,11 @@ if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
     step "cdk synth (real CDK CLI, building every function), cfn-lint and bundle checks"
     ./scripts/synth-lint.sh
   fi
+fi
+
+if [ -x scripts/stack-test.sh ]; then
+  step "the deployed topology on this machine (scripts/stack-test.sh: scenarios on the synthesized stack under the Lambda RIE and moto)"
+  ./scripts/stack-test.sh
 fi
 
 step "all tests passed"

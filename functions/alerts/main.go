@@ -14,14 +14,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -35,11 +38,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Alerts]("alerts", getenv)
 	if err != nil {
 		return err
 	}
@@ -48,14 +47,16 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
-	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now)
-	counts := dynamo.NewMetricCounts(db, env[2])
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
+	counts := dynamo.NewMetricCounts(db, env.MetricsTable)
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
+		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
+		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts,
+		Series:     &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
 		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
 		},
@@ -81,11 +82,20 @@ type deps struct {
 	// EvaluateSoon wakes the evaluator for a created or changed rule's
 	// scope (alerting.Service.EvaluateSoon).
 	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
+	// Our additions: the rules' history (with the endpoints whose
+	// deliveries it shows), the metric series and the preview.
+	History   voiceops.HistoryStore
+	Endpoints voiceops.EndpointStore
+	Projects  httpapi.ProjectReader
+	Series    *series.Reader
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc}).Routes()))
+		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc,
+			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
+		console.Routes(),
+		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -29,7 +30,6 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
@@ -46,12 +46,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
-		tables.Calls.EnvVar, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
+	env, err := lambdamain.Load[lambdamain.Calls]("calls", getenv)
 	if err != nil {
 		return err
 	}
@@ -60,24 +55,24 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
+	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
+	rec := &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)}
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest,
-		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
+		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
+		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
 		Pools:      config.DNI(),
-		Calls:      dynamo.NewCalls(db, env[5]),
-		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[6], Now: time.Now},
-		PublicURL:  env[7],
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Calls:      dynamo.NewCalls(db, env.CallsTable),
+		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
+		PublicURL:  env.PublicBaseURL,
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,
 	})), lambda.WithContext(ctx))
 	return nil
@@ -87,15 +82,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 type deps struct {
 	Keys        httpapi.Authenticator
 	InternalKey func(context.Context) (string, error) // the internal key's digest
-	Engine      baseapi.Engine
-	Pools       voiceops.DNIStore
-	Calls       voiceops.CallStore
-	Twilio      twilio.Credentials
-	PublicURL   string // the base host's public URL (Twilio signs it)
-	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards      httpapi.Guards
-	Now         func() time.Time
-	Log         *slog.Logger
+	Engine      interface {
+		baseapi.Engine
+		calls.Engine
+	} // shared/conversation.Engine
+	Pools      voiceops.DNIStore
+	Calls      voiceops.CallStore
+	Twilio     twilio.Credentials
+	PublicURL  string // the base host's public URL (Twilio signs it)
+	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards     httpapi.Guards
+	Now        func() time.Time
+	Log        *slog.Logger
 	// Metrics receives the request metrics (lambdamain.Metrics).
 	Metrics telemetry.Recorder
 }
@@ -105,5 +103,5 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&twilioapi.Callbacks{Calls: d.Calls, Creds: d.Twilio, Engine: d.Engine, PublicBaseURL: d.PublicURL, Now: d.Now}).Routes()))
+		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now}, Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

@@ -13,12 +13,12 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -32,11 +32,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Conversations]("conversations", getenv)
 	if err != nil {
 		return err
 	}
@@ -45,12 +41,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "")
+	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env[1]),
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
+		Keys: auth.New(config, env.Region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env.ConversationsTable),
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,
 	})), lambda.WithContext(ctx))
 	return nil
@@ -74,5 +70,6 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&baseapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
 		(&baseapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
-		(&baseapi.Handoff{Store: d.Conversations}).Routes()))
+		(&baseapi.Handoff{Store: d.Conversations}).Routes(),
+		apidocs.Routes(apidocs.Base))) // the base host's /openapi.json and /docs
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
@@ -31,11 +31,8 @@ func main() {
 	}
 }
 
-// TwilioAPIEnv, when set, replaces Twilio's API base URL (a test double).
-const TwilioAPIEnv = "TWILIO_API_BASE_URL"
-
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Calls.EnvVar, lambdamain.OutboundQueueEnv, lambdamain.TwilioSecretEnv, lambdamain.PublicBaseURLEnv)
+	env, err := lambdamain.Load[lambdamain.Dialer]("dialer", getenv)
 	if err != nil {
 		return err
 	}
@@ -44,14 +41,13 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	calls := dynamo.NewCalls(db, env[0])
 	batch := lambdamain.Metrics()
 	d := &dialer.Dialer{
-		Calls: calls, Pacer: dynamo.NewPacer(db, env[0]),
-		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[1]},
+		Calls: &calls.Service{Calls: dynamo.NewCalls(db, env.CallsTable), Now: time.Now}, Pacer: dynamo.NewPacer(db, env.CallsTable),
+		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 		Provider: &twilio.Provider{
-			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env[2], Now: time.Now},
-			APIBaseURL: getenv(TwilioAPIEnv), CallbackBaseURL: env[3],
+			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
+			APIBaseURL: env.TwilioAPI, CallbackBaseURL: env.PublicBaseURL,
 		},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: lambdamain.Logger(),
 		Telemetry: batch,

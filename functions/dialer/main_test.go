@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
@@ -71,7 +72,7 @@ func TestReplaySQSBatch(t *testing.T) {
 	}))
 	defer fake.Close()
 	m := samples.NewMemory(t)
-	d := &dialer.Dialer{Calls: m.Calls, Pacer: memory.NewPacer(), Queue: &jobs{},
+	d := &dialer.Dialer{Calls: &calls.Service{Calls: m.Calls, Now: time.Now}, Pacer: memory.NewPacer(), Queue: &jobs{},
 		Provider: &twilio.Provider{Creds: creds{samples.AccountID: {AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: "9f8e7d6c5b4a39281706f5e4d3c2b1a0", FromNumber: "+15005550006"}},
 			APIBaseURL: fake.URL, CallbackBaseURL: "https://base.example.com"},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: m.Log}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -17,7 +18,6 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -30,7 +30,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv)
+	env, err := lambdamain.Load[lambdamain.Dispatcher]("dispatcher", getenv)
 	if err != nil {
 		return err
 	}
@@ -39,12 +39,20 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	log := lambdamain.Logger()
+	var schedule webhook.Schedule                               // nil: webhook.DefaultSchedule
+	if v := getenv(lambdamain.LocalRetryScheduleEnv); v != "" { // the local stack runner only
+		if schedule, err = webhook.ParseSchedule(v); err != nil {
+			return fmt.Errorf("%s: %w", lambdamain.LocalRetryScheduleEnv, err)
+		}
+	}
 	batch := lambdamain.Metrics()
 	d := delivery.NewDispatcher(delivery.Config{
-		Stores: dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env[0], Deliveries: env[1]}),
-		Queue:  queue.NewSQS(sqs.NewFromConfig(cfg), env[2]),
-		// Deployed stacks never deliver to loopback or private addresses.
-		Sender: webhook.NewSender(webhook.Options{}),
+		Schedule: schedule,
+		Stores:   dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
+		Queue:    queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue),
+		// Deployed stacks never deliver to loopback or private addresses
+		// (the local stack runner may allow loopback).
+		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
 		Logger: log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
 	})
 	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))

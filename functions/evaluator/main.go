@@ -19,7 +19,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -30,7 +29,7 @@ import (
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -44,7 +43,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Deliveries.EnvVar, lambdamain.QueueEnv, lambdamain.ShardQueueEnv)
+	env, err := lambdamain.Load[lambdamain.Evaluator]("evaluator", getenv)
 	if err != nil {
 		return err
 	}
@@ -54,15 +53,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	sqsClient := sqs.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[2]})
-	shardQueue := env[4]
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	shards := queue.NewSender[json.RawMessage](sqsClient, env.ShardQueue) // the shard messages come encoded
 	batch := lambdamain.Metrics()
-	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env[1]), Queue: queue.NewSQS(sqsClient, env[3]),
+	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Rollups: metricstore.NewRollups(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
 		Log: lambdamain.Logger(), Telemetry: batch,
-		SendShard: func(ctx context.Context, body string) error {
-			_, err := sqsClient.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &shardQueue, MessageBody: aws.String(body)})
-			return err
-		},
+		SendShard: func(ctx context.Context, body string) error { return shards.Send(ctx, json.RawMessage(body), 0) },
 	}, time.Now)
 	lambda.StartWithOptions(emf.Flushing(batch, handler(e)), lambda.WithContext(ctx))
 	return nil
@@ -73,6 +69,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 type backend struct {
 	Stores  voiceops.Stores
 	Metrics buckets.Store
+	// Rollups keeps the metric series' hourly roll-ups, written after
+	// each shard's scheduled evaluation; nil writes none.
+	Rollups series.HourStore
 	Queue   queue.Queue
 	Log     *slog.Logger
 	// Telemetry receives the evaluation metrics (lambdamain.Metrics).
@@ -88,10 +87,15 @@ type evaluatorFn struct {
 
 func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
-	return evaluatorFn{&evaluator.Evaluator{
+	e := &evaluator.Evaluator{
 		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
 		Fanout: outbox.Fanout, Now: now, Log: b.Log, Telemetry: b.Telemetry,
-	}, b.SendShard}
+	}
+	if b.Rollups != nil {
+		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now, Due: series.RollWindow}
+		e.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
+	}
+	return evaluatorFn{e, b.SendShard}
 }
 
 // source is enough of any of the three events to tell them apart.

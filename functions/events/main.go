@@ -24,7 +24,6 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
@@ -38,11 +37,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Events]("events", getenv)
 	if err != nil {
 		return err
 	}
@@ -51,18 +46,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "") // no rule events here: no deliveries table
+	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
-	rec := &buckets.Recorder{Store: metricstore.New(db, env[2])}
+	rec := &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)}
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, region.Region, time.Now),
-		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
+		Keys: auth.New(config, env.Region.Region, time.Now),
+		Engine: &conversation.Engine{Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(), Metrics: rec,
 			// Deployed stacks call only public addresses and Lambda ARNs.
 			Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 			AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: log},
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: log,
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[3], env[0]), time.Now),
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,
 	})), lambda.WithContext(ctx))
 	return nil

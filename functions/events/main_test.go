@@ -19,6 +19,9 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "events-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
+		if err := samples.SeedHandedOff(context.Background(), m.Stores, time.Now()); err != nil {
+			t.Fatal(err)
+		}
 		return handler(deps{Keys: m.Auth, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
 	})
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 )
@@ -35,7 +34,7 @@ func main() {
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Metrics.EnvVar, lambdamain.InternalKeyEnv)
+	env, err := lambdamain.Load[lambdamain.Intake]("intake", getenv)
 	if err != nil {
 		return err
 	}
@@ -44,11 +43,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[1])
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	batch := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(batch, handler(deps{
 		InternalKey: internalKey.Digest,
-		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env[0])},
+		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env.MetricsTable)},
 		Now:         time.Now, Log: lambdamain.Logger(),
 		Telemetry: batch,
 	})), lambda.WithContext(ctx))

@@ -20,13 +20,14 @@ import (
 
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/phone"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -40,12 +41,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Metrics.EnvVar, tables.Calls.EnvVar, lambdamain.InternalKeyEnv, tables.Requests.EnvVar,
-		lambdamain.OutboundQueueEnv)
+	env, err := lambdamain.Load[lambdamain.Outbound]("outbound", getenv)
 	if err != nil {
 		return err
 	}
@@ -54,18 +50,38 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env[3])
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "") // keys only: no deliveries table
+	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env[2]),
-		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env[5]},
-		CountError: dynamo.NewMetricCounts(db, env[1]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
+		Keys: auth.New(configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env.CallsTable),
+		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
+		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,
 	})), lambda.WithContext(ctx))
 	return nil
+}
+
+// configReads are the function's reads of the config table (a key by its
+// digest, an account's destination policy), held as functions: with
+// reflection linked, every exported method of a type reachable from an
+// interface is kept, so a *dynamo.Config in any interface (or in a struct
+// in one) would link the whole store into this function, near its bundle
+// cap (about 100 KB of code and as much of tables).
+type configReads struct {
+	keyByDigest func(ctx context.Context, digest string) (voiceops.Key, error)
+	policy      func(ctx context.Context, accountID string) (destination.Policy, error)
+}
+
+func (r configReads) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
+	return r.keyByDigest(ctx, digest)
+}
+
+func (r configReads) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+	return r.policy(ctx, accountID)
 }
 
 // deps is what outbound calling runs on.
@@ -74,10 +90,14 @@ type deps struct {
 	InternalKey func(context.Context) (string, error) // the internal key's digest
 	Calls       voiceops.CallStore
 	Dial        voiceops.DialQueue
-	CountError  func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards      httpapi.Guards
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Destinations are the accounts' destination policies, applied as in
+	// Region (whose countries an account calls by default).
+	Destinations destination.Reader
+	Region       voiceops.Region
+	CountError   func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Guards       httpapi.Guards
+	Now          func() time.Time
+	Log          *slog.Logger
 	// Metrics receives the request metrics (lambdamain.Metrics).
 	Metrics telemetry.Recorder
 }
@@ -85,5 +105,6 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.Now}).Routes()))
+		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: d.Region, Classify: phone.Classify}}).Routes()))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -18,12 +19,15 @@ func TestReplayEvents(t *testing.T) {
 	var jobs dialJobs
 	want := map[string]int{
 		"outbound-trigger.json": 200,
-		"outbound-status.json":  200,
-		"outbound-move.json":    200,
+		// A premium rate number: refused by the default destination policy.
+		"outbound-trigger-premium.json": 400,
+		"outbound-status.json":          200,
+		"outbound-move.json":            200,
 	}
 	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log,
+			Destinations: m.Store.Destinations(), Region: voiceops.RegionUS})
 	})
 	if len(jobs) != 1 {
 		t.Errorf("the trigger sample queued %d dial jobs, want 1", len(jobs))
@@ -41,5 +45,21 @@ func (q *dialJobs) SendDial(_ context.Context, j voiceops.DialJob, _ time.Durati
 func TestRunNeedsItsEnvironment(t *testing.T) {
 	if err := run(context.Background(), func(string) string { return "" }); err == nil {
 		t.Error("run started without its environment")
+	}
+}
+
+// TestConfigReads: each read goes to its own function.
+func TestConfigReads(t *testing.T) {
+	r := configReads{
+		keyByDigest: func(_ context.Context, d string) (voiceops.Key, error) { return voiceops.Key{Digest: d}, nil },
+		policy: func(_ context.Context, a string) (destination.Policy, error) {
+			return destination.Policy{Countries: []string{a}}, nil
+		},
+	}
+	if k, _ := r.KeyByDigest(context.Background(), "d1"); k.Digest != "d1" {
+		t.Errorf("KeyByDigest: %+v", k)
+	}
+	if p, _ := r.DestinationPolicy(context.Background(), "acct_x"); len(p.Countries) != 1 || p.Countries[0] != "acct_x" {
+		t.Errorf("DestinationPolicy: %+v", p)
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -38,7 +37,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Conversations.EnvVar, tables.Metrics.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Sweeper]("sweeper", getenv)
 	if err != nil {
 		return err
 	}
@@ -47,11 +46,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	config := dynamo.NewConfig(db, env[0], "")
+	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	batch := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(batch, handler(&conversation.Engine{
-		Store: dynamo.NewConversations(db, env[1]), Configs: config.AgentConfigs(),
-		Metrics: &buckets.Recorder{Store: metricstore.New(db, env[2])},
+		Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
+		Metrics: &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)},
 		// Deployed stacks call only public addresses and Lambda ARNs.
 		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: lambdamain.Logger(),

@@ -22,7 +22,6 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -36,11 +35,7 @@ func main() {
 }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	region, err := lambdamain.Region(getenv)
-	if err != nil {
-		return err
-	}
-	env, err := lambdamain.Require(getenv, tables.Config.EnvVar, tables.Deliveries.EnvVar, tables.Metrics.EnvVar, lambdamain.QueueEnv, tables.Requests.EnvVar)
+	env, err := lambdamain.Load[lambdamain.Webhooks]("webhooks", getenv)
 	if err != nil {
 		return err
 	}
@@ -49,14 +44,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env[0], Deliveries: env[1]})
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(stores.Accounts, region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
-		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env[3]), time.Now),
-		CountError: dynamo.NewMetricCounts(db, env[2]).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env[4], env[0]), time.Now),
-		Metrics: metrics,
+		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
+		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
+		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
+		Guards:    httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
+		URLPolicy: voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
+		Metrics:   metrics,
 	})), lambda.WithContext(ctx))
 	return nil
 }

@@ -54,6 +54,22 @@ func main() {
 	runs := flag.Int("runs", 7, "starts of each function (the median is shown)")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the Go benchmarks")
 	only := flag.String("only", "", "`part` to run alone: go or functions")
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./scripts/bench [flags]
+
+Prints the project's headline figures next to their baselines, measured in
+the same run: the request path against a bare handler, the conversations
+page encoder against encoding/json, the concurrency sweep, the dispatcher,
+the time to notify, and each function's size, init and start against a
+hello world. About two minutes.
+
+Example:
+  go run ./scripts/bench -only go
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	flag.Parse()
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(out, "scripts/bench on %s/%s, %d CPUs, %s, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), time.Now().UTC().Format(time.DateOnly))

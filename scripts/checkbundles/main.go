@@ -37,7 +37,17 @@ func main() {
 	fs.Var(cfg.Limits, "limit", "`name=MiB`: another limit for one function (repeatable)")
 	fs.StringVar(&cfg.Mode, "mode", "fail", "what an oversized bootstrap does: fail or warn")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: checkbundles [flags] CLOUD_ASSEMBLY_DIR")
+		fmt.Fprint(fs.Output(), `Usage: go run ./scripts/checkbundles [flags] CLOUD_ASSEMBLY_DIR
+
+Checks every function's bootstrap in a cloud assembly (cdk synth's output):
+present, a static linux/arm64 ELF, and at most -max-mib MiB (or its -limit);
+prints the sizes. scripts/synth-lint.sh runs it after the synth.
+
+Example:
+  go run ./scripts/checkbundles -limit outbound=16 cdk.out
+
+Flags:
+`)
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])

@@ -2,7 +2,7 @@
 // address, with the embedded in-memory stores by default, or DynamoDB at
 // AWS_ENDPOINT_URL (LocalStack, moto) when that is set.
 //
-//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE] [-eval-every 60s]
+//	go run ./scripts/dev [-addr 127.0.0.1:8080] [-credentials FILE [-fresh]] [-eval-every 60s]
 //	                     [-allow-loopback-webhooks] [-retry-schedule 0s,1m,5m,15m,1h,4h]
 //	                     [-conversation-idle-timeout 30m]
 package main
@@ -30,12 +30,14 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/alerting"
-	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -48,6 +50,7 @@ import (
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/tablestream"
@@ -73,6 +76,7 @@ func main() {
 type options struct {
 	addr          string
 	credentials   string
+	fresh         bool
 	region        string
 	tablePrefix   string
 	allowLoopback bool
@@ -83,6 +87,8 @@ type options struct {
 	telephony    string
 	publicURL    string
 	twilioAPIURL string
+	// demoData seeds rules, metric events and a conversation (demo.go).
+	demoData bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -97,16 +103,22 @@ their credentials as JSON (to -credentials FILE, else to standard output).
 With AWS_ENDPOINT_URL set, state lives in DynamoDB there (tables are created
 if missing); otherwise in memory. Stops cleanly on Ctrl-C.
 
+Example:
+  go run ./scripts/dev -credentials creds.json -allow-loopback-webhooks -retry-schedule 0s,1s,2s
+
 Flags:
 `)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
-	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready")
+	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready; "+
+		"when FILE already holds them, keep their accounts and keys")
+	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some")
 	fs.StringVar(&o.region, "region", "us", "service region the keys are bound to: us, uk or eu")
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	fs.BoolVar(&o.demoData, "demo-data", false, "give the first demo account rules, the last 100 minutes of metric events and a chat conversation, for the console")
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
 	schedule := fs.String("retry-schedule", webhook.DefaultSchedule.String(), "delays of the delivery attempts, comma-separated `LIST`")
@@ -166,7 +178,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer b.close()
 	region := voiceops.Region(o.region)
+	// The keys of the last run's credentials file are kept, so a restart
+	// does not break the variables a shell took from it.
+	var prev *Credentials
+	if o.credentials != "" && !o.fresh {
+		if prev, err = previousCredentials(o.credentials, region); err != nil {
+			return err
+		}
+	}
 	internalKey := keys.New(keys.KindInternal, region)
+	if prev != nil {
+		internalKey = prev.InternalKey
+	}
 	recorder := &buckets.Recorder{Store: b.metrics}
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
 	engine := &conversation.Engine{
@@ -181,6 +204,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
 		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log, Telemetry: registry,
 	}
+	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now, Due: series.RollWindow}
+	ev.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
 	// Stored metric data drives the evaluation, as the metrics table's
 	// stream does deployed: the memory store notifies the trigger in
 	// process; with AWS_ENDPOINT_URL the table's stream is read.
@@ -197,6 +222,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
+	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext}
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {
@@ -206,13 +232,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		provider = &twilio.Provider{Creds: creds, APIBaseURL: o.twilioAPIURL, CallbackBaseURL: o.publicURL}
-		callbacks = (&twilioapi.Callbacks{Calls: b.calls, Creds: creds, Engine: engine, PublicBaseURL: o.publicURL, Now: time.Now}).Routes()
+		callbacks = (&twilioapi.Callbacks{Calls: callSvc, Creds: creds, PublicBaseURL: o.publicURL}).Routes()
 	default:
-		sim := &simulator.Simulator{Calls: b.calls, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Log: log}
+		sim := &simulator.Simulator{Calls: callSvc, Sleep: dialer.SleepContext, Log: log}
 		defer sim.Wait()
 		provider = sim
 	}
-	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: b.calls, Pacer: b.pacer, Queue: b.dial, Provider: provider,
+	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: callSvc, Pacer: b.pacer, Queue: b.dial, Provider: provider,
 		Now: time.Now, Sleep: dialer.SleepContext, Log: log, Telemetry: registry})
 	defer stopDialer()
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
@@ -227,14 +253,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
 	},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc,
+			History: b.stores.History, Endpoints: b.stores.Endpoints, Projects: b.stores.Accounts,
+			Series: &series.Reader{Minutes: b.metrics, Hours: b.rollups, Now: time.Now}, Now: time.Now}).Routes(),
+		console.Routes(),
 		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
 		(&baseapi.Chat{Engine: engine}).Routes(),
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: b.calls, Dial: b.dial, ValidNumber: phone.Valid, Now: time.Now}).Routes(),
+		(&baseapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
@@ -247,31 +277,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(apispec.Document())
-	})
-	mux.Handle("GET /metrics", registry)
-	mux.Handle("/", api)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withMetrics(registry, withOpenAPI(api)), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 
+	// Requests are served only once the credentials are written, so that
+	// a script that waits for the first answer (the README's curl --retry)
+	// then reads this run's credentials; connections made meanwhile wait
+	// in the listener's backlog.
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey)
+	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey, prev)
 	if err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
 	}
 	if err := seedDNI(ctx, b.dni, creds); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return fmt.Errorf("seeding DNI pools: %w", err)
 	}
+	if o.demoData {
+		if err := seedDemo(ctx, api, creds, svc, recorder, time.Now()); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("seeding demo data: %w", err)
+		}
+	}
 	if err := writeCredentials(creds, o.credentials, stdout); err != nil {
-		_ = srv.Close()
+		_ = ln.Close()
 		return err
 	}
+	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
 		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback,
 		"conversation_idle_timeout", o.idleTimeout)
@@ -293,17 +326,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // backend is what the dev server runs on: stores, metrics, the delivery
 // queue and its dispatcher.
 type backend struct {
-	name     string
-	stores   voiceops.Stores
-	configs  voiceops.AgentConfigStore
-	dni      voiceops.DNIStore
-	calls    voiceops.CallStore
-	requests httpapi.GuardStore
-	pacer    voiceops.Pacer
-	dial     voiceops.DialQueue
+	name    string
+	stores  voiceops.Stores
+	configs voiceops.AgentConfigStore
+	// destinations are the accounts' outbound destination policies.
+	destinations destination.Store
+	dni          voiceops.DNIStore
+	calls        voiceops.CallStore
+	requests     httpapi.GuardStore
+	pacer        voiceops.Pacer
+	dial         voiceops.DialQueue
 	// startDialer hands the dial queue's jobs to d until the returned stop.
 	startDialer func(ctx context.Context, d *dialer.Dialer) (stop func())
 	metrics     buckets.Store
+	rollups     series.HourStore // the metric series' hourly roll-ups
 	dispatcher  *delivery.Dispatcher
 	// watchMetrics calls notify with the scopes of the metric data stored
 	// from now on, until ctx ends.
@@ -341,8 +377,8 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		dq := &dialer.MemoryQueue{Log: log,
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
-		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
-			metrics: ms, dispatcher: d, watchMetrics: watch, close: q.Close,
+		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), destinations: mem.Destinations(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
+			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
 		}, nil
@@ -395,7 +431,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 		return nil
 	}
 	return backend{
-		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), dispatcher: d,
+		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: dynamo.Destinations(store), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
 		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/voiceops/opsapi/shared/logctx"
@@ -25,4 +26,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// withMetrics serves the process's metrics (Prometheus text) at exactly
+// GET /metrics and hands every other request to next as it came (no
+// ServeMux: see withOpenAPI).
+func withMetrics(metrics http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" && r.URL.RawPath == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -44,6 +44,22 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("isolation", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: go run ./scripts/isolation -credentials FILE [flags]
+
+Measures tenant isolation on a running dev server: the first demo account
+sends at -factor times its key's rate limit while the second sends within
+its own; prints the quiet tenant's success rate and latency quantiles alone
+and beside the burst, and what the noisy tenant got.
+
+Example:
+  go run ./scripts/dev -addr 127.0.0.1:8090 -credentials /tmp/creds.json &
+  go run ./scripts/isolation -credentials /tmp/creds.json -duration 30s
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	credFile := fs.String("credentials", "", "the dev server's credentials JSON (-credentials of scripts/dev)")
 	duration := fs.Duration("duration", 10*time.Second, "length of each phase")
 	quietRate := fs.Int("quiet-rate", 20, "requests a second of the quiet tenant (within its limit)")

@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/ratelimit"
@@ -106,7 +107,7 @@ Commands:
                                              minute.
   limit show -account ID                     print the account's rate limit
   limit reset -account ID                    back to the default limit
-  agent show -account ID -project ID [-reveal-secrets]
+` + destinationsUsage + `  agent show -account ID -project ID [-reveal-secrets]
                                              print the project's agent
                                              configuration as JSON; signing
                                              secrets and header values are
@@ -124,6 +125,10 @@ Global flags (before the command):
 
 AWS credentials and region come from the usual AWS environment or profile.
 Set AWS_ENDPOINT_URL to work against LocalStack or moto.
+
+Examples:
+  go run ./scripts/opsctl -region us account create -name Acme -id acct_acme
+  AWS_ENDPOINT_URL=http://127.0.0.1:5000 go run ./scripts/opsctl -table-prefix voiceops-local account list
 `
 
 func main() {
@@ -141,6 +146,8 @@ type stores struct {
 	limits   ratelimit.Store
 	pacer    rateSetter
 	secrets  twilio.SecretsWriter
+	// destinations are the accounts' destination policies (config table).
+	destinations destination.Store
 }
 
 // rateSetter sets an account's outbound rate (dynamo.Pacer).
@@ -150,7 +157,10 @@ type rateSetter interface {
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
 // (tests).
-func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, st *stores) (err error) {
+	// An AWS error names the fix: which table, which credentials, which flag.
+	var target awsTarget
+	defer func() { err = target.explain(err) }()
 	global := flag.NewFlagSet("opsctl", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	region := global.String("region", envOr(getenv, "SERVICE_REGION", "us"), "")
@@ -178,6 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if *configTable != "" {
 			names.Config = *configTable
 		}
+		target = awsTarget{on: true, prefix: *prefix, names: names, endpoint: getenv("AWS_ENDPOINT_URL"), twilioSecret: *twilioSecret}
 		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return err
@@ -185,7 +196,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		db := dynamodb.NewFromConfig(cfg)
 		d := dynamo.NewConfig(db, names.Config, names.Deliveries)
 		st = &stores{accounts: d, agents: d.AgentConfigs(), dni: d.DNI(), limits: dynamo.NewRequests(db, names.Requests, names.Config),
-			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg)}
+			pacer: dynamo.NewPacer(db, names.Calls), secrets: secretsmanager.NewFromConfig(cfg), destinations: dynamo.Destinations(d)}
 	}
 	accounts := st.accounts
 	p := provision.Provisioner{Accounts: accounts, Region: voiceops.Region(*region), Now: time.Now}
@@ -212,6 +223,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	from := fs.String("from", "", "caller ID: a Twilio number of the account, E.164")
 	rate := fs.Int("rate", 0, "requests a second, sustained, of each API key")
 	burst := fs.Int("burst", 0, "requests at once of each API key")
+	countries := fs.String("countries", "", "comma-separated ISO 3166-1 alpha-2 codes the account may call (default: the region's)")
+	allowTypes := fs.String("allow", "", "comma-separated number types refused by default that the account may call (none: no such type)")
 	if err := fs.Parse(rest[2:]); err != nil {
 		return err
 	}
@@ -385,6 +398,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		fmt.Fprintf(stdout, "account %s: Twilio SID %s, caller ID %s, auth token set (not shown)\n", *account, a.AccountSID, a.FromNumber)
+	case "destinations show", "destinations set", "destinations reset":
+		return destinationsCommand(ctx, cmd, st, voiceops.Region(*region), *account, *countries, *allowTypes, stdout)
 	case "limit set", "limit show", "limit reset":
 		return limitCommand(ctx, cmd, st, accounts, *account, ratelimit.Limit{Rate: *rate, Burst: *burst}, stdout)
 	case "agent show":

@@ -11,6 +11,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,24 @@ import (
 )
 
 func main() {
+	flag.Usage = func() {
+		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./scripts/receiver -secret whsec_... [flags]
+
+A local webhook receiver for trying deliveries: it verifies both signature
+schemes of every POST (Standard Webhooks and X-Service-Signature) with the
+endpoint's signing secret and prints each event on a line, "verified ..."
+or "REJECTED ..." (401). Events of a rule older than the last one printed
+(by the event's alert.sequence; deliveries may arrive out of order) are
+acknowledged and printed as ignored. A GET answers 200 and prints nothing, so that a
+script can wait for it. Use it with the dev server's -allow-loopback-webhooks.
+
+Example:
+  go run ./scripts/receiver -addr 127.0.0.1:9000 -secret "$SECRET" -fail-first
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
 	addr := flag.String("addr", "127.0.0.1:9000", "`HOST:PORT` to listen on")
 	secret := flag.String("secret", os.Getenv("SIGNING_SECRET"), "the endpoint's signing secret (whsec_...; default $SIGNING_SECRET)")
 	failFirst := flag.Bool("fail-first", false, "answer 500 to the first attempt of each event, to watch a retry")
@@ -62,7 +81,16 @@ func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, err
 	}
 	var mu sync.Mutex
 	seen := map[string]bool{}
+	// The last sequence number printed per rule: deliveries may arrive out
+	// of order (a retry after a later event), and an older one is stale.
+	last := map[string]int64{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			// Readiness (scripts/waitfor): deliveries are POSTs.
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = io.WriteString(w, "receiver ready: POST deliveries here\n")
+			return
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
 			http.Error(w, "cannot read body", http.StatusBadRequest)
@@ -83,7 +111,21 @@ func newHandler(secret string, failFirst bool, out io.Writer) (http.Handler, err
 			http.Error(w, "try again", http.StatusInternalServerError)
 			return
 		}
-		fmt.Fprintf(out, "verified %s (both signatures): %s\n", id, body)
+		rule, seq := ruleSequence(body)
+		mu.Lock()
+		stale := seq > 0 && seq <= last[rule]
+		prev := last[rule]
+		if !stale && seq > 0 {
+			last[rule] = seq
+		}
+		mu.Unlock()
+		if stale {
+			// Acknowledged (it was delivered) but not applied: the rule's
+			// state has moved on since.
+			fmt.Fprintf(out, "verified %s (both signatures), rule %s #%d: older than #%d, ignored\n", id, rule, seq, prev)
+		} else {
+			fmt.Fprintf(out, "verified %s (both signatures): %s\n", id, body)
+		}
 		w.WriteHeader(http.StatusNoContent)
 	}), nil
 }
@@ -102,4 +144,19 @@ func Verify(wh *standardwebhooks.Webhook, secret string, body []byte, h http.Hea
 		}
 	}
 	return errors.New("X-Service-Signature does not match")
+}
+
+// ruleSequence reads the rule and sequence number of an event body (0 when
+// it has none: a test event).
+func ruleSequence(body []byte) (string, int64) {
+	var e struct {
+		Alert struct {
+			ID       string `json:"id"`
+			Sequence int64  `json:"sequence"`
+		} `json:"alert"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", 0
+	}
+	return e.Alert.ID, e.Alert.Sequence
 }

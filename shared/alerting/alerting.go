@@ -81,8 +81,11 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 		}
 		next.Version = cur.Version + 1
 		var events []voiceops.AlertEvent
-		if ev := voiceops.TransitionEvent(cur.State, next, next.UpdatedAt); ev != nil {
+		if ev := voiceops.TransitionEvent(cur.State, &next, next.UpdatedAt); ev != nil {
 			events = append(events, *ev)
+			if next.Change != nil {
+				next.Change.EventID = ev.ID // the history entry names the event it sent
+			}
 		}
 		err = s.Rules.UpdateRule(ctx, next, cur.Version, patch.ProjectChanged(cur), events...)
 		if errors.Is(err, voiceops.ErrConflictingWrite) && attempt < updateAttempts {
@@ -107,7 +110,7 @@ func (s *Service) DeleteRule(ctx context.Context, accountID, id string) error {
 		gone := cur
 		gone.State = voiceops.StateUnknown
 		events = nil
-		if ev := voiceops.TransitionEvent(cur.State, gone, now); ev != nil {
+		if ev := voiceops.TransitionEvent(cur.State, &gone, now); ev != nil {
 			events = append(events, *ev)
 		}
 		return events

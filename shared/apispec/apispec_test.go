@@ -26,7 +26,9 @@ var wantOperations = []string{
 	"DELETE /v1/webhook-endpoints/{endpoint_id}",
 	"GET /v1/alert-rules",
 	"GET /v1/alert-rules/{rule_id}",
+	"GET /v1/alert-rules/{rule_id}/history",
 	"GET /v1/alerts",
+	"GET /v1/metrics",
 	"GET /v1/outbound-calling/{callSid}/status",
 	"GET /v1/webhook-endpoints",
 	"GET /v1/webhook-endpoints/{endpoint_id}",
@@ -44,6 +46,7 @@ var wantOperations = []string{
 	"POST /internal/v1/voice/calls/{conversation_id}/end",
 	"POST /internal/v1/voice/calls/{conversation_id}/turns",
 	"POST /v1/alert-rules",
+	"POST /v1/alert-rules/preview",
 	"POST /v1/conversations/dni-reservation",
 	"POST /v1/external-events/webhook",
 	"POST /v1/outbound-calling/trigger",
@@ -300,7 +303,7 @@ func newValidator(t *testing.T) *Validator {
 
 const (
 	local     = "http://127.0.0.1:43127"
-	regional  = "https://eu.studio.example.com"
+	regional  = "https://eu.studio.voiceops.example"
 	ruleURL   = local + "/v1/alert-rules/ar_3kTb9QxZ1mW7cY0pL2vN8d"
 	epURL     = local + "/v1/webhook-endpoints/whe_7Hs2LmQ9xV0cK4tB1nR6pZ"
 	retryURL  = epURL + "/deliveries/dlv_9aLk2PzX4cVb7NmQ1wEr5t/retry"
@@ -369,7 +372,7 @@ func TestCheckAccepts(t *testing.T) {
 		{name: "intake 422", method: "POST", url: intake, status: 422, body: validation(map[string]any{"field": "events[3].metric", "message": "must be one of: ..."})},
 		{name: "intake 500", method: "POST", url: intake, status: 500, body: errBody("internal error")},
 		{name: "chat create", method: "POST", url: chatURL + "/create", status: 200, body: chatCreated()},
-		{name: "chat create on the base host", method: "POST", url: "https://euw-1.api.example.com/v1/acct_a/proj_a1/chat/create", status: 200, body: chatCreated()},
+		{name: "chat create on the base host", method: "POST", url: "https://euw-1.api.voiceops.example/v1/acct_a/proj_a1/chat/create", status: 200, body: chatCreated()},
 		{name: "chat create with an empty response", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "response", "")},
 		{name: "chat respond", method: "POST", url: chatURL + "/respond", status: 200, body: answer()},
 		{name: "chat respond ending", method: "POST", url: chatURL + "/respond", status: 200, body: with(answer(), "end_conversation", true)},
@@ -681,7 +684,7 @@ func TestDoc2Operations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range doc.Servers {
-		if strings.Contains(s.URL, "api.example.com") {
+		if strings.Contains(s.URL, "api.voiceops.example") {
 			t.Errorf("the base host %s is a document-wide server: doc-1 operations are not served there", s.URL)
 		}
 	}
@@ -716,7 +719,7 @@ func TestDoc2Operations(t *testing.T) {
 			t.Errorf("%s: not in the document", path)
 			continue
 		}
-		if len(item.Servers) != 1 || item.Servers[0].URL != "https://{region}.api.example.com" {
+		if len(item.Servers) != 1 || item.Servers[0].URL != "https://{region}.api.voiceops.example" {
 			t.Errorf("%s: servers are not the base host alone", path)
 		} else {
 			region := item.Servers[0].Variables["region"]
@@ -959,7 +962,7 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 501 semantic search", method: "GET", url: v3 + "?query_type=semantic&query=refund", status: 501, body: doc2Err("query_type=semantic is not implemented; query_type=transcript is")},
 		{name: "v1 page", method: "GET", url: v1, status: 200, body: convPageV1(5, convRecordV1())},
 		{name: "v1 empty", method: "GET", url: v1, status: 200, body: convPageV1(nil)},
-		{name: "on the base host", method: "GET", url: "https://uk-1.api.example.com/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
+		{name: "on the base host", method: "GET", url: "https://uk-1.api.voiceops.example/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
 		{name: "400", method: "GET", url: v3 + "?limit=0", status: 400, body: doc2Err("invalid query parameter: limit must be an integer between 1 and 5000")},
 		{name: "401", method: "GET", url: v1, status: 401, body: doc2Err("missing or invalid API key")},
 		{name: "403", method: "GET", url: v3, status: 403, body: doc2Err("the API key is not valid for this project")},

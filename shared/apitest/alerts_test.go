@@ -69,7 +69,7 @@ func TestAuthentication(t *testing.T) {
 	}{
 		{"missing", "", 401},
 		{"garbage", "hello", 401},
-		{"mistyped", h.keyA[:len(h.keyA)-1] + "x", 401},
+		{"mistyped", mistype(h.keyA), 401},
 		{"unknown but well-formed", keys.New(voiceops.KeyAPI, voiceops.RegionUS), 401},
 		{"other region", ukKey, 401},
 		{"wrong kind (agent token)", h.agent, 401},
@@ -464,4 +464,14 @@ func TestDisablingOrDeletingAFiringRuleResolvesIt(t *testing.T) {
 			t.Errorf("event %d not stored: %v", i, err)
 		}
 	}
+}
+
+// mistype changes the key's last character to another one (a fixed
+// replacement would leave the key as it is whenever it already ends so).
+func mistype(key string) string {
+	last := byte('x')
+	if key[len(key)-1] == last {
+		last = 'y'
+	}
+	return key[:len(key)-1] + string(last)
 }

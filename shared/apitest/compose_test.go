@@ -10,10 +10,14 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -38,6 +42,11 @@ type Deps struct {
 	// Telemetry receives the request metrics (the suite writes them as EMF
 	// lines and checks every one: logs_test.go).
 	Telemetry telemetry.Recorder
+	// Series reads the metric series and previews (our additions).
+	Series *series.Reader
+	// Destinations are the accounts' outbound destination policies (the
+	// accounts are of region us).
+	Destinations destination.Store
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -78,9 +87,11 @@ func (d Deps) studio() [][]httpapi.Route {
 		recorder = d.Metrics
 	}
 	return [][]httpapi.Route{
-		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc}).Routes(),
+		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc, History: d.Stores.History, Endpoints: d.Stores.Endpoints,
+			Projects: d.Stores.Accounts, Series: d.Series, Now: d.now()}).Routes(),
 		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: d.now()}).Routes(),
+		console.Routes(),
 	}
 }
 
@@ -102,7 +113,8 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&baseapi.Outbound{Calls: d.Calls, Dial: d.Dial, ValidNumber: phone.Valid, Now: d.now()}).Routes())
+		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }
 
 // All serves every route of both hosts, as the dev server does.

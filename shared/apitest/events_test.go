@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/auth"
@@ -257,8 +258,9 @@ func TestBridgeEnded(t *testing.T) {
 	h := newEventsHarness(t)
 	h.fn.res = hooks.Result{State: map[string]any{"survey": "sent"}}
 	const path = "/internal/v1/agentic-dial/bridge-ended"
-	// A handoff ends the conversation before the bridged call ends.
-	h.chat("PUT", "/v1/acct_a/proj_a1/chat/close", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`"}`).expect(t, 200)
+	// A handoff ends the conversation before the bridged call ends, 90 s later.
+	h.chat("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`","message":"I want a human"}`).expect(t, 200)
+	h.clock.Advance(90 * time.Second)
 	res := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":42.5,"call_duration_seconds":90}`, "application/json").expect(t, 200).JSON(t)
 	if res["success"] != true || len(res) != 1 {
 		t.Errorf("answer %v", res)
@@ -272,10 +274,12 @@ func TestBridgeEnded(t *testing.T) {
 	if b["ended"] != true || b["bridge_duration_seconds"] != 42.5 || b["call_duration_seconds"] != 90.0 || st["survey"] != "sent" {
 		t.Errorf("state %v", st)
 	}
-	// Zero durations are fine; a failing function still records the bridge.
-	h.fn.err = errors.New("boom")
-	h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":0,"call_duration_seconds":0}`, "application/json").expect(t, 200)
-	if b, _ := h.state(t, "proj_a1", h.conv)["bridge"].(map[string]any); b["call_duration_seconds"] != 0.0 {
+	// Once per conversation: a second notification is 409 and changes nothing.
+	again := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":0,"call_duration_seconds":0}`, "application/json").expect(t, 409)
+	if msg, _ := again.JSON(t)["error_message"].(string); !strings.Contains(msg, "already recorded") {
+		t.Errorf("second notification: %s", again.body)
+	}
+	if b, _ := h.state(t, "proj_a1", h.conv)["bridge"].(map[string]any); b["call_duration_seconds"] != 90.0 {
 		t.Errorf("bridge %v", b)
 	}
 
@@ -313,7 +317,7 @@ func TestBridgeEnded(t *testing.T) {
 			}
 		})
 	}
-	if len(h.fn.calls) != 2 {
-		t.Errorf("%d function calls, want 2", len(h.fn.calls))
+	if len(h.fn.calls) != 1 {
+		t.Errorf("%d function calls, want 1", len(h.fn.calls))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/idempotency"
 	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -39,11 +40,17 @@ func FuzzRoutes(f *testing.F) {
 	f.Add(uint8(16), "start_time=2026-11-22T00:00:00Z&end_time=2026-11-23T00:00:00Z&slice_by=variant", []byte(nil), uint8(0), "")
 	f.Add(uint8(6), "", []byte(`{"events":[{"account_id":"acct_a","metric":"turn_latency","value":1e308}]}`), uint8(0), "")
 	f.Add(uint8(12), "", []byte(`{"attributes":{"o":"\ud800"}}`), uint8(0), "has space")
+	f.Add(uint8(28), "limit=5&cursor=1764000000000_3", []byte(nil), uint8(0), "")
+	f.Add(uint8(29), "metric=turn_latency_p95&project_id=proj_a1&from=2026-11-21T10:00:00Z&step=15m", []byte(nil), uint8(0), "")
+	f.Add(uint8(30), "", []byte(`{"name":"p","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m","from":"2026-11-22T09:00:00Z","to":"2026-11-22T10:00:00Z"}`), uint8(0), "")
 
 	h := newHarness(f)
 	metrics := memory.NewMetrics()
 	metrics.Now = h.clock.Now
 	h.deps.Metrics = &buckets.Recorder{Store: metrics}
+	rollups := memory.NewRollups()
+	rollups.Now = h.clock.Now
+	h.deps.Series = &series.Reader{Minutes: metrics, Hours: rollups, Now: h.clock.Now}
 	h.withoutRateLimit() // one instant of the fake clock: far past any burst
 	ctx := context.Background()
 	events, _, err := h.prov.CreateKey(ctx, voiceops.KeyEvents, "acct_a", "proj_a1")
@@ -84,6 +91,10 @@ func FuzzRoutes(f *testing.F) {
 		{"GET", "/v1/outbound-calling/CA00000000000000000000000000000000/status", map[string]string{"X-Service-Auth-Token": h.service}},
 		{"POST", "/v1/webhook-endpoints/" + ep + "/test", api},
 		{"POST", "/v1/webhook-endpoints/" + ep + "/deliveries/dlv_0000000000000000000000/retry", api},
+		// Our additions.
+		{"GET", "/v1/alert-rules/" + rule + "/history", api},
+		{"GET", "/v1/metrics", api},
+		{"POST", "/v1/alert-rules/preview", api},
 	}
 	contentTypes := []string{"application/json", "application/x-www-form-urlencoded", "application/xml", "text/plain", ""}
 	validator := specValidator(f)

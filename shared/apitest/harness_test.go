@@ -20,6 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
@@ -198,6 +199,10 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		must(agent.PutConfig(ctx, h.store.AgentConfigs(), agent.DemoConfig("acct_a", p)))
 	}
+	// acct_a may call the tests' UK numbers too (+447911123456 is a
+	// Guernsey mobile to libphonenumber); acct_b keeps its region's default
+	// destination policy (US and CA).
+	must(h.store.Destinations().SetDestinationPolicy(ctx, "acct_a", &destination.Policy{Countries: []string{"CA", "GB", "GG", "US"}}))
 	stores := h.stores
 	if wrap != nil {
 		stores = wrap(stores)
@@ -212,6 +217,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Dial:              h.dials,
 		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
 		Telemetry:         suiteMetrics,
+		Destinations:      h.store.Destinations(),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 			DNI:     h.store.DNI(),

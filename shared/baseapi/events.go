@@ -107,6 +107,14 @@ func (g *Events) externalEvent(w http.ResponseWriter, r *http.Request, p httpapi
 		}
 		mediaType = mt
 	}
+	// A JSON body passes the one check of every JSON request body (valid,
+	// no repeated key), whatever it is read for: the project's function
+	// reads it too.
+	if mediaType == "application/json" && len(body) > 0 {
+		if err := httpapi.CheckJSON(body); err != nil {
+			return err
+		}
+	}
 
 	var id string
 	switch location {

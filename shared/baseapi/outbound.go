@@ -1,13 +1,14 @@
 package baseapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
 
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -16,14 +17,25 @@ import (
 // a project's service key, and the internal route the telephony system
 // moves a call's status with.
 type Outbound struct {
-	Calls voiceops.CallStore
-	// Dial carries each triggered call to the dialer (functions/dialer).
-	Dial voiceops.DialQueue
+	// Calls is the calls service (it queues each triggered call for the
+	// dialer, functions/dialer).
+	Calls *calls.Service
 	// ValidNumber says whether a to_number is a valid E.164 phone number
 	// (shared/phone.Valid); injected so that only the function that
 	// triggers calls links the phone-number library.
 	ValidNumber func(string) bool
-	Now         func() time.Time
+	// ValidCountry says whether a country_code is an ISO 3166-1 alpha-2
+	// code (shared/phone.ValidCountry: libphonenumber's regions).
+	ValidCountry func(string) bool
+	// Destinations refuses the numbers the account may not call
+	// (shared/destination.Checker).
+	Destinations Destinations
+}
+
+// Destinations decides whether an account may call a valid number: nil, or
+// a 400 naming why not (shared/destination.Checker).
+type Destinations interface {
+	Check(ctx context.Context, accountID, toNumber string) error
 }
 
 // Routes lists the outbound calling routes (doc 2).
@@ -84,11 +96,6 @@ func readMetadata(o *httpapi.Object) map[string]any {
 	return m
 }
 
-// validCountryCode reports whether s is an ISO 3166-1 alpha-2 code.
-func validCountryCode(s string) bool {
-	return len(s) == 2 && 'A' <= s[0] && s[0] <= 'Z' && 'A' <= s[1] && s[1] <= 'Z'
-}
-
 // maxEncryptionLen bounds the free-form encryption field.
 const maxEncryptionLen = 256
 
@@ -109,25 +116,18 @@ func (g *Outbound) outboundTrigger(w http.ResponseWriter, r *http.Request, p htt
 		o.Fail("encryption", fmt.Sprintf("must be at most %d characters", maxEncryptionLen))
 	}
 	cc, ok := o.Str("country_code", false)
-	if ok && !validCountryCode(cc) {
+	if ok && !g.ValidCountry(cc) {
 		o.Fail("country_code", "must be an ISO 3166-1 alpha-2 country code in capitals, such as GB")
 	}
 	if err := o.Done(); err != nil {
 		return err
 	}
-	now := g.Now().UTC()
-	c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: p.AccountID, ProjectID: p.ProjectID, ToNumber: to,
-		Metadata: meta, Encryption: enc, CountryCode: cc, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now}
-	// The job is queued before the call is written, so that no acknowledged
-	// call can miss its job: if the write fails the answer is 500 and the
-	// dialer drops the job when it finds no call (see shared/dialer).
-	if err := g.Dial.SendDial(r.Context(), voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0); err != nil {
+	if err := g.Destinations.Check(r.Context(), p.AccountID, to); err != nil {
 		return err
 	}
-	if err := g.Calls.CreateCall(r.Context(), c); err != nil {
-		if errors.Is(err, voiceops.ErrAlreadyExists) {
-			return voiceops.Internal(err) // 128 random bits never collide
-		}
+	c, err := g.Calls.Trigger(r.Context(), voiceops.Call{AccountID: p.AccountID, ProjectID: p.ProjectID, ToNumber: to,
+		Metadata: meta, Encryption: enc, CountryCode: cc})
+	if err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusOK, callSIDJSON{CallSID: c.SID})
@@ -141,8 +141,8 @@ func (g *Outbound) outboundStatus(w http.ResponseWriter, r *http.Request, p http
 	if !voiceops.ValidCallSID(sid) {
 		return errCallSID
 	}
-	c, err := g.Calls.GetCall(r.Context(), sid, g.Now())
-	if errors.Is(err, voiceops.ErrNotFound) || (err == nil && (c.AccountID != p.AccountID || c.ProjectID != p.ProjectID)) {
+	c, err := g.Calls.Status(r.Context(), p.AccountID, p.ProjectID, sid)
+	if errors.Is(err, voiceops.ErrNotFound) {
 		return errCallUnknown
 	}
 	if err != nil {
@@ -185,7 +185,7 @@ func (g *Outbound) outboundMove(w http.ResponseWriter, r *http.Request, _ httpap
 	if err := o.Done(); err != nil {
 		return err
 	}
-	c, err := g.Calls.MoveCall(r.Context(), sid, to, reason, g.Now().UTC())
+	c, err := g.Calls.Move(r.Context(), sid, to, reason)
 	switch {
 	case errors.Is(err, voiceops.ErrNotFound):
 		return errCallUnknown

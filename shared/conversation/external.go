@@ -3,6 +3,8 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"time"
 	"unicode/utf8"
 
@@ -28,11 +30,11 @@ import (
 //     the whole body in its extra data, and its state is applied after the
 //     record, so it may keep what it needs. The agent reads the state at the
 //     next turn.
-//   - A bridge-ended notification may arrive after the conversation ended (a
-//     handoff ends it). It sets state["bridge"] = {"ended": true,
-//     "bridge_duration_seconds", "call_duration_seconds"} before the function
-//     (on_bridge_ended) runs, so the function sees it, then applies the
-//     function's state.
+//   - A bridge-ended notification comes after the conversation handed off
+//     (a handoff ends it), once (BridgeEnded). It sets state["bridge"] =
+//     {"ended": true, "bridge_duration_seconds", "call_duration_seconds"}
+//     before the function (on_bridge_ended) runs, so the function sees it,
+//     then applies the function's state (which cannot change "bridge").
 //
 // A write that races another (a turn of the same conversation) is retried
 // on the fresh conversation without running the function again.
@@ -100,40 +102,119 @@ func (e *Engine) ExternalEvent(ctx context.Context, accountID, projectID string,
 	}
 	set := map[string]any{"external_event": record}
 	extra := map[string]any{"event_id": ev.ID, "content_type": ev.ContentType, "body": string(ev.Body)}
-	return e.notify(ctx, c, agent.HookOnExternalEvent, extra, nil, set, true)
+	return e.notify(ctx, c, agent.HookOnExternalEvent, extra, nil, set, nil, true)
 }
 
-// BridgeEnded records that the bridged call of a conversation of the
-// project ended (ErrNoSuchConv if there is no such conversation; an ended
-// conversation is fine) and runs the project's on_bridge_ended function with
-// extra {"bridge_duration_seconds", "call_duration_seconds"}.
+// BridgeEnded records that the bridged call of a handed-off conversation
+// of the project ended, once, and runs the project's on_bridge_ended
+// function with extra {"bridge_duration_seconds", "call_duration_seconds"}.
+// No such conversation is ErrNoSuchConv (404); one that did not hand off,
+// or whose bridge end was already recorded, is ErrNotHandedOff or
+// ErrBridgeRecorded (409); durations its own times rule out are 400 (see
+// checkBridge). The record is written first, conditionally on the
+// conversation's version, so of two notifications racing one is recorded
+// and runs the function, the other is 409; the function's state is written
+// after it, and cannot change state["bridge"].
 func (e *Engine) BridgeEnded(ctx context.Context, accountID, projectID, conversationID string, b Bridge) (voiceops.Conversation, error) {
-	c, err := e.Store.GetConversation(ctx, accountID, projectID, conversationID)
-	if errors.Is(err, voiceops.ErrNotFound) {
-		return c, ErrNoSuchConv
-	}
-	if err != nil {
-		return c, err
-	}
-	if e.idlePast(c) {
-		// Its idle bound passed: it ended then, and the notification is
-		// recorded on the ended conversation.
-		if c, err = e.endIdle(ctx, c); err != nil {
+	record := map[string]any{"ended": true, "bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds}
+	var c voiceops.Conversation
+	for attempt := 1; ; attempt++ {
+		var err error
+		c, err = e.Store.GetConversation(ctx, accountID, projectID, conversationID)
+		if errors.Is(err, voiceops.ErrNotFound) {
+			return c, ErrNoSuchConv
+		}
+		if err != nil {
+			return c, err
+		}
+		if err := checkBridge(c.AsOf(e.now()), b, e.now()); err != nil {
+			return c, err
+		}
+		// The record itself is not held to the state's size limit: it is
+		// small, and a full state must not let a second notification in.
+		prev := c.Version
+		st := maps.Clone(c.State)
+		if st == nil {
+			st = map[string]any{}
+		}
+		st[bridgeKey] = record
+		c.State, c.Version = st, prev+1
+		err = e.Store.UpdateConversation(ctx, c, prev)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, voiceops.ErrNotFound) {
+			return c, ErrNoSuchConv
+		}
+		if !errors.Is(err, voiceops.ErrConflictingWrite) || attempt == writeAttempts {
 			return c, err
 		}
 	}
-	set := map[string]any{"bridge": map[string]any{
-		"ended": true, "bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds,
-	}}
 	extra := map[string]any{"bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds}
-	return e.notify(ctx, c, agent.HookOnBridgeEnded, extra, set, nil, false)
+	return e.notify(ctx, c, agent.HookOnBridgeEnded, extra, nil, nil, map[string]any{bridgeKey: record}, false)
+}
+
+// bridgeKey is the key of the bridge-ended record in a conversation's state.
+const bridgeKey = "bridge"
+
+var (
+	// ErrNotHandedOff answers a bridge-ended notification for a
+	// conversation that did not hand off: there was no bridge.
+	ErrNotHandedOff = voiceops.Errorf(voiceops.KindConflict, "the conversation was not handed off, so it has no bridge to end")
+	// ErrBridgeRecorded answers a second bridge-ended notification.
+	ErrBridgeRecorded = voiceops.Errorf(voiceops.KindConflict, "the end of this conversation's bridge was already recorded; it is accepted once")
+)
+
+// BridgeSlack is what a bridge's durations may exceed the conversation's
+// own times by: whole-second rounding of the provider's durations, and the
+// notification's way here.
+const BridgeSlack = 2 * time.Second
+
+// checkBridge holds a bridge-ended notification to the conversation c (as
+// of now): handed off, not recorded yet, and durations that fit its times.
+// The bridge starts at the handoff (which ends the conversation, at
+// EndedAt) and the call at StartedAt or before, so: bridge <= call, the
+// bridge no longer than the time since the handoff, the call no longer
+// than the time since the start, and no shorter than the conversation
+// before the handoff.
+func checkBridge(c voiceops.Conversation, b Bridge, now time.Time) error {
+	if c.InProgress || c.EndedAt == nil || (!c.Handoff && c.EndReason != voiceops.EndHandoff) {
+		return ErrNotHandedOff
+	}
+	if _, ok := c.State[bridgeKey]; ok {
+		return ErrBridgeRecorded
+	}
+	secs := func(d time.Duration) float64 { return d.Seconds() }
+	slack := secs(BridgeSlack)
+	var fields []voiceops.FieldError
+	fail := func(field, format string, args ...any) {
+		fields = append(fields, voiceops.FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	sinceHandoff, sinceStart, before := secs(now.Sub(*c.EndedAt)), secs(now.Sub(c.StartedAt)), secs(c.EndedAt.Sub(c.StartedAt))
+	if b.BridgeDurationSeconds > b.CallDurationSeconds {
+		fail("bridge_duration_seconds", "(%g) is longer than call_duration_seconds (%g): the bridge is part of the call", b.BridgeDurationSeconds, b.CallDurationSeconds)
+	}
+	if b.BridgeDurationSeconds > sinceHandoff+slack {
+		fail("bridge_duration_seconds", "(%g) is longer than the %.0f s since the conversation handed off", b.BridgeDurationSeconds, sinceHandoff)
+	}
+	if b.CallDurationSeconds > sinceStart+slack {
+		fail("call_duration_seconds", "(%g) is longer than the %.0f s since the conversation started", b.CallDurationSeconds, sinceStart)
+	}
+	if b.CallDurationSeconds+slack < before {
+		fail("call_duration_seconds", "(%g) is shorter than the conversation before its handoff (%.0f s)", b.CallDurationSeconds, before)
+	}
+	if len(fields) > 0 {
+		return voiceops.Invalid(fields...)
+	}
+	return nil
 }
 
 // notify applies `before` to the state, runs the hook's function (if the
-// project has one), applies `after` and then the function's state, and
-// writes the conversation, retrying a conflicting write on a fresh read.
+// project has one), applies `after`, then the function's state, then
+// `reserved` (keys the function cannot change), and writes the
+// conversation, retrying a conflicting write on a fresh read.
 // With live, a conversation that ended meanwhile is ErrEventNotBound.
-func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent.Hook, extra, before, after map[string]any, live bool) (voiceops.Conversation, error) {
+func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent.Hook, extra, before, after, reserved map[string]any, live bool) (voiceops.Conversation, error) {
 	cfg, _, _, err := e.project(ctx, c.AccountID, c.ProjectID, c.VariantID)
 	if err != nil && !errors.Is(err, ErrNoVariant) && !errors.Is(err, ErrNoAgent) {
 		return c, err
@@ -154,7 +235,15 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 	for attempt := 1; ; attempt++ {
 		prev := c.Version
 		applyState(&c, after)
-		applyState(&c, fnState)
+		if !applyState(&c, fnState) || len(reserved) > 0 {
+			// reserved is set even past the state's size limit: it is small.
+			st := maps.Clone(c.State)
+			if st == nil {
+				st = map[string]any{}
+			}
+			maps.Copy(st, reserved)
+			c.State = st
+		}
 		e.logMetrics(ctx, &c, fnMetrics)
 		if c.InProgress {
 			c.IdleDue = e.idleDue(cfg, c, e.now()) // an event is activity

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/hooks"
@@ -104,10 +105,12 @@ func TestBridgeEnded(t *testing.T) {
 	f.e.Functions = fn
 	ctx := context.Background()
 	id := f.start().Conversation.ID
-	// A handoff ends the conversation; the bridge ends later.
+	// A handoff ends the conversation after 30 s; the bridge ends 60 s later.
+	f.now = f.now.Add(30 * time.Second)
 	if _, err := f.e.Close(ctx, "acct", "proj", id, voiceops.EndHandoff); err != nil {
 		t.Fatal(err)
 	}
+	f.now = f.now.Add(60 * time.Second)
 	if _, err := f.e.BridgeEnded(ctx, "acct", "proj", id, Bridge{BridgeDurationSeconds: 42.5, CallDurationSeconds: 90}); err != nil {
 		t.Fatal(err)
 	}

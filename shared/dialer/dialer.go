@@ -19,6 +19,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -26,7 +28,9 @@ import (
 
 // Dialer places calls. Now and Sleep are injected: tests run on a fake clock.
 type Dialer struct {
-	Calls    voiceops.CallStore
+	// Calls is the calls service: the dialer's claim and failures are its
+	// transitions.
+	Calls    *calls.Service
 	Pacer    voiceops.Pacer
 	Queue    voiceops.DialQueue
 	Provider telephony.Provider
@@ -68,14 +72,10 @@ func (d *Dialer) maxReceives() int {
 // with reason failed; a placed call's check fails it with reason timeout.
 // A call that has ended keeps its status.
 func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
-	reason := voiceops.ReasonFailed
 	if j.Check {
-		reason = voiceops.ReasonTimeout
-	} else if _, err := d.Calls.MoveCall(ctx, j.SID, voiceops.CallCalling, "", d.Now().UTC()); err != nil &&
-		!errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-		return err
+		return d.fail(ctx, j.SID, voiceops.ReasonTimeout)
 	}
-	return d.fail(ctx, j.SID, reason)
+	return d.counted(voiceops.ReasonFailed)(d.Calls.Abandon(ctx, j.SID, voiceops.ReasonFailed))
 }
 
 // DefaultMaxWait keeps the in-process waits short: a Lambda function pays
@@ -84,7 +84,7 @@ func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
 const DefaultMaxWait = 3 * time.Second
 
 // MaxQueueDelay is the longest delay SQS gives one message.
-const MaxQueueDelay = 15 * time.Minute
+const MaxQueueDelay = queue.MaxSQSDelay
 
 // orphanAge is how long a job whose call is missing is retried: the
 // trigger queues the job just before it writes the call. An older job
@@ -152,7 +152,7 @@ func (d *Dialer) Handle(ctx context.Context, j voiceops.DialJob) error {
 // is to be dropped.
 func (d *Dialer) queuedCall(ctx context.Context, j voiceops.DialJob) (*voiceops.Call, error) {
 	for {
-		c, err := d.Calls.GetCall(ctx, j.SID, d.Now())
+		c, err := d.Calls.Get(ctx, j.SID)
 		if errors.Is(err, voiceops.ErrNotFound) {
 			if d.Now().Sub(j.QueuedAt) < orphanAge {
 				if err := d.Sleep(ctx, 200*time.Millisecond); err != nil {
@@ -179,20 +179,13 @@ func (d *Dialer) queuedCall(ctx context.Context, j voiceops.DialJob) (*voiceops.
 // place claims the call (queued→calling: only one dialer wins it), asks
 // the provider to place it, and queues its timeout check.
 func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
-	claimed := d.Now().UTC()
-	if _, err := d.Calls.MoveCall(ctx, c.SID, voiceops.CallCalling, "", claimed); err != nil {
-		if !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-			return err
-		}
-		// Refused: another dialer has the call, or the SDK retried our own
-		// write after it had landed (the retry then fails its condition).
-		// The claim's time tells them apart: no other dialer claims at the
-		// same nanosecond.
-		cur, gerr := d.Calls.GetCall(ctx, c.SID, d.Now())
-		if gerr != nil || cur.Status != voiceops.CallCalling || !cur.UpdatedAt.Equal(claimed) {
-			d.Log.Info("the call was claimed by another dialer", "call_sid", c.SID)
-			return nil
-		}
+	claimed, err := d.Calls.Claim(ctx, c.SID)
+	if err != nil {
+		return err
+	}
+	if !claimed {
+		d.Log.Info("the call was claimed by another dialer", "call_sid", c.SID)
+		return nil
 	}
 	deadline := d.Now().UTC().Add(d.timeout())
 	// The check first: from here on the call cannot hang, whatever happens.
@@ -202,7 +195,6 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
 	req := telephony.CallRequest{SID: c.SID, AccountID: c.AccountID, ProjectID: c.ProjectID, To: c.ToNumber, Metadata: c.Metadata}
-	var err error
 	for attempt := range placeAttempts {
 		if err = d.Provider.Place(ctx, req); err == nil || errors.Is(err, telephony.ErrRejected) {
 			break
@@ -219,17 +211,20 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 	return nil
 }
 
-// fail ends a calling call as failure; a call that ended meanwhile keeps
-// its status.
+// fail ends a calling call as failure (calls.Service.Fail) and counts it;
+// a call that ended meanwhile keeps its status and is not counted.
 func (d *Dialer) fail(ctx context.Context, sid, reason string) error {
-	_, err := d.Calls.MoveCall(ctx, sid, voiceops.CallFailure, reason, d.Now().UTC())
-	if err != nil && !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+	return d.counted(reason)(d.Calls.Fail(ctx, sid, reason))
+}
+
+// counted counts a failure with reason when the call moved to it.
+func (d *Dialer) counted(reason string) func(moved bool, err error) error {
+	return func(moved bool, err error) error {
+		if moved {
+			telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialFailed, reason)
+		}
 		return err
 	}
-	if err == nil {
-		telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialFailed, reason)
-	}
-	return nil
 }
 
 // check handles a timeout check: early, it goes back to the queue for the
@@ -238,7 +233,7 @@ func (d *Dialer) check(ctx context.Context, j voiceops.DialJob) error {
 	if rest := j.Deadline.Sub(d.Now()); rest > time.Second {
 		return d.Queue.SendDial(ctx, j, min(rest, MaxQueueDelay).Truncate(time.Second))
 	}
-	c, err := d.Calls.GetCall(ctx, j.SID, d.Now())
+	c, err := d.Calls.Get(ctx, j.SID)
 	if errors.Is(err, voiceops.ErrNotFound) {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -97,7 +98,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{clock: &clock{now: t0}, calls: memory.NewCalls(), pacer: memory.NewPacer(), queue: &sent{}}
 	f.prov = &provider{clock: f.clock}
-	f.d = &Dialer{Calls: f.calls, Pacer: f.pacer, Queue: f.queue, Provider: f.prov, Now: f.clock.Now, Sleep: f.clock.Sleep,
+	f.d = &Dialer{Calls: &calls.Service{Calls: f.calls, Now: f.clock.Now}, Pacer: f.pacer, Queue: f.queue, Provider: f.prov, Now: f.clock.Now, Sleep: f.clock.Sleep,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
 }
@@ -235,7 +236,7 @@ func TestTimeoutCheck(t *testing.T) {
 			}
 			checks, _ := f.queue.take()
 			if tc.report != "" {
-				if _, err := telephony.Apply(ctx, f.calls, j.SID, tc.report, f.clock.Now()); err != nil {
+				if _, err := f.d.Calls.Report(ctx, j.SID, tc.report); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -380,7 +381,7 @@ func (r *retriedCalls) MoveCall(ctx context.Context, sid string, to voiceops.Cal
 // (a retried request) is still ours: the call is placed, once.
 func TestOwnClaimRetried(t *testing.T) {
 	f := newFixture(t)
-	f.d.Calls = &retriedCalls{Calls: f.calls}
+	f.d.Calls.Calls = &retriedCalls{Calls: f.calls}
 	j := f.trigger(t, "acct_a", "+14155550100")
 	if err := f.d.Handle(context.Background(), j); err != nil {
 		t.Fatal(err)

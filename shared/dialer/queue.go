@@ -10,37 +10,25 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// SQSSender is the SQS call this package makes: *sqs.Client implements it.
-type SQSSender interface {
-	SendMessage(ctx context.Context, params *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
-}
-
-var _ SQSSender = (*sqs.Client)(nil)
-
 // SQSQueue sends dial jobs to the outbound queue (SQS).
 type SQSQueue struct {
-	Client SQSSender
+	Client queue.SendAPI
 	URL    string
 }
 
 var _ voiceops.DialQueue = (*SQSQueue)(nil)
 
-// SendDial sends j with delay in whole seconds, rounded down (at most
-// MaxQueueDelay): the dialer spends the rest of a wait in process.
+// SendDial sends j through the one queue sender (queue.Sender): its delay
+// in whole seconds rounded up, at most MaxQueueDelay. The dialer asks for
+// whole seconds, and spends the rest of a wait in process.
 func (q *SQSQueue) SendDial(ctx context.Context, j voiceops.DialJob, delay time.Duration) error {
-	body, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
-	secs := int32(min(max(delay, 0), MaxQueueDelay) / time.Second)
-	if _, err := q.Client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q.URL, MessageBody: aws.String(string(body)), DelaySeconds: secs}); err != nil {
-		return fmt.Errorf("dial queue: SendMessage: %w", err)
+	if err := queue.NewSender[voiceops.DialJob](q.Client, q.URL).Send(ctx, j, delay); err != nil {
+		return fmt.Errorf("dial queue: %w", err)
 	}
 	return nil
 }

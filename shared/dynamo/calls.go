@@ -37,6 +37,18 @@ const (
 	// applied) finds its own ID and is not taken for a lost race.
 	attrMove   = "move_id"
 	attrConvID = "conversation_id"
+
+	// The callback steps of an answered call (voiceops.Call.Steps).
+	attrSteps        = "steps"
+	attrStepAt       = "step_at"
+	attrStepAtNanos  = "step_at_ns" // step_at as a number, for the takeover's comparison
+	attrStepToken    = "step_token"
+	attrStepClaim    = "step_claim" // the claim's random ID (see attrMove)
+	attrReplyStep    = "reply_step"
+	attrReplyText    = "reply_text"
+	attrReplyEnd     = "reply_end"
+	attrGreetingText = "greeting_text"
+	attrGreetingEnd  = "greeting_end"
 )
 
 // Calls is the DynamoDB store of outbound calls.
@@ -74,6 +86,7 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 		it[attrExpires] = avT(*c.ExpiresAt)
 		it[attrTTL] = avN(ttlSeconds(*c.ExpiresAt))
 	}
+	putSteps(it, c)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &s.table, Item: it, ConditionExpression: aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
@@ -85,6 +98,24 @@ func (s *Calls) CreateCall(ctx context.Context, c voiceops.Call) error {
 		return wrap("CreateCall", err)
 	}
 	return nil
+}
+
+// putSteps writes the call's callback steps as ClaimCallStep and
+// ReplyCallStep do (a new call has none; a copied one keeps them).
+func putSteps(it item, c voiceops.Call) {
+	if c.Steps > 0 {
+		it[attrSteps] = avN(int64(c.Steps))
+	}
+	if c.StepAt != nil {
+		it[attrStepAt], it[attrStepAtNanos] = avT(*c.StepAt), avN(c.StepAt.UnixNano())
+	}
+	setNonEmpty(it, attrStepToken, c.StepToken)
+	if r := c.Reply; r != nil {
+		it[attrReplyStep], it[attrReplyText], it[attrReplyEnd] = avN(int64(r.Step)), avS(r.Text), avB(r.End)
+	}
+	if g := c.Greeting; g != nil {
+		it[attrGreetingText], it[attrGreetingEnd] = avS(g.Text), avB(g.End)
+	}
 }
 
 // ttlSeconds rounds up, so DynamoDB never deletes a call before it expires.
@@ -172,30 +203,96 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 	return c, nil
 }
 
-// SetCallConversation is one conditional UpdateItem: the call exists, has
-// no conversation, and is not expired.
-func (s *Calls) SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+// ClaimCallStep is one conditional UpdateItem: the call exists, is not
+// terminal (so not expired), and either its last step is answered and is
+// n-1, or step n has no reply and was claimed before stale.
+func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token string, at, stale time.Time) (voiceops.Call, error) {
+	if n < 1 {
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	claim := voiceops.RandomBase62(16)
+	names := map[string]string{"#pk": attrPK, "#status": attrStatus, "#steps": attrSteps, "#stepat": attrStepAt,
+		"#stepns": attrStepAtNanos, "#claim": attrStepClaim, "#rstep": attrReplyStep}
+	values := item{":queued": avS(string(voiceops.CallQueued)), ":calling": avS(string(voiceops.CallCalling)),
+		":n": avN(int64(n)), ":at": avT(at), ":ns": avN(at.UnixNano()), ":stale": avN(stale.UnixNano()), ":claim": avS(claim)}
+	update := "SET #steps = :n, #stepat = :at, #stepns = :ns, #claim = :claim"
+	if token != "" {
+		names["#token"], values[":token"] = attrStepToken, avS(token)
+		update += ", #token = :token"
+	} else {
+		names["#token"] = attrStepToken
+		update += " REMOVE #token"
+	}
+	next := "attribute_not_exists(#steps)"
+	if n > 1 {
+		values[":prev"] = avN(int64(n - 1))
+		next = "#steps = :prev AND #rstep = :prev"
+	}
+	takeover := "#steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n) AND #stepns < :stale"
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: callKey(sid),
-		UpdateExpression:                    aws.String("SET #conv = :conv"),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND attribute_not_exists(#conv) AND (attribute_not_exists(#expires) OR #expires >= :at)"),
-		ExpressionAttributeNames:            map[string]string{"#pk": attrPK, "#conv": attrConvID, "#expires": attrExpires},
-		ExpressionAttributeValues:           item{":conv": avS(conversationID), ":at": avT(at)},
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #status IN (:queued, :calling) AND ((" + next + ") OR (" + takeover + "))"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
-			return voiceops.ErrNotFound
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		if id, _ := old[attrStepClaim].(*types.AttributeValueMemberS); id != nil && id.Value == claim {
+			return readCall(sid, old) // this claim, applied by an earlier attempt
 		}
 		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
-			return voiceops.ErrNotFound
+			return voiceops.Call{}, voiceops.ErrNotFound
 		}
-		return voiceops.ErrAlreadyExists
+		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
 	if err != nil {
-		return wrap("SetCallConversation", err)
+		return voiceops.Call{}, wrap("ClaimCallStep", err)
 	}
-	return nil
+	return readCall(sid, out.Attributes)
+}
+
+// ReplyCallStep is one conditional UpdateItem: the step is the call's last
+// claimed one and has no reply.
+func (s *Calls) ReplyCallStep(ctx context.Context, sid, conversationID string, reply voiceops.CallReply, at time.Time) (voiceops.Call, error) {
+	names := map[string]string{"#pk": attrPK, "#steps": attrSteps, "#rstep": attrReplyStep, "#rtext": attrReplyText, "#rend": attrReplyEnd}
+	values := item{":n": avN(int64(reply.Step)), ":text": avS(reply.Text), ":end": avB(reply.End)}
+	update := "SET #rstep = :n, #rtext = :text, #rend = :end"
+	if reply.Step == 1 {
+		names["#gtext"], names["#gend"], names["#conv"] = attrGreetingText, attrGreetingEnd, attrConvID
+		values[":conv"] = avS(conversationID)
+		update += ", #gtext = :text, #gend = :end, #conv = :conv"
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: callKey(sid),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n)"),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if old, ok := conditionFailed(err); ok {
+		if len(old) == 0 {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		c, rerr := readCall(sid, old)
+		if rerr == nil && c.Expired(at) {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		if rerr == nil && c.Reply != nil && *c.Reply == reply && (reply.Step != 1 || c.ConversationID == conversationID) {
+			return c, nil // this reply, stored by an earlier attempt
+		}
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	if err != nil {
+		return voiceops.Call{}, wrap("ReplyCallStep", err)
+	}
+	return readCall(sid, out.Attributes)
 }
 
 func readCall(sid string, it item) (voiceops.Call, error) {
@@ -214,6 +311,19 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		if v := r.optStr(name); v != nil {
 			*dst = *v
 		}
+	}
+	if n := r.optNum(attrSteps); n != nil {
+		c.Steps = int(*n)
+		c.StepAt = r.optTime(attrStepAt)
+		if v := r.optStr(attrStepToken); v != nil {
+			c.StepToken = *v
+		}
+	}
+	if n := r.optNum(attrReplyStep); n != nil {
+		c.Reply = &voiceops.CallReply{Step: int(*n), Text: r.str(attrReplyText), End: r.boolean(attrReplyEnd)}
+	}
+	if r.present(attrGreetingText) {
+		c.Greeting = &voiceops.CallReply{Step: 1, Text: r.str(attrGreetingText), End: r.boolean(attrGreetingEnd)}
 	}
 	if m := r.optStr(attrMetadata); m != nil && r.err == nil {
 		if err := json.Unmarshal([]byte(*m), &c.Metadata); err != nil {

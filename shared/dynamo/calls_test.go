@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"testing"
 
+	"github.com/voiceops/opsapi/shared/calls/callstest"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -21,5 +22,17 @@ func TestPacerContract(t *testing.T) {
 	db := &serialDB{DB: c}
 	storetest.RunPacer(t, func(t *testing.T) storetest.PacerStore {
 		return dynamo.NewPacer(db, newTables(t, c).Calls)
+	})
+}
+
+// TestCallbacksOnDynamo runs the calls service's callback suite on the
+// DynamoDB stores (calls, conversations, configuration).
+func TestCallbacksOnDynamo(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	callstest.Run(t, func(t *testing.T) callstest.Env {
+		names := newTables(t, c)
+		return callstest.Env{Stores: dynamo.NewStores(db, names), Configs: dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs(),
+			Calls: dynamo.NewCalls(db, names.Calls)}
 	})
 }

@@ -62,7 +62,7 @@ func decodeDelivery(it item) (voiceops.Delivery, error) {
 		NextAttemptAt: r.optTime(attrNextAttemptAt), CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
 	}
 	if l, ok := it[attrAttempts].(*types.AttributeValueMemberL); ok {
-		d.Attempts = make([]voiceops.DeliveryAttempt, 0, len(l.Value))
+		// No attempts read back as none (nil), as written and as memory keeps them.
 		for _, v := range l.Value {
 			m, ok := v.(*types.AttributeValueMemberM)
 			if !ok {

@@ -110,7 +110,10 @@ func setNonEmpty(it item, name, s string) {
 
 // reader decodes the attributes of one item, keeping the first error.
 // Absent optional attributes read as nil or ""; absent required ones (num,
-// time, boolean) are errors.
+// time, boolean) are errors. Only the attributes of a record kind's first
+// shape may be read as required: items written before a later attribute
+// existed lack it, so it is read as optional and its absence decodes to the
+// field's documented default (TestOldItems fails otherwise).
 type reader struct {
 	it  item
 	err error

@@ -15,7 +15,10 @@ import (
 //	pk=M#<account>#<project>   (same)
 //	attributes: activity, turns, api_errors, function_errors, call_crashes,
 //	call_volume (numbers, absent when 0), latency (binary: the DDSketch in
-//	its protobuf encoding, absent without turns), expires_at = minute + 2 h.
+//	its protobuf encoding, absent without turns), expires_at = minute + 48 h
+//	(voiceops.MetricMinuteRetention: the metric series and the rule preview
+//	read them; the hourly roll-ups of shared/series live on, see
+//	metricstore/rollups.go).
 //
 // Every write adds new items rather than updating one item per minute, so
 // no single item takes every write of a busy project (an item sustains
@@ -81,7 +84,7 @@ func MetricSortKey(minute time.Time) string {
 }
 
 // MetricExpiry is when an item of a minute expires (the table's TTL).
-func MetricExpiry(minute time.Time) time.Time { return minute.Add(voiceops.MetricRetention) }
+func MetricExpiry(minute time.Time) time.Time { return minute.Add(voiceops.MetricMinuteRetention) }
 
 // Key attributes of the metrics table.
 var (

@@ -18,6 +18,8 @@ import (
 
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
+	callsvc "github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -82,7 +84,13 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	calls := dynamo.NewCalls(db, names.Calls)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
-		(&baseapi.Outbound{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, ValidNumber: func(string) bool { return true }, Now: time.Now}).Routes())
+		(&baseapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true },
+			ValidCountry: func(string) bool { return true },
+			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, ""), Region: voiceops.RegionUS,
+				Classify: func(string) destination.Number {
+					return destination.Number{Country: "US", Type: destination.FixedLineOrMobile}
+				}},
+		}).Routes())
 	do := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("X-Service-Auth-Token", key)
@@ -102,8 +110,9 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("trigger: %d %s", st, body)
 	}
-	if got := db.take(); !maps.Equal(got, map[string]int{"PutItem": 1}) || sq.sends != 1 {
-		t.Errorf("trigger made %v and %d SendMessage, want one PutItem and one SendMessage", got, sq.sends)
+	// The account's destination policy (GetItem), the call (PutItem).
+	if got := db.take(); !maps.Equal(got, map[string]int{"GetItem": 1, "PutItem": 1}) || sq.sends != 1 {
+		t.Errorf("trigger made %v and %d SendMessage, want one GetItem, one PutItem and one SendMessage", got, sq.sends)
 	}
 	var out struct{ CallSid string }
 	_ = json.Unmarshal([]byte(body), &out)
@@ -115,7 +124,7 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: aws.ToString(rec.Messages[0].MessageId), Body: aws.ToString(rec.Messages[0].Body)}}}
 	p := &placed{}
-	d := &dialer.Dialer{Calls: calls, Pacer: dynamo.NewPacer(db, names.Calls), Queue: &dialer.SQSQueue{Client: sq, URL: url}, Provider: p,
+	d := &dialer.Dialer{Calls: &callsvc.Service{Calls: calls, Now: time.Now}, Pacer: dynamo.NewPacer(db, names.Calls), Queue: &dialer.SQSQueue{Client: sq, URL: url}, Provider: p,
 		Now: time.Now, Sleep: dialer.SleepContext, Log: log}
 	res, err := d.HandleSQS(ctx, ev)
 	if err != nil || len(res.BatchItemFailures) != 0 {

@@ -22,6 +22,7 @@ const (
 	attrSince           = "since"
 	attrLastEvaluatedAt = "last_evaluated_at"
 	attrCurrentValue    = "current_value"
+	attrSequence        = "sequence"
 )
 
 // encodeRule returns the item of a rule. Only an enabled rule carries the
@@ -45,6 +46,9 @@ func encodeRule(r voiceops.AlertRule) item {
 	setOpt(it, attrLastEvaluatedAt, r.LastEvaluatedAt, avT)
 	setOpt(it, attrCurrentValue, r.CurrentValue, avN)
 	it[attrVersion] = avN(r.Version)
+	if r.Sequence != 0 {
+		it[attrSequence] = avN(r.Sequence)
+	}
 	if r.Enabled {
 		it[attrGSI1PK] = avS(RuleShardKey(voiceops.RuleShardOf(r.AccountID)))
 		it[attrGSI1SK] = avS(r.AccountID + "#" + r.ID)
@@ -62,6 +66,9 @@ func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) 
 		State: voiceops.State(r.str(attrState)), CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
 		Since: r.optTime(attrSince), LastEvaluatedAt: r.optTime(attrLastEvaluatedAt), CurrentValue: r.optNum(attrCurrentValue),
 		Version: r.num(attrVersion),
+	}
+	if s := r.optNum(attrSequence); s != nil { // absent on rules that never fired
+		rule.Sequence = *s
 	}
 	return rule, r.err
 }
@@ -136,7 +143,7 @@ func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.Al
 // one transaction: the state change and its events are written together.
 func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
 	checkProject = checkProject && r.ProjectID != nil
-	if !checkProject && len(events) == 0 {
+	if !checkProject && len(events) == 0 && r.Change == nil {
 		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
 	}
 	const put = 0
@@ -148,6 +155,10 @@ func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVer
 	}
 	for _, e := range events {
 		writes = append(writes, types.TransactWriteItem{Put: eventPut(s.deliveriesTable, e)})
+	}
+	if r.Change != nil {
+		// The history entry (history.go) goes with the state it records.
+		writes = append(writes, types.TransactWriteItem{Put: historyPut(s.deliveriesTable, r)})
 	}
 	o, err := s.transact(ctx, "UpdateRule", writes)
 	switch {

@@ -66,6 +66,21 @@ type Evaluator struct {
 	BeforeWrite func(voiceops.AlertRule)
 	// Telemetry receives the evaluation metrics (observe.go); none when nil.
 	Telemetry telemetry.Recorder
+	// Rollup, when set, runs after a scheduled evaluation with its shard
+	// (-1: every shard): the hourly roll-ups of the metric series
+	// (series.Roller.RollShard). Its failure is logged; the next minute's
+	// run catches up.
+	Rollup func(ctx context.Context, shard int) error
+}
+
+// rollup runs the roll-ups of a shard after its evaluation.
+func (e *Evaluator) rollup(ctx context.Context, shard int) {
+	if e.Rollup == nil {
+		return
+	}
+	if err := e.Rollup(ctx, shard); err != nil {
+		e.Log.ErrorContext(ctx, "rolling up metric hours", "shard", shard, "error", err)
+	}
 }
 
 // Stats tells what one run did.
@@ -125,7 +140,9 @@ func (e *Evaluator) Run(ctx context.Context) (Stats, error) {
 			return st, err
 		}
 	}
-	return st, e.evaluate(ctx, byScope, now, &st)
+	err = e.evaluate(ctx, byScope, now, &st)
+	e.rollup(ctx, -1)
+	return st, err
 }
 
 // RunShard evaluates every enabled rule of one shard (of
@@ -140,7 +157,9 @@ func (e *Evaluator) RunShard(ctx context.Context, shard int) (Stats, error) {
 	if err := e.collectShard(ctx, shard, byScope, &st); err != nil {
 		return st, err
 	}
-	return st, e.evaluate(ctx, byScope, now, &st)
+	err := e.evaluate(ctx, byScope, now, &st)
+	e.rollup(ctx, shard)
+	return st, err
 }
 
 func (e *Evaluator) collectShard(ctx context.Context, shard int, byScope map[metrics.Scope][]voiceops.AlertRule, st *Stats) error {

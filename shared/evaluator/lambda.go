@@ -109,10 +109,15 @@ func (e *Evaluator) Schedule(ctx context.Context, send func(ctx context.Context,
 // HandleShards evaluates the shards named by a batch of the shard queue;
 // a shard whose evaluation failed is reported, so SQS delivers its
 // message again (and after a few failures moves it to the dead-letter
-// queue, whose alarm tells).
+// queue, whose alarm tells). When every message of the batch failed, the
+// error is returned too: a partial batch response alone is a successful
+// invocation, which the function's Errors metric (and alarm) would never
+// count. The queue's batches hold one message, so every failed shard is
+// an error; retrying a whole failed batch is what the response asks anyway.
 func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, Stats, error) {
 	var resp events.SQSEventResponse
 	var total Stats
+	var errs []error
 	for _, m := range ev.Records {
 		var sm ShardMessage
 		err := json.Unmarshal([]byte(m.Body), &sm)
@@ -130,7 +135,11 @@ func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (event
 		if err != nil {
 			e.Log.ErrorContext(ctx, "evaluating a shard", "message_id", m.MessageId, "error", err)
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			errs = append(errs, fmt.Errorf("message %s: %w", m.MessageId, err))
 		}
+	}
+	if len(ev.Records) > 0 && len(errs) == len(ev.Records) {
+		return resp, total, fmt.Errorf("evaluator: every shard of the batch failed: %w", errors.Join(errs...))
 	}
 	return resp, total, nil
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -48,9 +47,8 @@ var (
 // by one with their type checked, so that every problem is reported with its
 // field name (422) while unreadable bodies are refused whole (400).
 type Object struct {
-	// The fields in body order, the last of a repeated name winning (as
-	// encoding/json decides); a request body has a handful, so slices
-	// searched in order beat maps.
+	// The fields in body order (a repeated name is refused: jsonkeys.go);
+	// a request body has a handful, so slices searched in order beat maps.
 	names  [][]byte // slices of the body: no copy per field
 	values []json.RawMessage
 	used   []bool
@@ -109,11 +107,12 @@ func ParseObject(body []byte) (*Object, error) {
 		return nil, errNotUTF8
 	}
 	// Fast path: a valid body is sliced into its fields without decoding
-	// (json.Valid allocates nothing); only an invalid one needs the Decoder
-	// to tell which 400 to answer.
+	// (json.Valid allocates nothing), checking on the way that no object
+	// repeats a key (jsonkeys.go); only an invalid one needs the Decoder to
+	// tell which 400 to answer.
 	if json.Valid(body) {
-		if o, ok := scanObject(body); ok {
-			return o, nil
+		if o, err := scanObject(body); o != nil || err != nil {
+			return o, err
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -134,33 +133,45 @@ func ParseObject(body []byte) (*Object, error) {
 }
 
 // scanObject slices a valid JSON text into the fields of its top-level
-// object. ok is false when the text is not an object, or a name holds an
-// escape (the slow path decodes it).
-func scanObject(b []byte) (*Object, bool) {
+// object, and refuses a repeated key at any depth. It returns nil, nil when
+// the text is not an object.
+func scanObject(b []byte) (*Object, error) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return nil, nil
 	}
 	o := &Object{names: make([][]byte, 0, 8), values: make([]json.RawMessage, 0, 8)}
 	i = skipSpace(b, i+1)
 	if b[i] == '}' {
 		o.used = []bool{}
-		return o, true
+		return o, nil
 	}
+	var k keyCheck
+	var many map[string]struct{} // the names, once there are many
 	for {
 		// b[i] is the opening quote of a name.
-		end := i + 1
-		for b[end] != '"' {
-			if b[end] == '\\' {
-				return nil, false
-			}
-			end++
+		end := endString(b, i)
+		name := keyName(b[i:end])
+		if seen(name, o.names, many) {
+			k.dup = append(k.dup, string(name))
+			return nil, errDuplicateKey(k.path())
 		}
-		name := b[i+1 : end]
-		i = skipSpace(b, end+1) + 1 // past ':'
-		i = skipSpace(b, i)
+		if len(o.names) >= 32 {
+			if many == nil {
+				many = make(map[string]struct{}, 64)
+				for _, n := range o.names {
+					many[string(n)] = struct{}{}
+				}
+			}
+			many[string(name)] = struct{}{}
+		}
+		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
 		start := i
-		i = skipValue(b, i)
+		i = k.value(b, i)
+		if k.dup != nil {
+			k.dup = append(k.dup, string(name))
+			return nil, errDuplicateKey(k.path())
+		}
 		o.names = append(o.names, name)
 		o.values = append(o.values, json.RawMessage(b[start:i]))
 		i = skipSpace(b, i)
@@ -170,7 +181,7 @@ func scanObject(b []byte) (*Object, bool) {
 		i = skipSpace(b, i+1) // past ','
 	}
 	o.used = make([]bool, len(o.names))
-	return o, true
+	return o, nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -178,40 +189,6 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// skipValue returns the end of the (valid) JSON value at b[i].
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for {
-		switch c := b[i]; c {
-		case '"':
-			i++
-			for b[i] != '"' {
-				if b[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			i++
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			depth--
-			i++
-		default:
-			for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
-				i++
-			}
-		}
-		if depth == 0 {
-			return i
-		}
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r' || b[i] == ',' || b[i] == ':') {
-			i++
-		}
-	}
 }
 
 func (o *Object) Fail(field, msg string) {

@@ -3,8 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // FuzzPlainString: the fast path agrees with encoding/json whenever it
@@ -48,14 +52,15 @@ func TestParseObjectErrors(t *testing.T) {
 // accepted or not, and field by field.
 func FuzzParseObject(f *testing.F) {
 	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d":"x\"y" } `, `{"a":1,"a":2}`, `{"a\u0062":1}`,
-		`{"n":null,"t":true,"f":-1.5e3,"o":{"p":{"q":[]}}}`, `[1]`, `{"a":1}x`, `{"a":"\\"}`, `{"a":{"b":"]"}}`} {
+		`{"n":null,"t":true,"f":-1.5e3,"o":{"p":{"q":[]}}}`, `[1]`, `{"a":1}x`, `{"a":"\\"}`, `{"a":{"b":"]"}}`,
+		`{"a":{"b":1,"b":2}}`, `{"a":[{"x":1},{"x":1,"\u0078":2}]}`, `{"b":1,"a":1,"\u0062":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		o, err := ParseObject(body)
 		var want map[string]json.RawMessage
 		werr := json.Unmarshal(body, &want)
-		if (err == nil) != (werr == nil && want != nil && utf8.Valid(body)) {
+		if (err == nil) != (werr == nil && want != nil && utf8.Valid(body) && !repeatsKey(body)) {
 			t.Fatalf("ParseObject(%q): %v; encoding/json: %v", body, err, werr)
 		}
 		if err != nil {
@@ -69,6 +74,117 @@ func FuzzParseObject(f *testing.F) {
 			if i < 0 || !bytes.Equal(bytes.TrimSpace(o.values[i]), bytes.TrimSpace(w)) {
 				t.Fatalf("%q: field %q = %q, encoding/json %q", body, name, o.values[max(i, 0)], w)
 			}
+		}
+	})
+}
+
+// repeatsKey is the fuzz targets' oracle for repeated keys, written
+// independently of the scanner: encoding/json's tokens, a set of names
+// per open object.
+func repeatsKey(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct {
+		names  map[string]bool
+		object bool
+		key    bool // the next string token is a name
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].key = true
+				}
+				continue
+			}
+			name := tok.(string)
+			if top.names[name] {
+				return true
+			}
+			top.names[name] = true
+			top.key = false
+			continue
+		}
+		switch d := tok.(type) {
+		case json.Delim:
+			switch d {
+			case '{':
+				stack = append(stack, &frame{names: map[string]bool{}, object: true, key: true})
+				continue
+			case '[':
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		}
+		// A value ended: the object around it expects a name next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
+	}
+}
+
+func TestRepeatedKeys(t *testing.T) {
+	for body, path := range map[string]string{
+		`{"to_number":"+14155550001","to_number":"+14155550100"}`: "to_number",
+		`{"a":1,"\u0061":2}`:                            "a",
+		`{"m":{"x":"1","y":"2","x":"3"}}`:               "m.x",
+		`{"l":[1,{"k":[{"q":1,"q":1}]}]}`:               "l[1].k[0].q",
+		`{"a":{},"b":[],"c":{"d":{"e":null,"e":null}}}`: "c.d.e",
+	} {
+		_, err := ParseObject([]byte(body))
+		var e *voiceops.Error
+		if !errors.As(err, &e) || e.Kind != voiceops.KindBadRequest || len(e.Fields) != 1 || e.Fields[0].Field != path {
+			t.Errorf("ParseObject(%s) = %#v, want a 400 naming %s", body, err, path)
+		}
+		if err := CheckJSON([]byte(body)); err == nil || err.Error() != e.Error() {
+			t.Errorf("CheckJSON(%s) = %v, want %v", body, err, e)
+		}
+		if !repeatsKey([]byte(body)) {
+			t.Errorf("the oracle misses %s", body)
+		}
+	}
+	// Many keys (the map past 32), one repeated far apart.
+	var many bytes.Buffer
+	many.WriteString(`{"o":{`)
+	for i := range 100 {
+		fmt.Fprintf(&many, `"k%d":%d,`, i, i)
+	}
+	many.WriteString(`"k7":0}}`)
+	if err := CheckJSON(many.Bytes()); err == nil {
+		t.Error("a key repeated among 100 is accepted")
+	}
+	for _, body := range []string{`{"a":1,"A":2}`, `{"a":{"b":1},"b":{"a":1}}`, `{"x":[{"a":1},{"a":1}]}`, `{"a":"\"a\":1,\"a\""}`} {
+		if _, err := ParseObject([]byte(body)); err != nil {
+			t.Errorf("ParseObject(%s): %v", body, err)
+		}
+		if err := CheckJSON([]byte(body)); err != nil {
+			t.Errorf("CheckJSON(%s): %v", body, err)
+		}
+	}
+}
+
+// FuzzCheckJSON: CheckJSON accepts exactly the valid UTF-8 JSON texts
+// without a repeated key.
+func FuzzCheckJSON(f *testing.F) {
+	for _, s := range []string{`{}`, `[1,{"a":1,"a":2}]`, `"x"`, `{"a":{"b":[{"c":1}],"\u0062":2}}`, `{"a":1,"A":1}`, `[`, "\"\xff\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		err := CheckJSON(body)
+		want := utf8.Valid(body) && json.Valid(body) && !repeatsKey(body)
+		if (err == nil) != want {
+			t.Fatalf("CheckJSON(%q) = %v, want accepted %v", body, err, want)
 		}
 	})
 }

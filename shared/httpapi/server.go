@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/idempotency"
@@ -48,7 +49,10 @@ type Config struct {
 	// logged and never changes the answer.
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Deadline bounds each request's work (its context), well under API
-	// Gateway's 30 s: DefaultDeadline when zero.
+	// Gateway's 30 s: DefaultDeadline when zero. Within a Lambda
+	// invocation it is also cut to leave ResponseMargin before the
+	// invocation's end (deadline.go); infra derives each function's
+	// timeout from it (FunctionTimeout).
 	Deadline time.Duration
 	// Background runs work that must not hold the answer (recording
 	// api_errors). Default: a goroutine; tests run it inline.
@@ -58,6 +62,11 @@ type Config struct {
 	Guards
 	// Metrics receives the requests' metrics (access.go); none when nil.
 	Metrics telemetry.Recorder
+	// NoRouteFamily, when set, tells the error shape of a request that
+	// matched no route (404, 405): StageFamily, where one function answers
+	// a whole host's unknown paths. Default: by the path (doc 1's
+	// prefixes), as on the dev server, which serves both hosts.
+	NoRouteFamily func(r *http.Request) Family
 }
 
 // DefaultDeadline is the request deadline of most routes. Routes that wait
@@ -72,6 +81,11 @@ const AgentDeadline = 25 * time.Second
 type server struct {
 	Config
 	projects projectCache
+	// families are the families of the routes served: a host (a function)
+	// serving one family answers every request in its error shape,
+	// unknown routes and "/" included; the dev server serves both and
+	// tells them apart by path.
+	families map[Family]bool
 }
 
 // New serves the routes of the given groups behind the middleware every
@@ -95,11 +109,12 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 		cfg.Background = func(f func()) { go f() }
 	}
 	cfg.Metrics = telemetry.Or(cfg.Metrics)
-	s := &server{Config: cfg}
+	s := &server{Config: cfg, families: map[Family]bool{}}
 	mux := http.NewServeMux()
 	for _, g := range groups {
 		for _, rt := range g {
 			mux.Handle(rt.Pattern(), s.route(rt))
+			s.families[rt.Family] = true
 		}
 	}
 	return s.withRequestID(s.recoverPanics(s.jsonFallback(mux)))
@@ -121,8 +136,9 @@ func (s *server) route(rt Route) http.Handler {
 			err = lerr
 		}
 		if err == nil {
-			if key := r.Header.Get(idempotency.Header); rt.Create && s.Idempotency != nil && key != "" {
-				err = s.idempotent(w, r, rt, c, key)
+			// A header sent empty is a malformed key (400), not no key.
+			if keys := r.Header.Values(idempotency.Header); rt.Create && s.Idempotency != nil && len(keys) > 0 {
+				err = s.idempotent(w, r, rt, c, keys[0])
 			} else {
 				s.serve(w, r, rt, c)
 				return
@@ -163,15 +179,17 @@ func (s *server) countPanic(r *http.Request, c Caller) {
 
 // countError records the api_errors event of a 5xx in the background: the
 // answer never waits for it (with the store down, it would wait for the
-// metrics table too). In a Lambda function the write goes on while the
-// environment is warm; it is best effort, like every metric of an error.
+// metrics table too). In a Lambda function the invocation returns its
+// answer once the write is done (LambdaHandler: a frozen environment would
+// lose it), within ResponseMargin; it is best effort, like every metric of
+// an error.
 func (s *server) countError(r *http.Request, c Caller) {
 	if s.CountError == nil || c.AccountID == "" {
 		return
 	}
 	rid, at := RequestID(r.Context()), s.Now()
-	s.Background(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	background(r.Context(), s.Background, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), countErrorTimeout)
 		defer cancel()
 		if err := s.CountError(ctx, c.AccountID, c.ProjectID, at); err != nil {
 			s.Log.ErrorContext(ctx, "recording api_errors failed", "request_id", rid, "account_id", c.AccountID, "error", err)
@@ -196,8 +214,9 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
+		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
 		ctx, a := s.begin(context.WithValue(r.Context(), requestIDKey, id), id)
-		ctx, cancel := context.WithTimeout(ctx, s.Deadline)
+		ctx, cancel := context.WithTimeout(ctx, deadline)
 		defer cancel()
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))
@@ -215,7 +234,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.Log.ErrorContext(r.Context(), "panic", "request_id", RequestID(r.Context()), "panic", v)
-				WriteError(w, r, s.Log, familyOf(r), voiceops.Errorf(voiceops.KindInternal, "internal error"))
+				WriteError(w, r, s.Log, s.familyOf(r), voiceops.Errorf(voiceops.KindInternal, "internal error"))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -226,7 +245,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 // route (405) with a JSON body instead of the mux's plain text.
 func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !canonical(r.URL.Path) {
+		if !canonical(r.URL.Path) && !canonicalDir(r.URL.Path) {
 			// The mux would redirect to the cleaned path (a 307 to another
 			// route, in text/html): a path is taken as written or not at all.
 			s.noRoute(w, r, http.StatusNotFound)
@@ -255,7 +274,11 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	} else {
 		status = http.StatusNotFound
 	}
-	if familyOf(r) == Doc2 {
+	family := s.familyOf
+	if s.NoRouteFamily != nil {
+		family = s.NoRouteFamily
+	}
+	if family(r) == Doc2 {
 		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
 		return
 	}
@@ -268,6 +291,13 @@ func canonical(p string) bool {
 	return p != "" && p[0] == '/' && path.Clean(p) == p
 }
 
+// canonicalDir reports whether p is a canonical path with one trailing
+// slash: a directory, which only a "/dir/{rest...}" route takes (the
+// console's /console/); any other route answers it 404 as before.
+func canonicalDir(p string) bool {
+	return len(p) > 1 && strings.HasSuffix(p, "/") && canonical(strings.TrimSuffix(p, "/"))
+}
+
 type statusRecorder struct {
 	header http.Header
 	status int
@@ -276,3 +306,14 @@ type statusRecorder struct {
 func (r *statusRecorder) Header() http.Header         { return r.header }
 func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
 func (r *statusRecorder) WriteHeader(status int)      { r.status = status }
+
+// familyOf is the family whose error shape answers a request that reached
+// no route: the host's, when it serves one family, else the path's.
+func (s *server) familyOf(r *http.Request) Family {
+	if len(s.families) == 1 {
+		for f := range s.families {
+			return f
+		}
+	}
+	return familyOf(r)
+}

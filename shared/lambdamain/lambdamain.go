@@ -1,7 +1,8 @@
 // Package lambdamain is what every function's main shares: the names of
 // the environment variables CDK sets (each defined once; the table names
-// are in shared/tables), the AWS configuration built straight from the
-// Lambda environment, the logger, and the region. Each functions/<name>
+// are in shared/tables), each function's environment as a struct read and
+// checked once at start (env.go), the AWS configuration built straight
+// from the Lambda environment, and the logger. Each functions/<name>
 // composes its own graph from these, so it links only what it uses.
 package lambdamain
 
@@ -14,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/voiceops/opsapi/shared/logctx"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // The environment variables infra/ sets on the functions.
@@ -38,7 +38,20 @@ const (
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).
 	InternalKeyEnv = "INTERNAL_KEY_PARAMETER"
+	// LocalLoopbackEnv is set to "true" only by the local stack runner
+	// (scripts/stack -allow-loopback-webhooks), never by the template: it
+	// lets webhook endpoints be saved with, and deliveries go to, loopback
+	// http:// URLs, as the dev server's -allow-loopback-webhooks does.
+	LocalLoopbackEnv = "VOICEOPS_LOCAL_ALLOW_LOOPBACK"
+	// LocalRetryScheduleEnv, set only by the local stack runner
+	// (scripts/stack -retry-schedule), replaces the delivery retry
+	// schedule (the dev server's -retry-schedule), so that a run can see a
+	// delivery spend its schedule.
+	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
 )
+
+// AllowLoopback reports whether LocalLoopbackEnv is "true".
+func AllowLoopback(getenv func(string) string) bool { return getenv(LocalLoopbackEnv) == "true" }
 
 // AWSConfig builds the SDK configuration from the Lambda environment:
 // AWS_REGION and the execution role's credentials in AWS_ACCESS_KEY_ID,
@@ -68,31 +81,6 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 	}
 	traceSDK(&cfg, getenv)
 	return cfg, nil
-}
-
-// Region reads the service region the function serves.
-func Region(getenv func(string) string) (voiceops.RegionInfo, error) {
-	region, ok := voiceops.LookupRegion(getenv(RegionEnv))
-	if !ok {
-		return voiceops.RegionInfo{}, fmt.Errorf("%s must be one of us, uk, eu; got %q", RegionEnv, getenv(RegionEnv))
-	}
-	return region, nil
-}
-
-// Require returns the value of each named variable, or an error naming the
-// ones that are not set.
-func Require(getenv func(string) string, names ...string) ([]string, error) {
-	out := make([]string, len(names))
-	var missing []string
-	for i, n := range names {
-		if out[i] = getenv(n); out[i] == "" {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("not set in the environment: %v", missing)
-	}
-	return out, nil
 }
 
 // Logger is the functions' structured logger (JSON lines for CloudWatch);

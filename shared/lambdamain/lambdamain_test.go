@@ -1,7 +1,6 @@
 package lambdamain
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -29,21 +28,5 @@ func TestAWSConfigFromTheLambdaEnvironment(t *testing.T) {
 		if _, err := AWSConfig(func(k string) string { return e[k] }); err == nil {
 			t.Errorf("without %s: no error", missing)
 		}
-	}
-}
-
-func TestRegionAndRequire(t *testing.T) {
-	if _, err := Region(func(string) string { return "mars" }); err == nil {
-		t.Error("region mars accepted")
-	}
-	if r, err := Region(func(string) string { return "uk" }); err != nil || r.AWSRegion != "eu-west-2" {
-		t.Errorf("uk: %+v %v", r, err)
-	}
-	env := map[string]string{"A": "1"}
-	if _, err := Require(func(k string) string { return env[k] }, "A", "B"); err == nil || !strings.Contains(err.Error(), "B") {
-		t.Errorf("missing B: %v", err)
-	}
-	if v, err := Require(func(k string) string { return env[k] }, "A"); err != nil || v[0] != "1" {
-		t.Errorf("A: %v %v", v, err)
 	}
 }

@@ -28,10 +28,8 @@ func cloneCall(c voiceops.Call) voiceops.Call {
 		_ = json.Unmarshal(b, &m)
 		c.Metadata = m
 	}
-	if c.ExpiresAt != nil {
-		t := *c.ExpiresAt
-		c.ExpiresAt = &t
-	}
+	c.ExpiresAt, c.StepAt = clonePtr(c.ExpiresAt), clonePtr(c.StepAt)
+	c.Greeting, c.Reply = clonePtr(c.Greeting), clonePtr(c.Reply)
 	return c
 }
 
@@ -81,19 +79,41 @@ func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, 
 	return cloneCall(c), nil
 }
 
-func (s *Calls) SetCallConversation(_ context.Context, sid, conversationID string, at time.Time) error {
+func (s *Calls) ClaimCallStep(_ context.Context, sid string, n int, token string, at, stale time.Time) (voiceops.Call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.calls[sid]
 	if !ok || c.Expired(at) {
-		return voiceops.ErrNotFound
+		return voiceops.Call{}, voiceops.ErrNotFound
 	}
-	if c.ConversationID != "" {
-		return voiceops.ErrAlreadyExists
+	answered := func(step int) bool { return step == 0 || c.Reply != nil && c.Reply.Step == step }
+	next := c.Steps == n-1 && answered(n-1)
+	takeover := c.Steps == n && c.InFlight() && c.StepAt != nil && c.StepAt.Before(stale)
+	if c.Status.Terminal() || n < 1 || !next && !takeover {
+		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
-	c.ConversationID = conversationID
+	c.Steps, c.StepAt, c.StepToken = n, &at, token
 	s.calls[sid] = c
-	return nil
+	return cloneCall(c), nil
+}
+
+func (s *Calls) ReplyCallStep(_ context.Context, sid, conversationID string, reply voiceops.CallReply, at time.Time) (voiceops.Call, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(at) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	if c.Steps != reply.Step || !c.InFlight() {
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	if reply.Step == 1 {
+		g := reply
+		c.Greeting, c.ConversationID = &g, conversationID
+	}
+	c.Reply = &reply
+	s.calls[sid] = c
+	return cloneCall(c), nil
 }
 
 // Pacer is the in-memory pacer: per account, the next free slot and the

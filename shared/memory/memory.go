@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -39,6 +40,12 @@ type Store struct {
 	// marks holds the evaluator's marks by account, then project ("" for
 	// the account-wide rules); made on first use.
 	marks map[string]map[string]time.Time
+	// history holds the rules' state changes by account, then rule
+	// (history.go); made on first use.
+	history map[string]map[string][]voiceops.StateChange
+	// destinations holds the accounts' destination policies
+	// (destinations.go); made on first use.
+	destinations map[string]destination.Policy
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }
@@ -61,7 +68,7 @@ func New() *Store {
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s, History: s}
 }
 
 var (
@@ -299,6 +306,7 @@ func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersio
 		}
 	}
 	s.rules[r.AccountID][r.ID] = copyRule(r)
+	s.putChangeLocked(r)
 	for _, e := range events {
 		s.putEventLocked(e)
 	}
@@ -420,6 +428,7 @@ func copyRule(r voiceops.AlertRule) voiceops.AlertRule {
 	r.Since = clonePtr(r.Since)
 	r.LastEvaluatedAt = clonePtr(r.LastEvaluatedAt)
 	r.CurrentValue = clonePtr(r.CurrentValue)
+	r.Change = nil // written as a history entry, never part of the rule
 	return r
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // Metrics is the in-memory metric store: one merged bucket per scope and
@@ -30,8 +31,15 @@ func NewMetrics() *Metrics {
 
 var _ buckets.Store = (*Metrics)(nil)
 
-// metricExpired reports whether the bucket of minute has outlived the retention.
-func metricExpired(minute, now time.Time) bool { return !minute.Add(metrics.Retention).After(now) }
+// metricExpired reports whether the bucket of minute has outlived the
+// store's retention (the series and the preview read them that long).
+func metricExpired(minute, now time.Time) bool {
+	return !minute.Add(voiceops.MetricMinuteRetention).After(now)
+}
+
+// metricTooOld reports whether a bucket of minute is too old to be added:
+// events are accepted metrics.Retention old.
+func metricTooOld(minute, now time.Time) bool { return !minute.Add(metrics.Retention).After(now) }
 
 // OnAdd sets f to be called, after each AddBuckets that stored something,
 // with the scopes it stored data for: the in-process equivalent of the
@@ -66,7 +74,7 @@ func (m *Metrics) add(combined []buckets.Bucket) ([]metrics.Scope, func([]metric
 	var scopes []metrics.Scope
 	m.prune(now)
 	for _, b := range combined {
-		if metricExpired(b.Minute, now) {
+		if metricTooOld(b.Minute, now) {
 			continue
 		}
 		byMinute := m.buckets[b.Scope]

@@ -8,7 +8,9 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func TestMetricsContract(t *testing.T) {
@@ -29,11 +31,17 @@ func TestMetricsPrune(t *testing.T) {
 	if n := m.Len(); n != 2 {
 		t.Fatalf("%d buckets held, want 2", n)
 	}
-	now = now.Add(metrics.Retention)
+	now = now.Add(voiceops.MetricMinuteRetention) // kept that long for the series (shared/series)
 	if err := r.Record(ctx, metrics.Count(metrics.CallVolume, "acct_b", "", now)); err != nil {
 		t.Fatal(err)
 	}
 	if n := m.Len(); n != 1 {
 		t.Errorf("%d buckets held after the retention, want 1", n)
 	}
+}
+
+func TestRollupsContract(t *testing.T) {
+	storetest.RunRollups(t, func(*testing.T) (buckets.Store, series.HourStore) {
+		return memory.NewMetrics(), memory.NewRollups()
+	})
 }

@@ -5,6 +5,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -103,4 +104,41 @@ func (p Provisioner) RevokeKey(ctx context.Context, accountID, idOrPrefix string
 		return p.Accounts.RevokeKey(ctx, accountID, match[0].ID, p.now())
 	}
 	return voiceops.Key{}, fmt.Errorf("%d keys match %q; give the key ID", len(match), idOrPrefix)
+}
+
+// KeepKey stores a key whose secret already exists (the dev server keeps
+// the keys of its credentials file across restarts). The secret must be a
+// well-formed key of kind and of the provisioner's region. A key already
+// stored with that secret is kept as it is when it is the same account's
+// and project's and not revoked; otherwise it is an error.
+func (p Provisioner) KeepKey(ctx context.Context, secret string, kind voiceops.KeyKind, accountID, projectID string) error {
+	parsed, err := keys.Parse(secret)
+	if err != nil {
+		return fmt.Errorf("key %s: %w", keys.Prefix(secret), err)
+	}
+	if parsed.Kind != kind || parsed.Region != p.Region {
+		return fmt.Errorf("key %s is a %s key of region %s, not a %s key of region %s", keys.Prefix(secret), parsed.Kind, parsed.Region, kind, p.Region)
+	}
+	k := voiceops.Key{
+		ID: voiceops.NewID(voiceops.PrefixKey), Digest: keys.Digest(secret), Prefix: keys.Prefix(secret),
+		Kind: kind, Region: p.Region, AccountID: accountID, ProjectID: projectID, CreatedAt: p.now(),
+	}
+	if kind == voiceops.KeyAgent {
+		k.Environment = string(voiceops.EnvLive)
+	}
+	err = p.Accounts.CreateKey(ctx, k)
+	if !errors.Is(err, voiceops.ErrAlreadyExists) {
+		return err
+	}
+	// A persistent store may hold it already (the dev server on DynamoDB).
+	stored, lerr := p.Accounts.KeyByDigest(ctx, k.Digest)
+	switch {
+	case lerr != nil:
+		return lerr
+	case stored.AccountID != accountID || stored.ProjectID != projectID || stored.Kind != kind:
+		return fmt.Errorf("key %s is stored for account %q project %q", k.Prefix, stored.AccountID, stored.ProjectID)
+	case stored.RevokedAt != nil:
+		return fmt.Errorf("key %s was revoked", k.Prefix)
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ var _ SQSAPI = (*sqs.Client)(nil)
 type SQS struct {
 	client SQSAPI
 	url    string
+	send   *Sender[Message]
 	// Now is the clock of NotBefore; time.Now unless a test sets it.
 	Now func() time.Time
 }
@@ -38,31 +39,18 @@ var _ Queue = (*SQS)(nil)
 // NewSQS returns a queue sending to the queue at url with client; it never
 // builds a client itself.
 func NewSQS(client SQSAPI, url string) *SQS {
-	return &SQS{client: client, url: url, Now: time.Now}
+	return &SQS{client: client, url: url, send: NewSenderWith(client, url, Encode), Now: time.Now}
 }
 
-// Send sends m with a delay in whole seconds (rounded up, so a message
-// never arrives before it is due). A delay above MaxSQSDelay is sent as
+// Send sends m with its delay rounded by DelaySeconds (up: a message never
+// arrives before it is due). A delay above MaxSQSDelay is sent as
 // MaxSQSDelay with m.NotBefore set to when the attempt is due; the consumer
 // re-sends the message for the rest (Message.Remaining).
 func (q *SQS) Send(ctx context.Context, m Message, delay time.Duration) error {
-	delay = max(delay, 0)
 	if delay > MaxSQSDelay {
 		m.NotBefore = q.Now().Add(delay)
-		delay = MaxSQSDelay
 	}
-	body, err := Encode(m)
-	if err != nil {
-		return err
-	}
-	secs := int32(math.Ceil(delay.Seconds()))
-	_, err = q.client.SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl: &q.url, MessageBody: aws.String(string(body)), DelaySeconds: secs,
-	})
-	if err != nil {
-		return fmt.Errorf("queue: SendMessage: %w", err)
-	}
-	return nil
+	return q.send.Send(ctx, m, delay)
 }
 
 // BatchHandler handles a batch of SQS records and names the failed ones,

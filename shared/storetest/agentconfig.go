@@ -25,6 +25,7 @@ func RunAgentConfigs(t *testing.T, newStores func(t *testing.T) (voiceops.Stores
 // hook, nested state values, text that JSON escapes.
 const fullAgentConfig = `{
   "retention_days": 30,
+  "chat_idle_timeout_seconds": 900,
   "variants": [
     {"id": "main", "name": "Main <IVR> & co", "default": true, "agent": {"type": "scripted", "scripted": {
       "greeting": "Grüß dich {{state.name}} \u2028 \"hi\"",
@@ -73,6 +74,7 @@ func testAgentConfigPutGet(t *testing.T, newStores func(*testing.T) (voiceops.St
 	wantErr(t, "GetConfig before any PutConfig", err, voiceops.ErrNotFound)
 
 	full := mustAgentConfig(t, fullAgentConfig, a.ID, p.ID)
+	checkEveryFieldSet(t, "agent configuration", full)
 	mustNil(t, "PutConfig", agent.PutConfig(ctx(t), cs, full))
 	got, err := agent.GetConfig(ctx(t), cs, a.ID, p.ID)
 	mustNil(t, "GetConfig", err)

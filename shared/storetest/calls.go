@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"sync"
 	"testing"
@@ -18,7 +19,8 @@ func RunCalls(t *testing.T, newStore func(t *testing.T) voiceops.CallStore) {
 	t.Run("Transitions", func(t *testing.T) { testCallTransitions(t, newStore(t)) })
 	t.Run("Expiry", func(t *testing.T) { testCallExpiry(t, newStore(t)) })
 	t.Run("ConcurrentMoves", func(t *testing.T) { testCallConcurrentMoves(t, newStore(t)) })
-	t.Run("Conversation", func(t *testing.T) { testCallConversation(t, newStore(t)) })
+	t.Run("Steps", func(t *testing.T) { testCallSteps(t, newStore(t)) })
+	t.Run("ConcurrentClaims", func(t *testing.T) { testCallConcurrentClaims(t, newStore(t)) })
 }
 
 var callT0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -49,6 +51,18 @@ func testCallCreateGet(t *testing.T, s voiceops.CallStore) {
 	mustNil(t, "CreateCall", s.CreateCall(ctx, plain))
 	if got, err := s.GetCall(ctx, plain.SID, callT0); err != nil || got.Metadata != nil || got.ExpiresAt != nil {
 		t.Errorf("GetCall without metadata: %+v %v", got, err)
+	}
+	// Every field, the callback steps included, round trips.
+	full := newQueuedCall("acct_a", "proj_a1")
+	stepAt, exp := callT0.Add(time.Minute), callT0.Add(3*time.Hour)
+	full.Status, full.Reason, full.ConversationID, full.ExpiresAt = voiceops.CallFailure, voiceops.ReasonBusy, "conv_9", &exp
+	full.Steps, full.StepAt, full.StepToken = 3, &stepAt, "tok"
+	full.Greeting, full.Reply = &voiceops.CallReply{Step: 1, Text: "Hi", End: true}, &voiceops.CallReply{Step: 3, Text: "Bye", End: true}
+	full.Metadata, full.Encryption, full.CountryCode = map[string]any{"crm": "A-1", "n": 1.0}, "srtp", "FR"
+	checkEveryFieldSet(t, "call with every field", full)
+	mustNil(t, "CreateCall with every field", s.CreateCall(ctx, full))
+	if got, err := s.GetCall(ctx, full.SID, callT0); err != nil || !reflect.DeepEqual(got, full) {
+		t.Errorf("GetCall of a call with every field\n got %+v %v\nwant %+v", got, err, full)
 	}
 	_, err = s.GetCall(ctx, voiceops.NewCallSID(), callT0)
 	wantErr(t, "GetCall unknown", err, voiceops.ErrNotFound)
@@ -158,29 +172,120 @@ func testCallConcurrentMoves(t *testing.T, s voiceops.CallStore) {
 	}
 }
 
-func testCallConversation(t *testing.T, s voiceops.CallStore) {
+// testCallSteps runs a call's callback steps: the answer claimed once
+// (a second claim, a claim on a terminal call, a reply out of turn are
+// refused), its reply recording the conversation, the turns in sequence,
+// a dead attempt taken over only once stale, and the whole record read
+// back as it was written.
+func testCallSteps(t *testing.T, s voiceops.CallStore) {
 	ctx := context.Background()
 	c := newQueuedCall("acct_a", "proj_a1")
 	mustNil(t, "CreateCall", s.CreateCall(ctx, c))
-	wantErr(t, "unknown call", s.SetCallConversation(ctx, voiceops.NewCallSID(), "conv_1", callT0), voiceops.ErrNotFound)
-	mustNil(t, "SetCallConversation", s.SetCallConversation(ctx, c.SID, "conv_1", callT0))
-	wantErr(t, "twice", s.SetCallConversation(ctx, c.SID, "conv_2", callT0), voiceops.ErrAlreadyExists)
-	got, err := s.GetCall(ctx, c.SID, callT0)
-	if err != nil || got.ConversationID != "conv_1" {
-		t.Errorf("GetCall: %+v %v", got, err)
-	}
-	_, err = s.MoveCall(ctx, c.SID, voiceops.CallCalling, "", callT0)
+	t1 := callT0.Add(time.Second)
+	stale := callT0 // nothing claimed before callT0 is stale
+	_, err := s.ClaimCallStep(ctx, voiceops.NewCallSID(), 1, "", t1, stale)
+	wantErr(t, "claim of an unknown call", err, voiceops.ErrNotFound)
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t1, stale)
+	wantErr(t, "turn before the answer", err, voiceops.ErrCallTransition)
+	_, err = s.MoveCall(ctx, c.SID, voiceops.CallCalling, "", t1)
 	mustNil(t, "calling", err)
-	got, err = s.MoveCall(ctx, c.SID, voiceops.CallSuccess, "", callT0)
-	if err != nil || got.ConversationID != "conv_1" {
-		t.Errorf("MoveCall keeps the conversation: %+v %v", got, err)
+
+	got, err := s.ClaimCallStep(ctx, c.SID, 1, "tok-1", t1, stale)
+	mustNil(t, "claim the answer", err)
+	if got.Steps != 1 || got.StepToken != "tok-1" || got.StepAt == nil || !got.StepAt.Equal(t1) || !got.InFlight() || got.Reply != nil {
+		t.Errorf("after the answer's claim: %+v", got)
 	}
-	other := newQueuedCall("acct_a", "proj_a1")
-	mustNil(t, "CreateCall", s.CreateCall(ctx, other))
-	_, _ = s.MoveCall(ctx, other.SID, voiceops.CallCalling, "", callT0)
-	_, err = s.MoveCall(ctx, other.SID, voiceops.CallFailure, "busy", callT0)
+	_, err = s.ClaimCallStep(ctx, c.SID, 1, "tok-1", t1, stale)
+	wantErr(t, "the answer claimed twice", err, voiceops.ErrCallTransition)
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t1, stale)
+	wantErr(t, "a turn while the answer is in flight", err, voiceops.ErrCallTransition)
+	_, err = s.ReplyCallStep(ctx, c.SID, "conv_1", voiceops.CallReply{Step: 2, Text: "no"}, t1)
+	wantErr(t, "reply to a step not claimed", err, voiceops.ErrCallTransition)
+
+	greeting := voiceops.CallReply{Step: 1, Text: "Hello, how can I help?"}
+	got, err = s.ReplyCallStep(ctx, c.SID, "conv_1", greeting, t1)
+	mustNil(t, "reply to the answer", err)
+	if got.ConversationID != "conv_1" || got.Greeting == nil || *got.Greeting != greeting || got.Reply == nil || *got.Reply != greeting || got.InFlight() {
+		t.Errorf("after the answer's reply: %+v", got)
+	}
+	_, err = s.ReplyCallStep(ctx, c.SID, "conv_2", voiceops.CallReply{Step: 1, Text: "again"}, t1)
+	wantErr(t, "the answer replied twice", err, voiceops.ErrCallTransition)
+	_, err = s.ClaimCallStep(ctx, c.SID, 1, "", t1, t1.Add(time.Hour))
+	wantErr(t, "an answered step taken over", err, voiceops.ErrCallTransition)
+
+	// Turn 1 (step 2), claimed without a token; its first attempt dies.
+	t2 := t1.Add(10 * time.Second)
+	got, err = s.ClaimCallStep(ctx, c.SID, 2, "", t2, stale)
+	mustNil(t, "claim turn 1", err)
+	if got.Steps != 2 || got.StepToken != "" || !got.InFlight() || got.Reply == nil || got.Reply.Step != 1 {
+		t.Errorf("after turn 1's claim: %+v", got)
+	}
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t2.Add(time.Second), t2)
+	wantErr(t, "a fresh claim taken over", err, voiceops.ErrCallTransition)
+	t3 := t2.Add(time.Minute)
+	got, err = s.ClaimCallStep(ctx, c.SID, 2, "tok-2", t3, t2.Add(time.Millisecond))
+	mustNil(t, "a stale claim taken over", err)
+	if got.Steps != 2 || got.StepToken != "tok-2" || !got.StepAt.Equal(t3) {
+		t.Errorf("after the takeover: %+v", got)
+	}
+	turn := voiceops.CallReply{Step: 2, Text: "Goodbye.", End: true}
+	_, err = s.ReplyCallStep(ctx, c.SID, "", turn, t3)
+	mustNil(t, "reply to turn 1", err)
+	_, err = s.MoveCall(ctx, c.SID, voiceops.CallSuccess, "", t3)
+	mustNil(t, "success", err)
+	_, err = s.ClaimCallStep(ctx, c.SID, 3, "", t3, stale)
+	wantErr(t, "a turn after the end", err, voiceops.ErrCallTransition)
+
+	read, err := s.GetCall(ctx, c.SID, t3)
+	mustNil(t, "GetCall", err)
+	want := c
+	exp := t3.Add(voiceops.CallRetention)
+	want.Status, want.UpdatedAt, want.ExpiresAt = voiceops.CallSuccess, t3, &exp
+	want.ConversationID, want.Steps, want.StepAt, want.StepToken = "conv_1", 2, &t3, "tok-2"
+	want.Greeting, want.Reply = &greeting, &turn
+	if !reflect.DeepEqual(read, want) {
+		t.Errorf("GetCall after the steps\n got %+v\nwant %+v", read, want)
+	}
+
+	// An answer for a call that ended before it was answered is refused.
+	ended := newQueuedCall("acct_a", "proj_a1")
+	mustNil(t, "CreateCall", s.CreateCall(ctx, ended))
+	_, _ = s.MoveCall(ctx, ended.SID, voiceops.CallCalling, "", callT0)
+	_, err = s.MoveCall(ctx, ended.SID, voiceops.CallFailure, voiceops.ReasonBusy, callT0)
 	mustNil(t, "failure", err)
-	wantErr(t, "expired call", s.SetCallConversation(ctx, other.SID, "conv_3", callT0.Add(3*time.Hour)), voiceops.ErrNotFound)
+	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", t1, stale)
+	wantErr(t, "an answer after the end", err, voiceops.ErrCallTransition)
+	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", callT0.Add(3*time.Hour), stale)
+	wantErr(t, "an answer after the retention", err, voiceops.ErrNotFound)
+}
+
+// testCallConcurrentClaims races 8 claims of the answer: exactly one wins.
+func testCallConcurrentClaims(t *testing.T, s voiceops.CallStore) {
+	ctx := context.Background()
+	c := newQueuedCall("acct_a", "proj_a1")
+	mustNil(t, "CreateCall", s.CreateCall(ctx, c))
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = s.ClaimCallStep(ctx, c.SID, 1, "", callT0.Add(time.Second), callT0)
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for _, err := range errs {
+		if err == nil {
+			wins++
+		} else if !errors.Is(err, voiceops.ErrCallTransition) {
+			t.Errorf("losing claim: %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Errorf("%d claims won, want exactly 1", wins)
+	}
 }
 
 // PacerStore is a pacer the operator can set rates on.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -167,87 +166,12 @@ func mustConversation(t *testing.T, s voiceops.Stores, c voiceops.Conversation, 
 
 func checkConversation(t *testing.T, what string, want, got voiceops.Conversation) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("ProjectID", want.ProjectID, got.ProjectID)
-	d.str("Environment", string(want.Environment), string(got.Environment))
-	d.str("Channel", string(want.Channel), string(got.Channel))
-	d.str("VariantID", want.VariantID, got.VariantID)
-	d.str("VariantName", want.VariantName, got.VariantName)
-	d.str("FromNumber", want.FromNumber, got.FromNumber)
-	d.str("ToNumber", want.ToNumber, got.ToNumber)
-	d.str("ASRLang", want.ASRLang, got.ASRLang)
-	d.str("TTSLang", want.TTSLang, got.TTSLang)
-	checkJSON(&d, "IntegrationAttributes", want.IntegrationAttributes, got.IntegrationAttributes)
-	checkJSON(&d, "State", want.State, got.State)
-	d.str("Metrics", fmt.Sprintf("%q", want.Metrics), fmt.Sprintf("%q", got.Metrics))
-	d.time("IdleDue", want.IdleDue, got.IdleDue)
-	d.time("StartedAt", want.StartedAt, got.StartedAt)
-	checkTimePtr(&d, "EndedAt", want.EndedAt, got.EndedAt)
-	d.str("EndReason", string(want.EndReason), string(got.EndReason))
-	for _, f := range []struct {
-		name      string
-		want, got any
-	}{
-		{"InProgress", want.InProgress, got.InProgress},
-		{"NumTurns", want.NumTurns, got.NumTurns},
-		{"NumSilences", want.NumSilences, got.NumSilences},
-		{"NumOOD", want.NumOOD, got.NumOOD},
-		{"ServiceTime", want.ServiceTime, got.ServiceTime},
-		{"Handoff", want.Handoff, got.Handoff},
-		{"Version", want.Version, got.Version},
-	} {
-		if f.want != f.got {
-			d.add(f.name, f.want, f.got)
-		}
-	}
-	d.str("HandoffReason", want.HandoffReason, got.HandoffReason)
-	d.str("HandoffDestination", want.HandoffDestination, got.HandoffDestination)
-	d.str("SharedID", want.SharedID, got.SharedID)
-	d.time("ExpiresAt", want.ExpiresAt, got.ExpiresAt)
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func checkTurn(t *testing.T, what string, want, got voiceops.Turn) {
 	t.Helper()
-	var d diffs
-	if want.Index != got.Index {
-		d.add("Index", want.Index, got.Index)
-	}
-	d.str("UserInput", want.UserInput, got.UserInput)
-	d.str("UserInputDTMF", want.UserInputDTMF, got.UserInputDTMF)
-	d.time("UserInputAt", want.UserInputAt, got.UserInputAt)
-	d.str("AgentResponse", want.AgentResponse, got.AgentResponse)
-	d.time("AgentResponseAt", want.AgentResponseAt, got.AgentResponseAt)
-	if want.Latency != got.Latency {
-		d.add("Latency", want.Latency, got.Latency)
-	}
-	d.str("TranslatedUserInput", want.TranslatedUserInput, got.TranslatedUserInput)
-	d.str("EnglishAgentResponse", want.EnglishAgentResponse, got.EnglishAgentResponse)
-	if !reflect.DeepEqual(want.Intents, got.Intents) {
-		d.add("Intents", fmt.Sprintf("%#v", want.Intents), fmt.Sprintf("%#v", got.Intents))
-	}
-	checkJSON(&d, "Entities", want.Entities, got.Entities)
-	if want.IsOOD != got.IsOOD {
-		d.add("IsOOD", want.IsOOD, got.IsOOD)
-	}
-	if want.IsSilence != got.IsSilence {
-		d.add("IsSilence", want.IsSilence, got.IsSilence)
-	}
-	checkJSON(&d, "Metadata", want.Metadata, got.Metadata)
-	if want.FunctionErrors != got.FunctionErrors {
-		d.add("FunctionErrors", want.FunctionErrors, got.FunctionErrors)
-	}
-	d.report(t, what)
-}
-
-// checkJSON compares free-form values exactly: types (float64 numbers,
-// nil against empty) included.
-func checkJSON(d *diffs, field string, want, got any) {
-	if !reflect.DeepEqual(want, got) {
-		d.add(field, fmt.Sprintf("%#v", want), fmt.Sprintf("%#v", got))
-	}
+	checkWhole(t, what, want, got)
 }
 
 func getConversation(t *testing.T, s voiceops.Stores, c voiceops.Conversation) voiceops.Conversation {

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -43,39 +42,7 @@ func getDelivery(t *testing.T, s voiceops.Stores, d voiceops.Delivery) voiceops.
 
 func checkDelivery(t *testing.T, what string, want, got voiceops.Delivery) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("EndpointID", want.EndpointID, got.EndpointID)
-	d.str("EventID", want.EventID, got.EventID)
-	d.str("EventType", string(want.EventType), string(got.EventType))
-	if want.Test != got.Test {
-		d.add("Test", want.Test, got.Test)
-	}
-	d.str("Status", string(want.Status), string(got.Status))
-	if len(want.Attempts) != len(got.Attempts) {
-		d.add("len(Attempts)", len(want.Attempts), len(got.Attempts))
-	} else {
-		for i, w := range want.Attempts {
-			g := got.Attempts[i]
-			f := fmt.Sprintf("Attempts[%d].", i)
-			if w.Number != g.Number {
-				d.add(f+"Number", w.Number, g.Number)
-			}
-			d.time(f+"At", w.At, g.At)
-			if w.StatusCode != g.StatusCode {
-				d.add(f+"StatusCode", w.StatusCode, g.StatusCode)
-			}
-			if w.DurationMS != g.DurationMS {
-				d.add(f+"DurationMS", w.DurationMS, g.DurationMS)
-			}
-			d.str(f+"Error", w.Error, g.Error)
-		}
-	}
-	checkTimePtr(&d, "NextAttemptAt", want.NextAttemptAt, got.NextAttemptAt)
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	d.time("UpdatedAt", want.UpdatedAt, got.UpdatedAt)
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func deliveryIDs(ds []voiceops.Delivery) []string {

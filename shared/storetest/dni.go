@@ -55,9 +55,6 @@ func testDNIReserveConsume(t *testing.T, newStores func(*testing.T) (voiceops.St
 	if _, ok, err := d.Consume(ctx(t), a.ID, p.ID, n1, dniNow.Add(time.Minute)); ok || err != nil {
 		t.Errorf("second Consume: ok %v err %v", ok, err)
 	}
-	if _, ok, err := d.Consume(ctx(t), a.ID, p.ID, "+441632960199", dniNow); ok || err != nil {
-		t.Errorf("Consume of a number not in the pool: ok %v err %v", ok, err)
-	}
 	// The consumed number is free again.
 	n3, _, err := d.Reserve(ctx(t), a.ID, p.ID, nil, dniNow.Add(time.Minute))
 	mustNil(t, "Reserve after Consume", err)
@@ -67,6 +64,16 @@ func testDNIReserveConsume(t *testing.T, newStores func(*testing.T) (voiceops.St
 	got, ok, err = d.Consume(ctx(t), a.ID, p.ID, n3, dniNow.Add(time.Minute))
 	if err != nil || !ok || got == nil || len(got) != 0 {
 		t.Errorf("Consume of a reservation without attributes = %v %v %v, want {} true", got, ok, err)
+	}
+	// Empty attributes are read back empty, not absent (nil).
+	got, ok, err = d.Consume(ctx(t), a.ID, p.ID, n2, dniNow.Add(time.Minute))
+	mustNil(t, "Consume of the reservation without attributes", err)
+	if !ok {
+		t.Errorf("Consume of the reservation without attributes: not found")
+	}
+	checkWhole(t, "attributes of the reservation without attributes", map[string]any{}, got)
+	if _, ok, err := d.Consume(ctx(t), a.ID, p.ID, "+441632960199", dniNow); ok || err != nil {
+		t.Errorf("Consume of a number not in the pool: ok %v err %v", ok, err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
 	"testing"
@@ -44,20 +43,7 @@ func mustEvent(t *testing.T, s voiceops.Stores, e voiceops.AlertEvent) voiceops.
 
 func checkEvent(t *testing.T, what string, want, got voiceops.AlertEvent) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("RuleID", want.RuleID, got.RuleID)
-	d.str("Type", string(want.Type), string(got.Type))
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	if !bytes.Equal(want.Body, got.Body) {
-		d.add("Body", fmt.Sprintf("%q", want.Body), fmt.Sprintf("%q", got.Body))
-	}
-	d.str("EndpointID", want.EndpointID, got.EndpointID)
-	if want.FannedOut != got.FannedOut {
-		d.add("FannedOut", want.FannedOut, got.FannedOut)
-	}
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func eventIDs(es []voiceops.AlertEvent) []string {

@@ -22,6 +22,7 @@ func RunIdempotency(t *testing.T, newStore func(t *testing.T) idempotency.Store)
 	t.Run("Scopes", func(t *testing.T) { testIdemScopes(t, newStore(t)) })
 	t.Run("Expiry", func(t *testing.T) { testIdemExpiry(t, newStore(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testIdemConcurrent(t, newStore(t)) })
+	t.Run("WholeRecord", func(t *testing.T) { testIdemWholeRecord(t, newStore(t)) })
 }
 
 var idemT0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)

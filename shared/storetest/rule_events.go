@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +56,11 @@ func testRuleEvents(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	fired.State, fired.Version = voiceops.StateAlert, r.Version+1
 	// Events live 30 days from their creation: use the present.
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, fired, voiceops.StateOK, now, false)
+	evp := voiceops.TransitionEvent(voiceops.StateOK, &fired, now)
+	if evp == nil || fired.Sequence != r.Sequence+1 {
+		t.Fatalf("a transition to alert: event %v, sequence %d", evp, fired.Sequence)
+	}
+	ev := *evp
 
 	// A stale version writes neither the rule nor the event.
 	stale := fired
@@ -65,6 +71,16 @@ func testRuleEvents(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	}
 
 	mustNil(t, "UpdateRule with an event", s.Rules.UpdateRule(ctx(t), fired, r.Version, false, ev))
+	// The event's sequence number is stored with the state change, so the
+	// next transition takes the next number.
+	stored, err := s.Rules.GetRule(ctx(t), a.ID, r.ID)
+	mustNil(t, "GetRule", err)
+	if stored.Sequence != fired.Sequence || !strings.Contains(string(ev.Body), fmt.Sprintf(`"sequence":%d`, fired.Sequence)) {
+		t.Errorf("stored sequence %d, event body %s; want %d in both", stored.Sequence, ev.Body, fired.Sequence)
+	}
+	if r.Sequence != 0 {
+		t.Errorf("a new rule's sequence is %d, want 0", r.Sequence)
+	}
 	got, err := s.Events.GetEvent(ctx(t), a.ID, ev.ID)
 	mustNil(t, "GetEvent", err)
 	if got.Type != voiceops.EventTriggered || got.RuleID != r.ID || string(got.Body) != string(ev.Body) || got.FannedOut {

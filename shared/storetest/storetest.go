@@ -13,7 +13,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +38,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("EnabledRules", func(t *testing.T) { testEnabledRules(t, newStores) })
 	t.Run("RuleEvents", func(t *testing.T) { testRuleEvents(t, newStores) })
 	t.Run("EvaluationMarks", func(t *testing.T) { testEvaluationMarks(t, newStores) })
+	t.Run("RuleHistory", func(t *testing.T) { testRuleHistory(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.
@@ -131,154 +131,29 @@ func mustEndpoint(t *testing.T, s voiceops.Stores, accountID string, n int) voic
 
 // --- comparisons --------------------------------------------------------------
 
-type diffs []string
-
-func (d *diffs) add(field string, want, got any) {
-	*d = append(*d, fmt.Sprintf("%s: want %v, got %v", field, want, got))
-}
-
-func (d *diffs) str(field, want, got string) {
-	if want != got {
-		d.add(field, fmt.Sprintf("%q", want), fmt.Sprintf("%q", got))
-	}
-}
-
-func (d *diffs) time(field string, want, got time.Time) {
-	if !want.Equal(got) {
-		d.add(field, want.UTC().Format(time.RFC3339Nano), got.UTC().Format(time.RFC3339Nano))
-	}
-}
-
-func showPtr[T any](p *T) string {
-	if p == nil {
-		return "nil"
-	}
-	switch v := any(*p).(type) {
-	case time.Time:
-		return "&" + v.UTC().Format(time.RFC3339Nano)
-	case string:
-		return fmt.Sprintf("&%q", v)
-	}
-	return fmt.Sprintf("&%v", *p)
-}
-
-func eqPtr[T any](a, b *T, eq func(T, T) bool) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return eq(*a, *b)
-}
-
-func checkPtr[T comparable](d *diffs, field string, want, got *T) {
-	if !eqPtr(want, got, func(a, b T) bool { return a == b }) {
-		d.add(field, showPtr(want), showPtr(got))
-	}
-}
-
-func checkTimePtr(d *diffs, field string, want, got *time.Time) {
-	if !eqPtr(want, got, time.Time.Equal) {
-		d.add(field, showPtr(want), showPtr(got))
-	}
-}
-
-func (d diffs) report(t *testing.T, what string) {
-	t.Helper()
-	if len(d) > 0 {
-		t.Errorf("%s differs:\n  %s", what, strings.Join(d, "\n  "))
-	}
-}
-
 func checkAccount(t *testing.T, what string, want, got voiceops.Account) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("Name", want.Name, got.Name)
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func checkProject(t *testing.T, what string, want, got voiceops.Project) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("Name", want.Name, got.Name)
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func checkKey(t *testing.T, what string, want, got voiceops.Key) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("Digest", want.Digest, got.Digest)
-	d.str("Prefix", want.Prefix, got.Prefix)
-	d.str("Kind", string(want.Kind), string(got.Kind))
-	d.str("Region", string(want.Region), string(got.Region))
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("ProjectID", want.ProjectID, got.ProjectID)
-	d.str("Environment", want.Environment, got.Environment)
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	checkTimePtr(&d, "RevokedAt", want.RevokedAt, got.RevokedAt)
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func checkRule(t *testing.T, what string, want, got voiceops.AlertRule) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("Name", want.Name, got.Name)
-	checkPtr(&d, "ProjectID", want.ProjectID, got.ProjectID)
-	d.str("Metric", string(want.Metric), string(got.Metric))
-	d.str("Operator", string(want.Operator), string(got.Operator))
-	if want.Threshold != got.Threshold {
-		d.add("Threshold", want.Threshold, got.Threshold)
-	}
-	d.str("Window", string(want.Window), string(got.Window))
-	if want.Enabled != got.Enabled {
-		d.add("Enabled", want.Enabled, got.Enabled)
-	}
-	d.str("State", string(want.State), string(got.State))
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	d.time("UpdatedAt", want.UpdatedAt, got.UpdatedAt)
-	checkTimePtr(&d, "Since", want.Since, got.Since)
-	checkTimePtr(&d, "LastEvaluatedAt", want.LastEvaluatedAt, got.LastEvaluatedAt)
-	checkPtr(&d, "CurrentValue", want.CurrentValue, got.CurrentValue)
-	if want.Version != got.Version {
-		d.add("Version", want.Version, got.Version)
-	}
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 func checkEndpoint(t *testing.T, what string, want, got voiceops.WebhookEndpoint) {
 	t.Helper()
-	var d diffs
-	d.str("ID", want.ID, got.ID)
-	d.str("AccountID", want.AccountID, got.AccountID)
-	d.str("Name", want.Name, got.Name)
-	d.str("URL", want.URL, got.URL)
-	if !slices.Equal(want.EventTypes, got.EventTypes) {
-		d.add("EventTypes", want.EventTypes, got.EventTypes)
-	}
-	if !maps.Equal(want.Headers, got.Headers) {
-		d.add("Headers", want.Headers, got.Headers)
-	}
-	if want.TimeoutMS != got.TimeoutMS {
-		d.add("TimeoutMS", want.TimeoutMS, got.TimeoutMS)
-	}
-	if want.Enabled != got.Enabled {
-		d.add("Enabled", want.Enabled, got.Enabled)
-	}
-	d.time("CreatedAt", want.CreatedAt, got.CreatedAt)
-	d.time("UpdatedAt", want.UpdatedAt, got.UpdatedAt)
-	d.str("Secret", want.Secret, got.Secret)
-	d.str("PreviousSecret", want.PreviousSecret, got.PreviousSecret)
-	checkTimePtr(&d, "PreviousExpiresAt", want.PreviousExpiresAt, got.PreviousExpiresAt)
-	if want.Version != got.Version {
-		d.add("Version", want.Version, got.Version)
-	}
-	d.report(t, what)
+	checkWhole(t, what, want, got)
 }
 
 // wantErr fails unless err is (or wraps) target and has target's kind.

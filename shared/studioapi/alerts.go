@@ -3,9 +3,11 @@ package studioapi
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -14,6 +16,13 @@ import (
 type Alerts struct {
 	Rules   voiceops.RuleStore
 	Service *alerting.Service
+	// Our additions (history.go, series.go): the rules' state history
+	// with its events' deliveries, the metric series and the preview.
+	History   voiceops.HistoryStore
+	Endpoints voiceops.EndpointStore
+	Projects  httpapi.ProjectReader
+	Series    *series.Reader
+	Now       func() time.Time
 }
 
 // Routes lists every route of the alerts group (doc 1).
@@ -25,6 +34,10 @@ func (a *Alerts) Routes() []httpapi.Route {
 		doc1("PATCH", "/v1/alert-rules/{rule_id}", a.patchRule),
 		doc1("DELETE", "/v1/alert-rules/{rule_id}", a.deleteRule),
 		doc1("GET", "/v1/alerts", a.listAlerts),
+		// Our additions (DECISIONS.md, "Our additions on the studio host").
+		doc1("GET", "/v1/alert-rules/{rule_id}/history", a.ruleHistory),
+		doc1("POST", "/v1/alert-rules/preview", a.previewRule),
+		doc1("GET", "/v1/metrics", a.metricSeries),
 	}
 }
 

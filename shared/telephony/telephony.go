@@ -1,13 +1,12 @@
 // Package telephony is what the dialer needs of a telephony provider: a
-// Provider places a call, and the provider's status reports move the call
-// through its statuses (Apply). Adapters live in sub-packages: twilio (the
+// Provider places a call, and the provider's status reports, mapped onto
+// ours (Outcome), move the call through its statuses (shared/calls). Adapters live in sub-packages: twilio (the
 // real one) and simulator (the dev server's default).
 package telephony
 
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -67,28 +66,4 @@ func Outcome(s Status) (to voiceops.CallStatus, reason string, ok bool) {
 		return voiceops.CallFailure, voiceops.ReasonCanceled, true
 	}
 	return "", "", false
-}
-
-// Apply applies one provider status report to the call sid at `at`.
-// Reports arrive at least once and in any order: a report that would not
-// move the call forward (a repeat, a late "ringing", anything after a
-// terminal status) changes nothing and is no error. A terminal report for
-// a call still queued (its report overtook the dialer's own write) moves it
-// through calling first. It returns the call as it is afterwards;
-// voiceops.ErrNotFound when the call is unknown or expired.
-func Apply(ctx context.Context, calls voiceops.CallStore, sid string, s Status, at time.Time) (voiceops.Call, error) {
-	to, reason, ok := Outcome(s)
-	if !ok {
-		return calls.GetCall(ctx, sid, at)
-	}
-	if to.Terminal() {
-		if _, err := calls.MoveCall(ctx, sid, voiceops.CallCalling, "", at); err != nil && !errors.Is(err, voiceops.ErrCallTransition) {
-			return voiceops.Call{}, err
-		}
-	}
-	c, err := calls.MoveCall(ctx, sid, to, reason, at)
-	if errors.Is(err, voiceops.ErrCallTransition) {
-		return calls.GetCall(ctx, sid, at)
-	}
-	return c, err
 }

@@ -1,55 +1,48 @@
 // Package twilioapi serves Twilio's callbacks of outbound calls on the base
 // host (functions/calls): status reports, the answer URL and the speech
-// turns of an answered call. Every request is checked with Twilio's
+// turns of an answered call. It checks and parses; the calls service
+// (shared/calls) decides, as it does for the dev server's simulator. Every request is checked with Twilio's
 // signature (X-Twilio-Signature, the library's RequestValidator) and the
 // auth token of the call's account: an invalid one is 403 and changes
-// nothing. The answered call is a voice conversation run by the same
-// conversation engine as the voice intake; Twilio hears TwiML.
+// nothing. Twilio hears TwiML, rendered from the service's reply alone.
 package twilioapi
 
 import (
-	"context"
+	"bytes"
 	"encoding/xml"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
-	"time"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Engine is the conversation engine's voice entry points.
-type Engine interface {
-	Start(ctx context.Context, in conversation.StartInput) (conversation.Answer, error)
-	Respond(ctx context.Context, accountID, projectID, conversationID string, in conversation.TurnInput) (conversation.Answer, error)
-	Close(ctx context.Context, accountID, projectID, conversationID string, reason voiceops.EndReason) (voiceops.Conversation, error)
-}
-
-// Callbacks is the group of Twilio's callback routes.
+// Callbacks is the group of Twilio's callback routes. It checks the
+// signature and parses; the calls service decides (shared/calls).
 type Callbacks struct {
-	Calls  voiceops.CallStore
-	Creds  twilio.Credentials
-	Engine Engine
+	Calls *calls.Service
+	Creds twilio.Credentials
 	// PublicBaseURL is the base host's public URL: the URL Twilio signed is
 	// PublicBaseURL + the request's path (API Gateway's Host header may
 	// not be the public one).
 	PublicBaseURL string
-	Now           func() time.Time
 }
 
-// Routes lists the callback routes. They take no key: Twilio's signature
-// is checked in the handlers, with the call's account's token.
+// Routes lists the callback routes (their paths: shared/telephony/twilio).
+// They take no key: Twilio's signature is checked in the handlers, with
+// the call's account's token.
 func (g *Callbacks) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		route("POST", "/v1/telephony/twilio/{callSid}/status", g.status),
-		route("POST", "/v1/telephony/twilio/{callSid}/answer", g.answer),
-		route("POST", "/v1/telephony/twilio/{callSid}/turns/{conversation_id}", g.turn),
+		route("POST", twilio.StatusRoute, g.status),
+		route("POST", twilio.AnswerRoute, g.answer),
+		route("POST", twilio.TurnRoute, g.turn),
 	}
 }
 
@@ -81,7 +74,7 @@ func (g *Callbacks) verified(w http.ResponseWriter, r *http.Request) (voiceops.C
 	if err != nil {
 		return voiceops.Call{}, nil, errForm
 	}
-	c, err := g.Calls.GetCall(r.Context(), sid, g.Now())
+	c, err := g.Calls.Get(r.Context(), sid)
 	if errors.Is(err, voiceops.ErrNotFound) {
 		return voiceops.Call{}, nil, errUnknown
 	}
@@ -105,76 +98,62 @@ func (g *Callbacks) verified(w http.ResponseWriter, r *http.Request) (voiceops.C
 	return c, form, nil
 }
 
-// status is a status callback: CallStatus moves the call (telephony.Apply:
-// repeats and late reports change nothing); the end of an answered call
-// ends its conversation.
+// status is a status callback: CallStatus moves the call (the calls
+// service: repeats and late reports change nothing; the end of an
+// answered call ends its conversation).
 func (g *Callbacks) status(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	c, err = telephony.Apply(r.Context(), g.Calls, c.SID, telephony.Status(form.Get("CallStatus")), g.Now().UTC())
-	if err != nil {
+	if _, err := g.Calls.Report(r.Context(), c.SID, telephony.Status(form.Get("CallStatus"))); err != nil {
 		return err
-	}
-	if c.Status.Terminal() && c.ConversationID != "" {
-		_, err := g.Engine.Close(r.Context(), c.AccountID, c.ProjectID, c.ConversationID, voiceops.EndCompleted)
-		if err != nil && !errors.Is(err, conversation.ErrEnded) && !errors.Is(err, conversation.ErrNoSuchConv) {
-			return err
-		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// answer is the answer URL: the call starts its voice conversation (from
-// our caller ID to the called number, the trigger's metadata as its
-// integration attributes) and Twilio says the agent's greeting.
+// answer is the answer URL: the call starts its voice conversation and
+// Twilio says the agent's greeting. A replay gets the same TwiML; an
+// answer for a call that has ended gets <Hangup/>.
 func (g *Callbacks) answer(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	ans, err := g.Engine.Start(r.Context(), conversation.StartInput{
-		AccountID: c.AccountID, ProjectID: c.ProjectID, Channel: voiceops.ChannelVoice,
-		FromNumber: form.Get("From"), ToNumber: c.ToNumber, IntegrationAttributes: c.Metadata,
-	})
+	rep, err := g.Calls.Answer(r.Context(), c, form.Get("From"), r.Header.Get(twilio.IdempotencyHeader))
 	if err != nil {
 		return err
 	}
-	if err := g.Calls.SetCallConversation(r.Context(), c.SID, ans.Conversation.ID, g.Now().UTC()); err != nil {
-		if !errors.Is(err, voiceops.ErrAlreadyExists) {
-			return err
-		}
-		// Either the SDK retried our own landed write, or Twilio asked
-		// twice: then the first conversation is the call's.
-		if cur, gerr := g.Calls.GetCall(r.Context(), c.SID, g.Now()); gerr != nil || cur.ConversationID != ans.Conversation.ID {
-			_, _ = g.Engine.Close(r.Context(), c.AccountID, c.ProjectID, ans.Conversation.ID, voiceops.EndCompleted)
-			return err
-		}
-	}
-	return writeTwiML(w, g.say(c.SID, ans))
+	return writeTwiML(w, g.say(c.SID, rep))
 }
 
+// errTurnParam is a turn URL whose turn number is not one.
+var errTurnParam = voiceops.Errorf(voiceops.KindBadRequest, "the turn parameter must be a positive integer")
+
 // turn is a Gather's action: the callee's speech (or digits) is a turn.
+// The URL numbers the turn (the TwiML that asked for it named it); a
+// replay gets the stored TwiML and runs nothing.
 func (g *Callbacks) turn(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("conversation_id")
-	if id != c.ConversationID {
-		return errUnknown
+	n := 0 // a URL without a number (TwiML rendered before turns were numbered)
+	if v := r.URL.Query().Get(twilio.TurnParam); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return errTurnParam
+		}
 	}
-	in := conversation.TurnInput{Message: form.Get("SpeechResult"), DTMF: form.Get("Digits")}
-	ans, err := g.Engine.Respond(r.Context(), c.AccountID, c.ProjectID, id, in)
-	if errors.Is(err, conversation.ErrEnded) {
-		return writeTwiML(w, response{Hangup: &struct{}{}})
+	in := calls.Speech{Message: form.Get("SpeechResult"), DTMF: form.Get("Digits")}
+	rep, err := g.Calls.Turn(r.Context(), c, r.PathValue("conversation_id"), n, r.Header.Get(twilio.IdempotencyHeader), in)
+	if errors.Is(err, voiceops.ErrNotFound) {
+		return errUnknown
 	}
 	if err != nil {
 		return err
 	}
-	return writeTwiML(w, g.say(c.SID, ans))
+	return writeTwiML(w, g.say(c.SID, rep))
 }
 
 // TwiML: https://www.twilio.com/docs/voice/twiml
@@ -197,13 +176,18 @@ type gather struct {
 }
 
 // say answers with the agent's words: in a Gather for the next turn, or
-// followed by a hang-up when the conversation ended.
-func (g *Callbacks) say(sid string, ans conversation.Answer) response {
-	if ans.End {
-		return response{Say: &say{Text: ans.Response}, Hangup: &struct{}{}}
+// followed by a hang-up when the conversation ended (no words: only the
+// hang-up). It depends on the reply alone, so a replay is the same TwiML.
+func (g *Callbacks) say(sid string, rep calls.Reply) response {
+	if rep.End {
+		res := response{Hangup: &struct{}{}}
+		if rep.Text != "" {
+			res.Say = &say{Text: rep.Text}
+		}
+		return res
 	}
 	return response{Gather: &gather{Input: "speech dtmf", Method: http.MethodPost,
-		Action: twilio.TurnURL(g.PublicBaseURL, sid, ans.Conversation.ID), Say: say{Text: ans.Response}}}
+		Action: twilio.TurnURL(g.PublicBaseURL, sid, rep.ConversationID, rep.Turn), Say: say{Text: rep.Text}}}
 }
 
 func writeTwiML(w http.ResponseWriter, v response) error {
@@ -211,6 +195,8 @@ func writeTwiML(w http.ResponseWriter, v response) error {
 	if err != nil {
 		return err
 	}
+	// encoding/xml writes no empty-element tags; TwiML's own examples do.
+	b = bytes.ReplaceAll(b, []byte("<Hangup></Hangup>"), []byte("<Hangup/>"))
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(append([]byte(xml.Header), b...))

@@ -95,9 +95,20 @@ type AlertRule struct {
 	Since           *time.Time
 	LastEvaluatedAt *time.Time
 	CurrentValue    *int64
+	// Sequence is the number of the rule's last alert event (0: none yet).
+	// Each transition's event carries the next one, written with the state
+	// change under the version condition, so a receiver can put a rule's
+	// events back in order whatever order they arrive in.
+	Sequence int64
 	// Version increases on every write; updates are conditional on it so that
 	// concurrent writers (PATCH, the evaluator) never overwrite each other.
 	Version int64
+	// Change is set on a rule to be written whose state changed (by
+	// Evaluated and RulePatch.Apply): the store writes it as the history
+	// entry in the same atomic write, with the rule's new Version. It is
+	// not part of the stored rule: a read returns it nil. The tag tells
+	// whole-record checks (storetest) that stores never round-trip it.
+	Change *StateChange `store:"-"`
 }
 
 // RulePatch holds the fields a PATCH sent; nil means "not sent".
@@ -116,6 +127,7 @@ type RulePatch struct {
 // keeps unknown until the next evaluation.
 func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
 	out := r
+	out.Change = nil
 	if p.Name != nil {
 		out.Name = *p.Name
 	}
@@ -146,6 +158,7 @@ func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
 		out.State = StateUnknown
 		t := now
 		out.Since = &t
+		out.Change = change(r, out, now, "")
 	}
 	out.UpdatedAt = now
 	return out, true

@@ -77,12 +77,37 @@ type Call struct {
 	Reason string
 	// ConversationID is the voice conversation of the answered call ("" until answered).
 	ConversationID string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Steps counts the provider callbacks of the answered call that were
+	// claimed (ClaimCallStep): step 1 is the answer, step 1+k the k-th
+	// turn. StepAt is when the last one was claimed, StepToken its
+	// request's idempotency token ("" when the provider sent none).
+	Steps     int
+	StepAt    *time.Time
+	StepToken string
+	// Greeting is the answer's reply (step 1), kept for a replayed answer;
+	// Reply is the reply of the last step answered (nil before the first).
+	// A step whose reply is not stored is in flight.
+	Greeting  *CallReply
+	Reply     *CallReply
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// ExpiresAt is set with a terminal status: UpdatedAt + CallRetention.
 	// From then on the call reads as not found.
 	ExpiresAt *time.Time
 }
+
+// CallReply is what the call's conversation answered one step: the
+// agent's words and whether the conversation ended with them. The
+// provider's answer (Twilio's TwiML) is rendered from it alone, so a
+// replayed callback gets the same answer.
+type CallReply struct {
+	Step int
+	Text string
+	End  bool
+}
+
+// InFlight reports whether the call's last claimed step has no reply yet.
+func (c Call) InFlight() bool { return c.Steps > 0 && (c.Reply == nil || c.Reply.Step < c.Steps) }
 
 // Failure reasons of an outbound call: the provider's outcomes, and
 // timeout when no provider report ended the call within CallTimeout.
@@ -135,10 +160,20 @@ type CallStore interface {
 	// (ignored otherwise). ErrNotFound when the call is missing or expired
 	// at `at`.
 	MoveCall(ctx context.Context, sid string, to CallStatus, reason string, at time.Time) (Call, error)
-	// SetCallConversation records the answered call's conversation, once:
-	// ErrAlreadyExists when the call has one already; ErrNotFound when the
-	// call is missing or expired at `at`.
-	SetCallConversation(ctx context.Context, sid, conversationID string, at time.Time) error
+	// ClaimCallStep claims callback step n of the call (1 the answer, 1+k
+	// the k-th turn) at `at`, with the request's idempotency token, in one
+	// conditional write. It succeeds while the call is not terminal and
+	// either step n-1 is answered (its reply stored; for n = 1: no step
+	// claimed yet) or step n was claimed before `stale` and has no reply
+	// (an attempt that died: taken over). Else ErrCallTransition;
+	// ErrNotFound when the call is missing or expired at `at`. It returns
+	// the call as it is afterwards.
+	ClaimCallStep(ctx context.Context, sid string, n int, token string, at, stale time.Time) (Call, error)
+	// ReplyCallStep stores the reply of the claimed step reply.Step, if it
+	// is the call's last claimed step and has no reply yet (else
+	// ErrCallTransition). The answer's (step 1) also records the call's
+	// conversation, conversationID, and is kept as the Greeting.
+	ReplyCallStep(ctx context.Context, sid, conversationID string, reply CallReply, at time.Time) (Call, error)
 }
 
 // DialJob asks the dialer to place a call. It names the call; the dialer

@@ -31,6 +31,7 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	next := r
 	next.Version = r.Version + 1
+	next.Change = nil
 	switch {
 	case o.Failed && r.State == StateAlert:
 		// The alert keeps firing on what was last measured.
@@ -54,7 +55,13 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	since := at
 	next.Since = &since
-	return next, TransitionEvent(r.State, next, at)
+	ev := TransitionEvent(r.State, &next, at)
+	var eventID string
+	if ev != nil {
+		eventID = ev.ID
+	}
+	next.Change = change(r, next, at, eventID)
+	return next, ev
 }
 
 // EvaluationChanged reports whether next, the result of r.Evaluated, differs
@@ -83,8 +90,9 @@ func (r AlertRule) WithMark(mark time.Time) AlertRule {
 }
 
 // TransitionEvent returns the event of a change from state prev to rule
-// r's state, or nil when the change sends none.
-func TransitionEvent(prev State, r AlertRule, at time.Time) *AlertEvent {
+// r's state, or nil when the change sends none. An event takes the rule's
+// next sequence number: r.Sequence is moved on, to be written with r.
+func TransitionEvent(prev State, r *AlertRule, at time.Time) *AlertEvent {
 	var typ EventType
 	switch {
 	case r.State == StateAlert && prev != StateAlert:
@@ -94,7 +102,8 @@ func TransitionEvent(prev State, r AlertRule, at time.Time) *AlertEvent {
 	default:
 		return nil
 	}
-	e := NewAlertEvent(typ, r, prev, at, false)
+	r.Sequence++
+	e := NewAlertEvent(typ, *r, prev, at, false)
 	return &e
 }
 
@@ -121,6 +130,10 @@ type EventRule struct {
 	CurrentState   State   `json:"current_state"`
 	TriggeredAt    string  `json:"triggered_at,omitempty"`
 	ResolvedAt     string  `json:"resolved_at,omitempty"`
+	// Sequence numbers the rule's events 1, 2, 3...; with created_at (the
+	// evaluation instant) it orders a rule's events however they arrive.
+	// Test events carry 0.
+	Sequence int64 `json:"sequence"`
 }
 
 // TimeFormat is how every time is written: UTC with milliseconds.
@@ -134,8 +147,11 @@ func NewAlertEvent(typ EventType, r AlertRule, prev State, at time.Time, test bo
 	body := EventBody{EventType: typ, EventID: id, CreatedAt: ts, Test: test, Alert: EventRule{
 		ID: r.ID, Name: r.Name, ProjectID: r.ProjectID, Metric: r.Metric, Operator: string(r.Operator),
 		ThresholdValue: r.Threshold, WindowDuration: r.Window, CurrentValue: r.CurrentValue,
-		PreviousState: prev, CurrentState: r.State,
+		PreviousState: prev, CurrentState: r.State, Sequence: r.Sequence,
 	}}
+	if test {
+		body.Alert.Sequence = 0
+	}
 	if typ == EventTriggered {
 		body.Alert.TriggeredAt = ts
 	} else {

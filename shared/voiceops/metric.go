@@ -91,3 +91,12 @@ func (m Metric) Source() (MetricSource, bool) {
 // MetricRetention is how long metric buckets are kept (from the start of
 // their minute), and how old a metric event may be.
 const MetricRetention = 2 * time.Hour
+
+// MetricMinuteRetention is how long the one-minute buckets are kept in the
+// store (the metric series and the rule preview read them); events are
+// still accepted only MetricRetention old.
+const MetricMinuteRetention = 48 * time.Hour
+
+// MetricHourRetention is how long the hourly roll-ups of the buckets are
+// kept (shared/series).
+const MetricHourRetention = 30 * 24 * time.Hour

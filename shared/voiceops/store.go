@@ -187,6 +187,9 @@ type Stores struct {
 	Conversations ConversationStore
 	// Evaluations holds the evaluator's marks (config table).
 	Evaluations EvaluationStore
+	// History reads the rules' state histories (deliveries table; memory:
+	// the same Store as the rest).
+	History HistoryStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.

@@ -146,7 +146,7 @@ func (m *Store) AddBuckets(ctx context.Context, bs []buckets.Bucket) error {
 	now := m.now()
 	writes := make([]types.WriteRequest, 0, len(combined))
 	for _, b := range combined {
-		if !dynamo.MetricExpiry(b.Minute).After(now) {
+		if !b.Minute.Add(metrics.Retention).After(now) { // too old to be accepted
 			continue
 		}
 		it, err := encodeMetricBucket(b)

@@ -17,6 +17,7 @@ import (
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/storetest"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
@@ -124,8 +125,8 @@ func TestMetricsItems(t *testing.T) {
 			if v := it[tables.SK].(*types.AttributeValueMemberS).Value; !sk.MatchString(v) {
 				t.Errorf("%s: sort key %q does not match %s", pk, v, sk)
 			}
-			if v, _ := it[tables.TTL].(*types.AttributeValueMemberN); v == nil || v.Value != strconv.FormatInt(minute.Add(2*time.Hour).Unix(), 10) {
-				t.Errorf("%s: %s = %v, want the minute + 2 h", pk, tables.TTL, it[tables.TTL])
+			if v, _ := it[tables.TTL].(*types.AttributeValueMemberN); v == nil || v.Value != strconv.FormatInt(minute.Add(voiceops.MetricMinuteRetention).Unix(), 10) {
+				t.Errorf("%s: %s = %v, want the minute + 48 h", pk, tables.TTL, it[tables.TTL])
 			}
 			for name, want := range map[string]string{"activity": "2", "turns": "1", "api_errors": "1"} {
 				if v, _ := it[name].(*types.AttributeValueMemberN); v == nil || v.Value != want {
@@ -335,4 +336,12 @@ func TestPartition(t *testing.T) {
 	if got := metricstore.Partition(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_1"}); got != "M#acct_a#proj_1" {
 		t.Errorf("project scope: %q", got)
 	}
+}
+
+func TestRollupsContract(t *testing.T) {
+	c := client(t)
+	table := newTable(t, c)
+	storetest.RunRollups(t, func(*testing.T) (buckets.Store, series.HourStore) {
+		return metricstore.New(c, table), metricstore.NewRollups(c, table)
+	})
 }

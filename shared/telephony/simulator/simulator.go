@@ -6,34 +6,24 @@
 //	...0002  no-answer  failure, reason no-answer
 //	...0003  failed     failure, reason failed
 //	other    answers after Ring, talks a few turns with the project's agent
-//	         through the conversation engine (the voice intake's), hangs up:
-//	         success
+//	         (the call's voice conversation), hangs up: success
 //
-// Reports go through telephony.Apply, like a real provider's callbacks.
+// Its reports, answer and turns go to the calls service (shared/calls) the
+// same way Twilio's callbacks do (shared/twilioapi): from the provider's
+// report on, a simulated call and a real one take the same path, and the
+// call records its conversation the same way.
 package simulator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/telephony"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
-
-// Engine is the conversation engine's voice entry points (the voice
-// intake's: shared/conversation.Engine).
-type Engine interface {
-	Start(ctx context.Context, in conversation.StartInput) (conversation.Answer, error)
-	Respond(ctx context.Context, accountID, projectID, conversationID string, in conversation.TurnInput) (conversation.Answer, error)
-	Close(ctx context.Context, accountID, projectID, conversationID string, reason voiceops.EndReason) (voiceops.Conversation, error)
-}
-
-var _ Engine = (*conversation.Engine)(nil)
 
 // DefaultCallerID is the simulator's from_number (Twilio's test "from"
 // number, which no real line has).
@@ -49,11 +39,10 @@ var Script = []string{"Hello, who is this?", "balance", "bye"}
 
 // Simulator is the simulated provider.
 type Simulator struct {
-	Calls    voiceops.CallStore
-	Engine   Engine
+	// Calls is the calls service, with the conversation engine.
+	Calls    *calls.Service
 	CallerID string // default DefaultCallerID
 	Ring     time.Duration
-	Now      func() time.Time
 	Sleep    func(ctx context.Context, d time.Duration) error
 	Log      *slog.Logger
 
@@ -88,7 +77,7 @@ func (s *Simulator) Place(_ context.Context, req telephony.CallRequest) error {
 func (s *Simulator) Wait() { s.wg.Wait() }
 
 func (s *Simulator) report(ctx context.Context, sid string, st telephony.Status) error {
-	_, err := telephony.Apply(ctx, s.Calls, sid, st, s.Now().UTC())
+	_, err := s.Calls.Report(ctx, sid, st)
 	return err
 }
 
@@ -109,46 +98,44 @@ func (s *Simulator) play(ctx context.Context, req telephony.CallRequest) error {
 	if err := s.report(ctx, req.SID, telephony.StatusInProgress); err != nil {
 		return err
 	}
-	if err := s.talk(ctx, req); err != nil {
+	if err := s.talk(ctx, req.SID); err != nil {
 		// Answered, but the conversation could not run (no agent, a
 		// store down): the call failed.
 		s.Log.Error("simulated call: the conversation failed", "call_sid", req.SID, "error", err)
 		return s.report(ctx, req.SID, telephony.StatusFailed)
 	}
+	// The hang-up: the service ends the conversation, as on Twilio's report.
 	return s.report(ctx, req.SID, telephony.StatusCompleted)
 }
 
-// talk runs the answered call's conversation: the agent greets, the callee
-// says its script, the callee hangs up.
-func (s *Simulator) talk(ctx context.Context, req telephony.CallRequest) error {
+// talk runs the answered call: the answer (the agent greets), then the
+// callee's script, one turn each, until the agent or the script ends.
+func (s *Simulator) talk(ctx context.Context, sid string) error {
 	from := s.CallerID
 	if from == "" {
 		from = DefaultCallerID
 	}
-	ans, err := s.Engine.Start(ctx, conversation.StartInput{
-		AccountID: req.AccountID, ProjectID: req.ProjectID, Channel: voiceops.ChannelVoice,
-		FromNumber: from, ToNumber: req.To, IntegrationAttributes: req.Metadata,
-	})
+	c, err := s.Calls.Get(ctx, sid)
 	if err != nil {
 		return err
 	}
-	id := ans.Conversation.ID
+	rep, err := s.Calls.Answer(ctx, c, from, "")
+	if err != nil {
+		return err
+	}
 	for _, line := range Script {
-		if ans.End {
-			return nil // the agent hung up (the engine ended the conversation)
+		if rep.End {
+			return nil // the agent hung up
 		}
 		if err := s.Sleep(ctx, 300*time.Millisecond); err != nil {
 			return err
 		}
-		if ans, err = s.Engine.Respond(ctx, req.AccountID, req.ProjectID, id, conversation.TurnInput{Message: strings.TrimSpace(line)}); err != nil {
+		if c, err = s.Calls.Get(ctx, sid); err != nil {
 			return err
 		}
-	}
-	if ans.End {
-		return nil
-	}
-	if _, err := s.Engine.Close(ctx, req.AccountID, req.ProjectID, id, voiceops.EndCompleted); err != nil && !errors.Is(err, conversation.ErrEnded) {
-		return err
+		if rep, err = s.Calls.Turn(ctx, c, rep.ConversationID, rep.Turn, "", calls.Speech{Message: strings.TrimSpace(line)}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

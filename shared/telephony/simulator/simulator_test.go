@@ -9,6 +9,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/buckets"
+	callsvc "github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -38,7 +39,7 @@ func TestTestNumbers(t *testing.T) {
 	engine := &conversation.Engine{Store: stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 		Metrics: &buckets.Recorder{Store: metricStore}, Now: time.Now, Log: log}
 	calls := memory.NewCalls()
-	sim := &Simulator{Calls: calls, Engine: engine, Now: time.Now, Log: log,
+	sim := &Simulator{Calls: &callsvc.Service{Calls: calls, Engine: engine, Now: time.Now}, Log: log,
 		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
 
 	place := func(to string, meta map[string]any) string {
@@ -83,6 +84,11 @@ func TestTestNumbers(t *testing.T) {
 		t.Fatalf("%d conversations, want 1", len(convs))
 	}
 	conv := convs[0]
+	for sid, w := range want {
+		if c, _ := calls.GetCall(ctx, sid, time.Now()); (w[0] == "success") != (c.ConversationID == conv.ID) {
+			t.Errorf("call to %s names conversation %q", c.ToNumber, c.ConversationID)
+		}
+	}
 	if conv.Channel != voiceops.ChannelVoice || conv.ToNumber != "+14155550100" || conv.FromNumber != DefaultCallerID ||
 		conv.IntegrationAttributes["first_name"] != "Ada" || conv.InProgress || conv.NumTurns < 3 {
 		t.Errorf("conversation %+v", conv)

@@ -10,7 +10,7 @@
 //
 //	status   POST {base}/v1/telephony/twilio/{callSid}/status   every event
 //	answer   POST {base}/v1/telephony/twilio/{callSid}/answer   TwiML: the voice intake
-//	turns    POST {base}/v1/telephony/twilio/{callSid}/turns/{conversation_id}
+//	turns    POST {base}/v1/telephony/twilio/{callSid}/turns/{conversation_id}?turn=N
 //
 // so that a report needs no lookup of Twilio's own SID, and Twilio's
 // signature (X-Twilio-Signature, over the full URL) covers which call it is.
@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,15 +70,33 @@ type Provider struct {
 
 var _ telephony.Provider = (*Provider)(nil)
 
+// The callback routes, written once: shared/twilioapi serves these
+// patterns, and the URLs below (which Place and the TwiML name) fill them.
+const (
+	StatusRoute = "/v1/telephony/twilio/{callSid}/status"
+	AnswerRoute = "/v1/telephony/twilio/{callSid}/answer"
+	TurnRoute   = "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"
+	// TurnParam is the query parameter of a turn's URL that numbers the
+	// turn (the call's own turn sequence; Twilio's signature covers it).
+	TurnParam = "turn"
+)
+
+// IdempotencyHeader is the header in which Twilio sends a webhook's
+// idempotency token: the same on each retry of one request.
+const IdempotencyHeader = "I-Twilio-Idempotency-Token"
+
+// fill is route with its variables set.
+func fill(base, route, sid, conversationID string) string {
+	return strings.TrimSuffix(base, "/") + strings.NewReplacer("{callSid}", sid, "{conversation_id}", conversationID).Replace(route)
+}
+
 // Callback URLs of a call (see the package comment).
-func StatusURL(base, sid string) string {
-	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/status"
-}
-func AnswerURL(base, sid string) string {
-	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/answer"
-}
-func TurnURL(base, sid, conversationID string) string {
-	return strings.TrimSuffix(base, "/") + "/v1/telephony/twilio/" + sid + "/turns/" + conversationID
+func StatusURL(base, sid string) string { return fill(base, StatusRoute, sid, "") }
+func AnswerURL(base, sid string) string { return fill(base, AnswerRoute, sid, "") }
+
+// TurnURL is the URL of the call's turn number turn.
+func TurnURL(base, sid, conversationID string, turn int) string {
+	return fill(base, TurnRoute, sid, conversationID) + "?" + TurnParam + "=" + strconv.Itoa(turn)
 }
 
 // StatusEvents are the status callback events asked for: every one Twilio has.

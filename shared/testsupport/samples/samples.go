@@ -46,7 +46,10 @@ const (
 	// ConversationID is the conversation in progress that the chat and
 	// voice samples continue; it started at 2026-11-22T10:00:00Z.
 	ConversationID = "conv_17953416000000SampleConversation01"
-	InternalKey    = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
+	// HandedOffID is the conversation that handed off after a minute, whose
+	// bridge the bridge-ended sample ends.
+	HandedOffID = "conv_17953416000000SampleConversation02"
+	InternalKey = "vo_internal_us_f1IvsFJrwjtHTLocHpkP0Sx2YaMUOkM200KHoVQT0yThzX"
 	// EventsKey is the X-Api-Key (events key of ProjectID) of the external
 	// events and bridge-ended samples (events/events-*.json).
 	EventsKey = "vo_events_us_CqhXoFwEhhS5W3D96jHdYUcSKsHJHlLi5JIKgAlK1kIQSQ"
@@ -133,6 +136,23 @@ func SeedConversations(ctx context.Context, s voiceops.Stores, configs voiceops.
 		ID: ConversationID, AccountID: AccountID, ProjectID: ProjectID, Environment: voiceops.EnvLive,
 		Channel: voiceops.ChannelVoice, VariantID: "main", VariantName: "Demo IVR", FromNumber: "+441632960001",
 		ToNumber: "+441632960002", State: map[string]any{}, StartedAt: started, InProgress: true, NumTurns: 1,
+		ExpiresAt: now.Add(24 * time.Hour), Version: 1,
+	}
+	greeting := voiceops.Turn{Index: 0, UserInputAt: started, AgentResponse: "Welcome to Acme.", AgentResponseAt: started}
+	return s.Conversations.CreateConversation(ctx, c, &greeting)
+}
+
+// SeedHandedOff writes the conversation of the bridge-ended sample:
+// HandedOffID, a call that handed off a minute after it started (SeedConversations
+// first: same account and project).
+func SeedHandedOff(ctx context.Context, s voiceops.Stores, now time.Time) error {
+	started := time.UnixMilli(1795341600000).UTC()
+	ended := started.Add(time.Minute)
+	c := voiceops.Conversation{
+		ID: HandedOffID, AccountID: AccountID, ProjectID: ProjectID, Environment: voiceops.EnvLive,
+		Channel: voiceops.ChannelVoice, VariantID: "main", VariantName: "Demo IVR", FromNumber: "+441632960001",
+		ToNumber: "+441632960002", State: map[string]any{}, StartedAt: started, EndedAt: &ended, EndReason: voiceops.EndHandoff,
+		Handoff: true, HandoffDestination: "support-queue", HandoffReason: "caller asked for a human", NumTurns: 1,
 		ExpiresAt: now.Add(24 * time.Hour), Version: 1,
 	}
 	greeting := voiceops.Turn{Index: 0, UserInputAt: started, AgentResponse: "Welcome to Acme.", AgentResponseAt: started}

@@ -1,19 +1,20 @@
-package telephony_test
+package calls_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	callsvc "github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestApply: reports arrive repeated and out of order; only the first
+// TestReport: reports arrive repeated and out of order; only the first
 // terminal one counts, and a terminal report may overtake the dialer's
 // own queued→calling write.
-func TestApply(t *testing.T) {
+func TestReport(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name       string
@@ -33,6 +34,8 @@ func TestApply(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			calls := memory.NewCalls()
+			at := t0
+			svc := &callsvc.Service{Calls: calls, Now: func() time.Time { return at }}
 			c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_a", ProjectID: "proj_a", ToNumber: "+14155550100",
 				Status: voiceops.CallQueued, CreatedAt: t0, UpdatedAt: t0}
 			if err := calls.CreateCall(ctx, c); err != nil {
@@ -46,7 +49,8 @@ func TestApply(t *testing.T) {
 			var got voiceops.Call
 			for i, r := range tc.reports {
 				var err error
-				if got, err = telephony.Apply(ctx, calls, c.SID, r, t0.Add(time.Duration(i+1)*time.Second)); err != nil {
+				at = t0.Add(time.Duration(i+1) * time.Second)
+				if got, err = svc.Report(ctx, c.SID, r); err != nil {
 					t.Fatalf("report %s: %v", r, err)
 				}
 			}
@@ -55,7 +59,8 @@ func TestApply(t *testing.T) {
 			}
 		})
 	}
-	if _, err := telephony.Apply(context.Background(), memory.NewCalls(), voiceops.NewCallSID(), "completed", t0); err != voiceops.ErrNotFound {
+	svc := &callsvc.Service{Calls: memory.NewCalls(), Now: time.Now}
+	if _, err := svc.Report(context.Background(), voiceops.NewCallSID(), "completed"); err != voiceops.ErrNotFound {
 		t.Errorf("unknown call: %v", err)
 	}
 }

@@ -1,0 +1,13 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/testsupport/envtest"
+)
+
+// TestRunReadsItsEnvironment: run stops at start, naming the variable, when
+// any variable of lambdamain.Alerts (what infra sets on the function) is missing.
+func TestRunReadsItsEnvironment(t *testing.T) {
+	envtest.RunNeedsItsEnvironment(t, "alerts", func(getenv func(string) string) error { return run(t.Context(), getenv) })
+}

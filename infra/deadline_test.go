@@ -1,0 +1,66 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/httpapi"
+)
+
+// TestFunctionTimeoutsLeaveTheResponseMargin reads every function's timeout
+// from the synthesized template: a function with routes runs at least
+// httpapi.ResponseMargin past its request deadline (so a request past its
+// deadline still gets the JSON 500 with request_id, and its api_errors
+// write is done, before Lambda ends the invocation), and within API
+// Gateway's 30 s integration timeout.
+func TestFunctionTimeoutsLeaveTheResponseMargin(t *testing.T) {
+	s := defaultSynth(t)
+	for _, r := range Regions {
+		name := "VoiceOps-" + r.Name
+		for _, f := range Functions {
+			_, fn := functionResource(t, s.json[name], f.Name)
+			secs, _ := props(fn)["Timeout"].(float64)
+			timeout := time.Duration(secs) * time.Second
+			if len(f.Routes) == 0 {
+				if timeout != f.Timeout {
+					t.Errorf("%s %s: timeout %s, want %s", name, f.Name, timeout, f.Timeout)
+				}
+				continue
+			}
+			if f.Deadline <= 0 {
+				t.Errorf("%s %s: serves routes with no request deadline", name, f.Name)
+			}
+			if timeout < f.Deadline+httpapi.ResponseMargin || timeout > maxAPITimeout {
+				t.Errorf("%s %s: timeout %s, want from the deadline %s plus %s to %s",
+					name, f.Name, timeout, f.Deadline, httpapi.ResponseMargin, maxAPITimeout)
+			}
+		}
+	}
+}
+
+// TestDeadlinesMatchTheCode holds each HTTP function's Deadline against
+// its main.go: the ones that give httpapi.Config httpapi.AgentDeadline have
+// it, the others serve with httpapi.DefaultDeadline (the zero value's).
+func TestDeadlinesMatchTheCode(t *testing.T) {
+	for _, f := range Functions {
+		if len(f.Routes) == 0 && !f.DefaultRoute {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join("..", "functions", f.Name, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := httpapi.DefaultDeadline
+		if strings.Contains(string(src), "Deadline: httpapi.AgentDeadline") {
+			want = httpapi.AgentDeadline
+		} else if strings.Contains(string(src), "Deadline:") {
+			t.Errorf("%s: main.go sets a deadline this test does not know", f.Name)
+		}
+		if f.Deadline != want {
+			t.Errorf("%s: Deadline %s, its main.go serves with %s", f.Name, f.Deadline, want)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+// Package awsproxy is the AWS endpoint the functions of the stack runner
+// call (their AWS_ENDPOINT_URL): it names the caller by the access key ID
+// of its SigV4 credential (each function has its own), checks the call
+// against that function's role policies from the template, answers AWS's
+// AccessDenied when they do not allow it, and forwards the rest to moto. It
+// also serves Lambda's Invoke API by running the named function.
+package awsproxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voiceops/opsapi/scripts/stack/iam"
+)
+
+// Principal is a function as IAM sees it: its role's policies.
+type Principal struct {
+	Function string // template function name, e.g. alerts
+	Role     string // role name, for the messages
+	Policy   iam.Policy
+}
+
+// Invoker runs a function of the stack with a payload. Its result is the
+// function's output; functionError is set when the function failed.
+type Invoker func(ctx context.Context, function string, payload []byte, async bool) (out []byte, functionError bool, err error)
+
+// Denial is one call the policies refused.
+type Denial struct {
+	Function string
+	Request  iam.Request
+}
+
+func (d Denial) String() string { return d.Function + ": " + d.Request.String() }
+
+// Proxy is the AWS endpoint of the functions.
+type Proxy struct {
+	Upstream   *url.URL             // moto
+	Principals map[string]Principal // by access key ID
+	ARNs       ARNs
+	SecretARN  func(name string) string // a secret's ARN by name, "" if unknown
+	// Functions maps a Lambda function name (as Invoke names it) to the
+	// template function.
+	Functions map[string]string
+	Invoke    Invoker
+	Log       *slog.Logger
+	Client    *http.Client
+
+	mu      sync.Mutex
+	delays  map[string]time.Duration // by function: fault injection for tests
+	denials []Denial
+	used    map[string]map[iam.Grant]bool // by function
+}
+
+// Check authorizes a call made on behalf of a function by a service (an
+// event source mapping polling its queue or stream with the function's
+// role). It records the denial or the grants used.
+func (p *Proxy) Check(function string, reqs []iam.Request) error {
+	for _, pr := range p.Principals {
+		if pr.Function != function {
+			continue
+		}
+		ok, refused, used := pr.Policy.EvaluateAll(reqs)
+		p.record(function, ok, refused, used)
+		if !ok {
+			return fmt.Errorf("AccessDenied: %s", Denial{Function: function, Request: refused})
+		}
+		return nil
+	}
+	return fmt.Errorf("no principal for function %s", function)
+}
+
+func (p *Proxy) record(function string, ok bool, refused iam.Request, used []iam.Grant) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !ok {
+		p.denials = append(p.denials, Denial{Function: function, Request: refused})
+		if p.Log != nil {
+			p.Log.Error("AccessDenied", "function", function, "action", refused.Action, "resource", refused.Resource)
+		}
+		return
+	}
+	if p.used == nil {
+		p.used = map[string]map[iam.Grant]bool{}
+	}
+	if p.used[function] == nil {
+		p.used[function] = map[iam.Grant]bool{}
+	}
+	for _, g := range used {
+		p.used[function][g] = true
+	}
+}
+
+// Denials returns every refused call so far.
+func (p *Proxy) Denials() []Denial {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.denials)
+}
+
+// Unused lists, per function, the grants of its role that no call used.
+func (p *Proxy) Unused() map[string][]iam.Grant {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]iam.Grant{}
+	for _, pr := range p.Principals {
+		for _, g := range pr.Policy.Grants() {
+			if !p.used[pr.Function][g] {
+				out[pr.Function] = append(out[pr.Function], g)
+			}
+		}
+	}
+	return out
+}
+
+var credentialRE = regexp.MustCompile(`Credential=([^/,\s]+)/`)
+
+// SetDelay makes every AWS call of a function take d longer (0 removes
+// it): a slow dependency, to drive a request past its deadline.
+func (p *Proxy) SetDelay(function string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.delays == nil {
+		p.delays = map[string]time.Duration{}
+	}
+	p.delays[function] = d
+}
+
+func (p *Proxy) delay(function string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delays[function]
+}
+
+// AccessKeyID reads the access key ID of a SigV4 Authorization header.
+func AccessKeyID(authorization string) string {
+	m := credentialRE.FindStringSubmatch(authorization)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	key := AccessKeyID(r.Header.Get("Authorization"))
+	pr, ok := p.Principals[key]
+	if !ok {
+		writeError(w, r, http.StatusForbidden, "UnrecognizedClientException", fmt.Sprintf("The security token included in the request is invalid (access key %q is no function's).", key))
+		return
+	}
+	call := Call{Target: r.Header.Get("X-Amz-Target"), Path: r.URL.Path, Method: r.Method, Body: body}
+	reqs, err := Requests(p.ARNs, call, p.SecretARN)
+	if err != nil {
+		if p.Log != nil {
+			p.Log.Error("unreadable AWS call", "function", pr.Function, "err", err)
+		}
+		writeError(w, r, http.StatusBadRequest, "ValidationException", err.Error())
+		return
+	}
+	allowed, refused, used := pr.Policy.EvaluateAll(reqs)
+	p.record(pr.Function, allowed, refused, used)
+	if !allowed {
+		msg := fmt.Sprintf("User: arn:%s:sts::%s:assumed-role/%s/%s is not authorized to perform: %s on resource: %s because no identity-based policy allows the %s action",
+			p.ARNs.Partition, p.ARNs.Account, pr.Role, pr.Function, refused.Action, refused.Resource, refused.Action)
+		writeError(w, r, http.StatusForbidden, "AccessDeniedException", msg)
+		return
+	}
+	if d := p.delay(pr.Function); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if strings.HasPrefix(r.URL.Path, "/2015-03-31/functions/") {
+		p.serveInvoke(w, r, body)
+		return
+	}
+	p.forward(w, r, body)
+}
+
+// serveInvoke is Lambda's Invoke API for the stack's own functions.
+func (p *Proxy) serveInvoke(w http.ResponseWriter, r *http.Request, body []byte) {
+	name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/2015-03-31/functions/"), "/invocations")
+	name, _ = url.PathUnescape(name)
+	if i := strings.LastIndex(name, ":function:"); i >= 0 {
+		name = name[i+len(":function:"):]
+	}
+	name, _, _ = strings.Cut(name, ":")
+	fn, ok := p.Functions[name]
+	if !ok {
+		w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+		writeJSON(w, http.StatusNotFound, map[string]string{"Type": "User", "Message": "Function not found: " + p.ARNs.Function(name)})
+		return
+	}
+	async := r.Header.Get("X-Amz-Invocation-Type") == "Event"
+	out, fnErr, err := p.Invoke(r.Context(), fn, body, async)
+	if err != nil {
+		w.Header().Set("X-Amzn-ErrorType", "ServiceException")
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"Type": "Service", "Message": err.Error()})
+		return
+	}
+	if async {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if fnErr {
+		w.Header().Set("X-Amz-Function-Error", "Unhandled")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
+	u := *p.Upstream
+	u.Path = r.URL.Path
+	u.RawQuery = r.URL.RawQuery
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	for k, v := range r.Header {
+		req.Header[k] = v
+	}
+	client := p.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// writeError answers in the caller's protocol: the JSON protocols'
+// __type (DynamoDB, SQS, Secrets Manager), or Lambda's REST error.
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/2015-03-31/") {
+		w.Header().Set("X-Amzn-ErrorType", code)
+		writeJSON(w, status, map[string]string{"Type": "User", "Message": msg})
+		return
+	}
+	if strings.HasPrefix(r.Header.Get("X-Amz-Target"), "AmazonSQS.") {
+		// SQS's JSON protocol also names the query error code.
+		w.Header().Set("X-Amzn-Query-Error", strings.TrimSuffix(code, "Exception")+";Sender")
+	}
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	if status == http.StatusForbidden {
+		status = http.StatusBadRequest // the JSON protocols answer 400 with the type
+	}
+	writeJSON(w, status, map[string]string{"__type": "com.amazon.coral.service#" + code, "message": msg, "Message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

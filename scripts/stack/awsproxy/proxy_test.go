@@ -1,0 +1,79 @@
+package awsproxy
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/voiceops/opsapi/scripts/stack/iam"
+)
+
+func TestProxy(t *testing.T) {
+	var forwarded atomic.Int32
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		forwarded.Add(1)
+		_, _ = io.WriteString(w, `{"Item":{}}`)
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	arns := ARNs{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
+	cfg := arns.Table("cfg")
+	p := &Proxy{Upstream: u, ARNs: arns, SecretARN: func(string) string { return "" },
+		Principals: map[string]Principal{"KEYALERTS": {Function: "alerts", Role: "AlertsRole", Policy: iam.Policy{Statements: []iam.Statement{
+			{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:Scan"}, Resource: []string{cfg}},
+			{Effect: "Allow", Actions: []string{"lambda:InvokeFunction"}, Resource: []string{arns.Function("voiceops-us-chat")}},
+		}}}},
+		Functions: map[string]string{"voiceops-us-chat": "chat"},
+		Invoke: func(_ context.Context, fn string, payload []byte, async bool) ([]byte, bool, error) {
+			return []byte(`{"from":"` + fn + `"}`), false, nil
+		},
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	do := func(key, target, path, body string) (int, http.Header, string) {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+key+"/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+		if target != "" {
+			req.Header.Set("X-Amz-Target", target)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	if code, _, b := do("KEYALERTS", "DynamoDB_20120810.GetItem", "/", `{"TableName":"cfg"}`); code != 200 || forwarded.Load() != 1 {
+		t.Fatalf("allowed call = %d %s (forwarded %d)", code, b, forwarded.Load())
+	}
+	code, _, b := do("KEYALERTS", "DynamoDB_20120810.PutItem", "/", `{"TableName":"cfg"}`)
+	var e map[string]string
+	_ = json.Unmarshal([]byte(b), &e)
+	if code != 400 || e["__type"] != "com.amazon.coral.service#AccessDeniedException" || !strings.Contains(e["message"], "dynamodb:PutItem on resource: "+cfg) || forwarded.Load() != 1 {
+		t.Fatalf("refused call = %d %s (forwarded %d)", code, b, forwarded.Load())
+	}
+	if code, _, _ := do("NOBODY", "DynamoDB_20120810.GetItem", "/", `{"TableName":"cfg"}`); code == 200 {
+		t.Fatal("an unknown access key was served")
+	}
+	if code, _, b := do("KEYALERTS", "", "/2015-03-31/functions/voiceops-us-chat/invocations", `{}`); code != 200 || b != `{"from":"chat"}` {
+		t.Fatalf("invoke = %d %s", code, b)
+	}
+	if code, h, _ := do("KEYALERTS", "", "/2015-03-31/functions/voiceops-us-other/invocations", `{}`); code != 403 || h.Get("X-Amzn-Errortype") != "AccessDeniedException" {
+		t.Fatalf("invoke of a function not granted = %d %v", code, h)
+	}
+	d := p.Denials()
+	if len(d) != 2 || d[0].Request.Action != "dynamodb:PutItem" || d[1].Request.Action != "lambda:InvokeFunction" {
+		t.Fatalf("denials %v", d)
+	}
+	unused := p.Unused()["alerts"]
+	if len(unused) != 1 || unused[0].Action != "dynamodb:Scan" {
+		t.Fatalf("unused grants %v, want only dynamodb:Scan", unused)
+	}
+}

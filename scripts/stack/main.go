@@ -1,0 +1,112 @@
+// Command stack runs the synthesized stack on this machine, with no Docker
+// and no AWS account: the template's tables, queues and secrets on moto,
+// each Lambda function as its real program under the Lambda Runtime
+// Interface Emulator, the HTTP APIs with the template's routes, the event
+// source mappings and schedules, and an IAM check of every AWS call a
+// function makes against its role's policies (README, "Running the
+// deployed topology locally").
+//
+//	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE]
+//	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
+//	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST] [-unused-grants] [-cache DIR]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/lambdamain"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "stack:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	region        string
+	assembly      string
+	credentials   string
+	studioAddr    string
+	baseAddr      string
+	scheduleEvery time.Duration
+	unusedGrants  bool
+	cache         string
+	root          string
+	concurrency   int
+	allowLoopback bool
+	twilioAPIURL  string
+	retrySchedule string
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("stack", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.region, "region", "us", "the product region whose stack runs (us, uk or eu)")
+	fs.StringVar(&o.assembly, "assembly", "", "read this cloud assembly (e.g. cdk.out) instead of synthesizing the app")
+	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON (the dev server's format) to `FILE` once serving")
+	fs.StringVar(&o.studioAddr, "studio-addr", "127.0.0.1:0", "listen address of the studio host's HTTP API")
+	fs.StringVar(&o.baseAddr, "base-addr", "127.0.0.1:0", "listen address of the base host's HTTP API")
+	fs.DurationVar(&o.scheduleEvery, "schedule-every", 0, "fire the EventBridge schedules this often instead of their rate (tests)")
+	fs.BoolVar(&o.unusedGrants, "unused-grants", false, "on exit, list each role grant that no call used")
+	fs.StringVar(&o.cache, "cache", "", "where the RIE and the function builds go (default: the user cache directory)")
+	fs.StringVar(&o.root, "root", ".", "the project's root (functions/, infra/)")
+	fs.IntVar(&o.concurrency, "concurrency", 4, "most concurrent invocations (RIE processes) of each function")
+	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")
+	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
+	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		o.cache = dir + "/voiceops-stack"
+	}
+	return o, nil
+}
+
+// run serves the stack until ctx ends. ready, when not nil, receives the
+// running stack once it serves (tests).
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- *Stack) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	s, err := Start(ctx, o, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := writeCredentials(s.Credentials, o.credentials, stdout); err != nil {
+		return err
+	}
+	log.Info("serving", "agent_studio_url", s.Credentials.AgentStudioURL, "base_url", s.Credentials.BaseURL,
+		"aws_endpoint", s.ProxyURL, "moto", s.MotoURL, "function_logs", s.LogDir)
+	if ready != nil {
+		ready <- s
+	}
+	<-ctx.Done()
+	s.Report(stderr, o.unusedGrants)
+	return nil
+}

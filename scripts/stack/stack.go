@@ -1,0 +1,473 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/voiceops/opsapi/scripts/stack/apigw"
+	"github.com/voiceops/opsapi/scripts/stack/awsproxy"
+	"github.com/voiceops/opsapi/scripts/stack/cfn"
+	"github.com/voiceops/opsapi/scripts/stack/deploy"
+	"github.com/voiceops/opsapi/scripts/stack/esm"
+	"github.com/voiceops/opsapi/scripts/stack/iam"
+	"github.com/voiceops/opsapi/scripts/stack/lambdas"
+	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// twilioAPIEnv is functions/dialer's TwilioAPIEnv: Twilio's API base URL,
+// replaced by a stand-in.
+const twilioAPIEnv = "TWILIO_API_BASE_URL"
+
+// account is the account ID moto uses by default.
+const account = "123456789012"
+
+// Stack is a running stack.
+type Stack struct {
+	Credentials Credentials
+	ProxyURL    string
+	MotoURL     string
+	LogDir      string
+	Proxy       *awsproxy.Proxy
+	Runner      *lambdas.Runner
+	Topology    topology
+	AWS         aws.Config // the emulator, with the runner's own credentials
+	Values      *cfn.Values
+
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closers []func()
+}
+
+// Close stops everything Start started.
+func (s *Stack) Close() {
+	s.cancel()
+	s.wg.Wait()
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// Start stands the stack up.
+func Start(ctx context.Context, o options, getenv func(string) string, log *slog.Logger) (_ *Stack, err error) {
+	region, ok := voiceops.LookupRegion(o.region)
+	if !ok {
+		return nil, fmt.Errorf("-region must be us, uk or eu")
+	}
+	awsRegion := region.AWSRegion
+	stackName := "VoiceOps-" + o.region
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Stack{cancel: cancel}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if err := os.MkdirAll(o.cache, 0o755); err != nil {
+		return nil, err
+	}
+	s.LogDir, err = os.MkdirTemp("", "voiceops-stack-logs-")
+	if err != nil {
+		return nil, err
+	}
+
+	// The RIE builds while the app synthesizes and the template's
+	// functions build.
+	rieDone := make(chan error, 1)
+	var rie string
+	go func() {
+		var err error
+		rie, err = lambdas.BuildRIE(ctx, o.cache)
+		rieDone <- err
+	}()
+	dir := o.assembly
+	if dir == "" {
+		if dir, err = synth(ctx, root, o.region); err != nil {
+			<-rieDone
+			return nil, err
+		}
+		s.closers = append(s.closers, func() { os.RemoveAll(dir) })
+	}
+	tmpl, err := cfn.Load(dir, stackName)
+	if err != nil {
+		<-rieDone
+		return nil, err
+	}
+	var names []string
+	for _, id := range tmpl.OfType("AWS::Lambda::Function") {
+		if n, _ := tmpl.Resources[id].Metadata[functionMetadata].(string); n != "" {
+			names = append(names, n)
+		}
+	}
+	bootstraps := map[string]string{}
+	buildErr := buildAll(ctx, root, filepath.Join(o.cache, "functions"), names, func(name, path string) { bootstraps[name] = path })
+	if err := errors.Join(buildErr, <-rieDone); err != nil {
+		return nil, err
+	}
+
+	// moto, unless AWS_ENDPOINT_URL names an emulator already running.
+	s.MotoURL = getenv("AWS_ENDPOINT_URL")
+	if s.MotoURL == "" {
+		url, stop, err := startMoto(ctx, s.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, stop)
+		s.MotoURL = url
+	}
+	s.AWS = aws.Config{Region: awsRegion, BaseEndpoint: aws.String(s.MotoURL),
+		Credentials: credentials.NewStaticCredentialsProvider("stack-runner", "stack-runner", "")}
+	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS)}
+	v := cfn.NewValues(account, awsRegion, stackName)
+	s.Values = v
+	if err := deploy.Stack(ctx, clients, tmpl, stackName, v); err != nil {
+		return nil, fmt.Errorf("creating the template's resources on %s: %w", s.MotoURL, err)
+	}
+
+	// The hosts listen before the functions' environment is resolved: it
+	// names the base host's endpoint (PUBLIC_BASE_URL).
+	apis := map[string]*api{}
+	listeners := map[string]net.Listener{}
+	for _, id := range tmpl.OfType("AWS::ApiGatewayV2::Api") {
+		name, _ := tmpl.Resources[id].Properties["Name"].(string)
+		addr := "127.0.0.1:0"
+		switch {
+		case strings.HasSuffix(name, "-studio"):
+			addr = o.studioAddr
+		case strings.HasSuffix(name, "-base"):
+			addr = o.baseAddr
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("API %s: %w", name, err)
+		}
+		listeners[id] = ln
+		apiID := randomID(10)
+		apis[id] = &api{LogicalID: id, Name: name, ID: apiID}
+		v.Set(id, apiID, map[string]string{"ApiEndpoint": "http://" + ln.Addr().String(), "ApiId": apiID})
+	}
+	for id, r := range tmpl.Resources {
+		if _, done := v.Refs[id]; !done && r.Type != "AWS::Lambda::Function" && r.Type != "AWS::IAM::Role" {
+			v.Set(id, id, map[string]string{}) // integrations, log groups, alarms: only named
+		}
+	}
+	arns := awsproxy.ARNs{Partition: "aws", Region: awsRegion, Account: account}
+	fns, err := readFunctions(tmpl, v, stackName, arns)
+	if err != nil {
+		return nil, err
+	}
+	if err := readRoutes(tmpl, fns, apis); err != nil {
+		return nil, err
+	}
+	queueURLs := map[string]string{}
+	secretARNs := map[string]string{}
+	for id, r := range tmpl.Resources {
+		switch r.Type {
+		case "AWS::SQS::Queue":
+			queueURLs[v.Attrs[id]["Arn"]] = v.Refs[id]
+		case "AWS::SecretsManager::Secret":
+			secretARNs[v.Attrs[id]["Name"]] = v.Refs[id]
+		}
+	}
+	top, err := readMappings(tmpl, v, fns, queueURLs, awsRegion)
+	if err != nil {
+		return nil, err
+	}
+	top.Functions, top.APIs = fns, apis
+	s.Topology = top
+
+	// The AWS proxy the functions call.
+	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.ProxyURL = "http://" + proxyLn.Addr().String()
+	s.Runner = &lambdas.Runner{RIE: rie, Region: awsRegion, AWSEndpoint: s.ProxyURL, LogDir: s.LogDir, Log: log}
+	s.closers = append(s.closers, s.Runner.Close)
+	upstream, err := url.Parse(s.MotoURL)
+	if err != nil {
+		return nil, err
+	}
+	s.Proxy = &awsproxy.Proxy{Upstream: upstream, Principals: map[string]awsproxy.Principal{}, ARNs: arns,
+		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log}
+	for _, f := range fns {
+		key := accessKeyID(f.Name)
+		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
+		s.Proxy.Functions[f.FunctionName] = f.Name
+		// Local-only additions to the template's environment.
+		env := maps.Clone(f.Env)
+		if o.allowLoopback {
+			env[lambdamain.LocalLoopbackEnv] = "true"
+		}
+		if o.retrySchedule != "" {
+			env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
+		}
+		if o.twilioAPIURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
+			env[twilioAPIEnv] = o.twilioAPIURL
+		}
+		bs, ok := bootstraps[f.Name]
+		if !ok {
+			return nil, fmt.Errorf("the template's function %s has no functions/%s to build", f.LogicalID, f.Name)
+		}
+		s.Runner.Add(lambdas.Spec{Name: f.Name, FunctionName: f.FunctionName, Bootstrap: bs, Env: env,
+			Timeout: f.Timeout, MemoryMB: f.MemoryMB, AccessKeyID: key, Concurrency: o.concurrency})
+	}
+	invoke := func(ctx context.Context, fn string, payload []byte) ([]byte, bool, error) {
+		res, err := s.Runner.Invoke(ctx, fn, payload)
+		return res.Output, res.FunctionError, err
+	}
+	async := func(ctx context.Context, fn string, payload []byte) {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if res, err := s.Runner.Invoke(ctx, fn, payload); err != nil || res.FunctionError {
+				log.Error("async invocation failed", "function", fn, "err", err, "output", string(res.Output))
+			}
+		}()
+	}
+	s.Proxy.Invoke = func(ctx context.Context, fn string, payload []byte, isAsync bool) ([]byte, bool, error) {
+		if isAsync {
+			async(runCtx, fn, payload)
+			return nil, false, nil
+		}
+		return invoke(ctx, fn, payload)
+	}
+	s.serve(proxyLn, s.Proxy)
+	for id, a := range apis {
+		router, err := apigw.NewRouter(a.Routes)
+		if err != nil {
+			return nil, fmt.Errorf("API %s: %w", a.Name, err)
+		}
+		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, Router: router, Invoke: invoke, Log: log})
+	}
+
+	// Event sources. Lambda polls with the function's role: its policy
+	// must allow the polling, as deployed.
+	sqsClient := clients.SQS
+	for _, m := range top.SQS {
+		if err := s.Proxy.Check(m.Function, []iam.Request{
+			{Action: "sqs:ReceiveMessage", Resource: m.QueueARN}, {Action: "sqs:DeleteMessage", Resource: m.QueueARN},
+			{Action: "sqs:GetQueueAttributes", Resource: m.QueueARN}}); err != nil {
+			log.Error("event source mapping not started", "err", err)
+			continue
+		}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); esm.RunSQS(runCtx, sqsClient, m, invoke, log) }()
+	}
+	for _, m := range top.Streams {
+		reqs := []iam.Request{{Action: "dynamodb:DescribeStream", Resource: m.StreamARN}, {Action: "dynamodb:GetRecords", Resource: m.StreamARN},
+			{Action: "dynamodb:GetShardIterator", Resource: m.StreamARN}, {Action: "dynamodb:ListStreams", Resource: "*"}}
+		if m.OnFailureQueue != "" {
+			for arn, u := range queueURLs {
+				if u == m.OnFailureQueue {
+					reqs = append(reqs, iam.Request{Action: "sqs:SendMessage", Resource: arn})
+				}
+			}
+		}
+		if err := s.Proxy.Check(m.Function, reqs); err != nil {
+			log.Error("event source mapping not started", "err", err)
+			continue
+		}
+		api := esm.StreamsAPI{Endpoint: s.MotoURL, Region: awsRegion}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
+	}
+	for _, sc := range top.Schedules {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, async, log) }()
+	}
+
+	creds, err := seedAccounts(ctx, s, string(region.Region), fns, secretARNs, clients.SecretsManager)
+	if err != nil {
+		return nil, fmt.Errorf("seeding demo accounts: %w", err)
+	}
+	for id, a := range apis {
+		u := "http://" + listeners[id].Addr().String()
+		switch {
+		case strings.HasSuffix(a.Name, "-studio"):
+			creds.AgentStudioURL = u
+		case strings.HasSuffix(a.Name, "-base"):
+			creds.BaseURL = u
+		}
+	}
+	s.Credentials = creds
+	return s, nil
+}
+
+// serve serves h on ln until the stack closes.
+func (s *Stack) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	s.closers = append(s.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+}
+
+// Report prints the refused calls and, with unused, the grants no call
+// used.
+func (s *Stack) Report(w io.Writer, unused bool) {
+	d := s.Proxy.Denials()
+	fmt.Fprintf(w, "AccessDenied: %d calls\n", len(d))
+	for _, x := range d {
+		fmt.Fprintf(w, "  %s\n", x)
+	}
+	if !unused {
+		return
+	}
+	u := s.Proxy.Unused()
+	names := make([]string, 0, len(u))
+	for n := range u {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "grants no call used (function: action on resources):")
+	for _, n := range names {
+		var actions []string
+		byAction := map[string][]string{}
+		for _, g := range u[n] {
+			if byAction[g.Action] == nil {
+				actions = append(actions, g.Action)
+			}
+			byAction[g.Action] = append(byAction[g.Action], shortARN(g.Resource))
+		}
+		for _, a := range actions {
+			fmt.Fprintf(w, "  %s: %s on %s\n", n, a, strings.Join(byAction[a], ", "))
+		}
+	}
+}
+
+// shortARN drops an ARN's partition, region and account, which are the
+// same for every resource of the stack.
+func shortARN(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 {
+		return arn
+	}
+	return parts[2] + ":" + parts[5]
+}
+
+// accessKeyID is a function's access key ID: the proxy knows the caller
+// by it.
+func accessKeyID(function string) string { return "STACK" + strings.ToUpper(function) }
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}
+
+// synth runs the CDK app for one region into a temporary cloud assembly,
+// without bundling the functions (the runner builds them for this
+// machine).
+func synth(ctx context.Context, root, region string) (string, error) {
+	dir, err := os.MkdirTemp("", "voiceops-stack-cdk-")
+	if err != nil {
+		return "", err
+	}
+	ctxJSON, _ := json.Marshal(map[string]any{"region": region, "aws:cdk:bundling-stacks": []string{}})
+	cmd := exec.CommandContext(ctx, "go", "run", "./infra")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CDK_OUTDIR="+dir, "CDK_CONTEXT_JSON="+string(ctxJSON), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("synthesizing the app (go run ./infra): %v\n%s", err, out)
+	}
+	return dir, nil
+}
+
+// buildAll builds the functions, two at a time (the go command uses every
+// core for each).
+func buildAll(ctx context.Context, root, dir string, names []string, done func(name, path string)) error {
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			path, err := lambdas.BuildFunction(ctx, root, n, dir)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			done(n, path)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startMoto starts moto_server on a free port.
+func startMoto(ctx context.Context, logDir string) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	logf, err := os.Create(filepath.Join(logDir, "moto.log"))
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command("moto_server", "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("starting moto_server (set AWS_ENDPOINT_URL to use a running emulator): %w", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done); logf.Close() }()
+	stop := func() { _ = cmd.Process.Kill(); <-done }
+	u := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for i := 0; ; i++ {
+		resp, err := http.Get(u + "/moto-api/")
+		if err == nil {
+			resp.Body.Close()
+			return u, stop, nil
+		}
+		select {
+		case <-done:
+			return "", nil, fmt.Errorf("moto_server exited (see %s)", logf.Name())
+		case <-ctx.Done():
+			stop()
+			return "", nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if i > 300 {
+			stop()
+			return "", nil, fmt.Errorf("moto_server did not answer on %s", u)
+		}
+	}
+}

@@ -1,0 +1,387 @@
+// Package calls is the service that owns outbound calls: their state
+// machine (queued → calling → success | failure) and the answered call's
+// voice conversation. Every change of a call goes through it: the trigger
+// (baseapi's outbound group), the dialer's claim and failures (shared/dialer),
+// the provider's status reports, answer and turns (Twilio's callbacks in
+// shared/twilioapi, and the dev server's simulator, which take the same
+// path from the provider's report on). Those only parse and call it.
+//
+// A provider's callback may arrive twice, late, or out of order; the
+// service decides them all here:
+//
+//   - Status reports never move a call backwards (Report): a repeat, a late
+//     "ringing", anything after a terminal status changes nothing.
+//   - The answer and the turns of an answered call are numbered steps (1 the
+//     answer, 1+k the k-th turn; voiceops.Call.Steps). A step is claimed
+//     with one conditional write before the conversation engine runs, and
+//     its reply is stored with the call: a replayed step gets the stored
+//     reply and runs nothing. A turn's number is in its callback URL (the
+//     call's own turn sequence, which the provider's signature covers);
+//     where a callback names none, the provider's idempotency token
+//     (Twilio's I-Twilio-Idempotency-Token) tells a replay of the last step.
+//   - An answer for a call already ended is refused (Reply.End with no
+//     words: hang up) and starts nothing.
+package calls
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Engine runs the answered call's voice conversation
+// (shared/conversation.Engine implements it). The service never imports
+// the engine: the dialer links this package without it.
+type Engine interface {
+	// StartCall starts the answered call's voice conversation (from the
+	// caller ID `from` to the called number, the trigger's metadata as
+	// its integration attributes) and returns it with the agent's words.
+	StartCall(ctx context.Context, c voiceops.Call, from string) (conversationID string, r voiceops.CallReply, err error)
+	// RespondCall answers the callee's turn; a conversation that has
+	// ended answers End with no words.
+	RespondCall(ctx context.Context, c voiceops.Call, message, dtmf string) (voiceops.CallReply, error)
+	// EndCall ends the call's conversation (completed); one that has
+	// ended or is gone is no error.
+	EndCall(ctx context.Context, c voiceops.Call) error
+}
+
+// Speech is what the callee said in a turn: a transcript or DTMF digits.
+type Speech struct {
+	Message string
+	DTMF    string
+}
+
+// Reply is what the provider tells the callee after a step.
+type Reply struct {
+	ConversationID string
+	// Turn is the number of the next turn: the provider's next callback
+	// names it (twilio.TurnURL).
+	Turn int
+	Text string
+	// End: hang up after Text (with no Text: at once).
+	End bool
+}
+
+// Hangup is the reply to a callback the call takes no more: hang up.
+var Hangup = Reply{End: true}
+
+// Errors of the callbacks (the HTTP layer maps their kinds).
+var (
+	// ErrStepPassed is a callback of a step the call has gone past: an
+	// old turn replayed. Nothing runs.
+	ErrStepPassed = voiceops.Errorf(voiceops.KindConflict, "this turn of the call was answered and followed by another")
+	// ErrStepAhead is a turn the call has not reached.
+	ErrStepAhead = voiceops.Errorf(voiceops.KindConflict, "the call has not reached this turn")
+	// ErrStepInFlight is a step another request is still running.
+	ErrStepInFlight = voiceops.Errorf(voiceops.KindConflict, "this step of the call is in progress")
+)
+
+// Defaults of the in-flight handling (Service.StepWait, Service.StepLease).
+const (
+	// DefaultStepWait is how long a repeated callback waits for the first
+	// one to store its reply (Twilio's own timeout is 15 s).
+	DefaultStepWait = 10 * time.Second
+	// DefaultStepLease is how long a claimed step without a reply is
+	// another request's; past it, the step is taken over (its first
+	// attempt died between the claim and the reply).
+	DefaultStepLease = 30 * time.Second
+	stepPoll         = 100 * time.Millisecond
+)
+
+// Service owns outbound calls. Now and Sleep are injected.
+type Service struct {
+	Calls voiceops.CallStore
+	// Dial carries each triggered call to the dialer (only the trigger uses it).
+	Dial voiceops.DialQueue
+	// Engine runs answered calls' conversations (nil where none is
+	// answered: the dialer placing through Twilio).
+	Engine Engine
+	Now    func() time.Time
+	// Sleep waits d or until ctx ends (for a step in flight; nil: a timer).
+	Sleep     func(ctx context.Context, d time.Duration) error
+	StepWait  time.Duration // default DefaultStepWait
+	StepLease time.Duration // default DefaultStepLease
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC() }
+
+func (s *Service) sleep(ctx context.Context, d time.Duration) error {
+	if s.Sleep != nil {
+		return s.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Trigger stores a new queued call of the draft's account and project
+// (to_number, metadata, encryption, country code) and queues its dial job.
+// It returns the call with its new SID.
+func (s *Service) Trigger(ctx context.Context, draft voiceops.Call) (voiceops.Call, error) {
+	now := s.now()
+	c := draft
+	c.SID, c.Status, c.CreatedAt, c.UpdatedAt = voiceops.NewCallSID(), voiceops.CallQueued, now, now
+	// The job is queued before the call is written, so that no acknowledged
+	// call can miss its job: if the write fails the answer is an error and
+	// the dialer drops the job when it finds no call (see shared/dialer).
+	if err := s.Dial.SendDial(ctx, voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0); err != nil {
+		return voiceops.Call{}, err
+	}
+	if err := s.Calls.CreateCall(ctx, c); err != nil {
+		if errors.Is(err, voiceops.ErrAlreadyExists) {
+			return voiceops.Call{}, voiceops.Internal(err) // 128 random bits never collide
+		}
+		return voiceops.Call{}, err
+	}
+	return c, nil
+}
+
+// Get returns the call; voiceops.ErrNotFound when it is unknown or expired.
+func (s *Service) Get(ctx context.Context, sid string) (voiceops.Call, error) {
+	return s.Calls.GetCall(ctx, sid, s.Now())
+}
+
+// Status returns the call of a project: one of another project is
+// voiceops.ErrNotFound, like an unknown one.
+func (s *Service) Status(ctx context.Context, accountID, projectID, sid string) (voiceops.Call, error) {
+	c, err := s.Get(ctx, sid)
+	if err == nil && (c.AccountID != accountID || c.ProjectID != projectID) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	return c, err
+}
+
+// Move moves the call to `to` as another telephony system says (the
+// internal route): only doc 2's transitions, else ErrCallTransition.
+func (s *Service) Move(ctx context.Context, sid string, to voiceops.CallStatus, reason string) (voiceops.Call, error) {
+	c, err := s.Calls.MoveCall(ctx, sid, to, reason, s.now())
+	if err == nil {
+		s.endConversation(ctx, c)
+	}
+	return c, err
+}
+
+// Claim is the dialer's claim of a queued call (queued → calling): only one
+// dialer wins it. claimed is false when another has it.
+func (s *Service) Claim(ctx context.Context, sid string) (claimed bool, err error) {
+	at := s.now()
+	if _, err := s.Calls.MoveCall(ctx, sid, voiceops.CallCalling, "", at); err != nil {
+		if !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+			return false, err
+		}
+		// Refused: another dialer has the call, or the SDK retried our own
+		// write after it had landed (the retry then fails its condition).
+		// The claim's time tells them apart: no other dialer claims at the
+		// same nanosecond.
+		cur, gerr := s.Calls.GetCall(ctx, sid, s.Now())
+		return gerr == nil && cur.Status == voiceops.CallCalling && cur.UpdatedAt.Equal(at), nil
+	}
+	return true, nil
+}
+
+// Fail ends a calling call as failure with reason; a call that has ended
+// (or is gone) keeps its status. It tells whether the call moved (the
+// dialer counts the failures it caused).
+func (s *Service) Fail(ctx context.Context, sid, reason string) (moved bool, err error) {
+	c, err := s.Calls.MoveCall(ctx, sid, voiceops.CallFailure, reason, s.now())
+	if err != nil && !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+		return false, err
+	}
+	if err == nil {
+		s.endConversation(ctx, c)
+	}
+	return err == nil, nil
+}
+
+// Abandon ends a call the dialer cannot handle as failure with reason: a
+// queued call goes through calling (the only way to a terminal status).
+// It tells whether the call moved to failure, as Fail does.
+func (s *Service) Abandon(ctx context.Context, sid, reason string) (moved bool, err error) {
+	if _, err := s.Calls.MoveCall(ctx, sid, voiceops.CallCalling, "", s.now()); err != nil &&
+		!errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
+		return false, err
+	}
+	return s.Fail(ctx, sid, reason)
+}
+
+// Report applies one provider status report. Reports arrive at least once
+// and in any order: a report that would not move the call forward (a
+// repeat, a late "ringing", anything after a terminal status) changes
+// nothing and is no error; a status the service does not know is ignored.
+// A terminal report for a call still queued (its report overtook the
+// dialer's own write) moves it through calling first. The end of an
+// answered call ends its conversation. It returns the call as it is
+// afterwards; voiceops.ErrNotFound when the call is unknown or expired.
+func (s *Service) Report(ctx context.Context, sid string, st telephony.Status) (voiceops.Call, error) {
+	at := s.now()
+	to, reason, ok := telephony.Outcome(st)
+	if !ok {
+		return s.Calls.GetCall(ctx, sid, at)
+	}
+	if to.Terminal() {
+		if _, err := s.Calls.MoveCall(ctx, sid, voiceops.CallCalling, "", at); err != nil && !errors.Is(err, voiceops.ErrCallTransition) {
+			return voiceops.Call{}, err
+		}
+	}
+	c, err := s.Calls.MoveCall(ctx, sid, to, reason, at)
+	if errors.Is(err, voiceops.ErrCallTransition) {
+		c, err = s.Calls.GetCall(ctx, sid, at)
+	}
+	if err != nil {
+		return voiceops.Call{}, err
+	}
+	// Also on a repeated terminal report: the conversation may have been
+	// recorded after the first one (an answer that was in flight).
+	if err := s.endConversation(ctx, c); err != nil {
+		return voiceops.Call{}, err
+	}
+	return c, nil
+}
+
+// endConversation ends the conversation of a call that has ended.
+func (s *Service) endConversation(ctx context.Context, c voiceops.Call) error {
+	if !c.Status.Terminal() || c.ConversationID == "" || s.Engine == nil {
+		return nil
+	}
+	return s.Engine.EndCall(ctx, c)
+}
+
+// Answer is the provider's answer of call c (read by the caller, who
+// checked the provider's signature with its account): the call's voice
+// conversation starts, from the caller ID `from`, and the agent's
+// greeting is the reply. A replayed answer gets the same reply and starts
+// nothing; an answer for a call that has ended gets Hangup. token is the
+// request's idempotency token ("" when none).
+func (s *Service) Answer(ctx context.Context, c voiceops.Call, from, token string) (Reply, error) {
+	return s.step(ctx, c, 1, token, func(c voiceops.Call) (string, voiceops.CallReply, error) {
+		return s.Engine.StartCall(ctx, c, from)
+	})
+}
+
+// Turn is the callee's turn of call c's conversation conversationID; turn
+// is the turn's number from its callback URL (0 when the URL names none:
+// then a token equal to the last step's marks a replay). A replayed turn
+// gets the stored reply and runs nothing.
+func (s *Service) Turn(ctx context.Context, c voiceops.Call, conversationID string, turn int, token string, in Speech) (Reply, error) {
+	if c.ConversationID == "" || conversationID != c.ConversationID {
+		return Reply{}, voiceops.ErrNotFound
+	}
+	n := turn + 1
+	if turn <= 0 {
+		n = c.Steps + 1
+		if token != "" && token == c.StepToken {
+			n = c.Steps
+		}
+	}
+	return s.step(ctx, c, n, token, func(c voiceops.Call) (string, voiceops.CallReply, error) {
+		r, err := s.Engine.RespondCall(ctx, c, in.Message, in.DTMF)
+		return c.ConversationID, r, err
+	})
+}
+
+// step runs callback step n of the call once: run is called only by the
+// request that claims the step; any other gets the stored reply, waiting
+// for it while the step is in flight (up to StepWait).
+func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string, run func(voiceops.Call) (string, voiceops.CallReply, error)) (Reply, error) {
+	waitUntil := s.Now().Add(orDefault(s.StepWait, DefaultStepWait))
+	for {
+		if r, ok := replay(c, n); ok {
+			return r, nil
+		}
+		switch {
+		case n < c.Steps:
+			return Reply{}, ErrStepPassed
+		case n == c.Steps: // in flight: wait for its reply, then take it over
+		case c.Status.Terminal():
+			return Hangup, nil
+		case n > c.Steps+1 || c.InFlight():
+			return Reply{}, ErrStepAhead // the step before it has no reply yet
+		}
+		at := s.now()
+		claimed, err := s.Calls.ClaimCallStep(ctx, c.SID, n, token, at, at.Add(-orDefault(s.StepLease, DefaultStepLease)))
+		if err == nil {
+			return s.run(ctx, claimed, n, run)
+		}
+		if !errors.Is(err, voiceops.ErrCallTransition) {
+			return Reply{}, err
+		}
+		// Refused: another request claimed it (or the call ended): look
+		// again, after a pause unless the state moved on.
+		prev := c
+		if c, err = s.Calls.GetCall(ctx, c.SID, s.Now()); err != nil {
+			return Reply{}, err
+		}
+		if c.Steps == prev.Steps && c.Status == prev.Status && c.InFlight() == prev.InFlight() {
+			if !s.Now().Before(waitUntil) {
+				return Reply{}, ErrStepInFlight
+			}
+			if err := s.sleep(ctx, stepPoll); err != nil {
+				return Reply{}, err
+			}
+		}
+	}
+}
+
+// run runs a claimed step and stores its reply.
+func (s *Service) run(ctx context.Context, c voiceops.Call, n int, run func(voiceops.Call) (string, voiceops.CallReply, error)) (Reply, error) {
+	convID, r, err := run(c)
+	if err != nil {
+		return Reply{}, err // the claim stays: a retry takes it over after StepLease
+	}
+	r.Step = n
+	stored, err := s.Calls.ReplyCallStep(ctx, c.SID, convID, r, s.now())
+	if errors.Is(err, voiceops.ErrCallTransition) {
+		// A takeover stored its reply first: its answer is the call's.
+		cur, gerr := s.Calls.GetCall(ctx, c.SID, s.Now())
+		if gerr == nil {
+			if rep, ok := replay(cur, n); ok {
+				if n == 1 && cur.ConversationID != convID {
+					c.ConversationID = convID
+					_ = s.Engine.EndCall(ctx, c) // ours is nobody's
+				}
+				return rep, nil
+			}
+		}
+	}
+	if err != nil {
+		return Reply{}, err
+	}
+	// The call may have ended while the step ran (a status report that
+	// found no conversation yet): end the conversation too.
+	if err := s.endConversation(ctx, stored); err != nil {
+		return Reply{}, err
+	}
+	return toReply(stored, r), nil
+}
+
+// replay returns the stored reply of step n, if it has one.
+func replay(c voiceops.Call, n int) (Reply, bool) {
+	switch {
+	case n == 1 && c.Greeting != nil:
+		return toReply(c, *c.Greeting), true
+	case n > 1 && c.Reply != nil && c.Reply.Step == n:
+		return toReply(c, *c.Reply), true
+	}
+	return Reply{}, false
+}
+
+// toReply is step r.Step's reply: the next turn is number r.Step (step
+// r.Step+1).
+func toReply(c voiceops.Call, r voiceops.CallReply) Reply {
+	return Reply{ConversationID: c.ConversationID, Turn: r.Step, Text: r.Text, End: r.End}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

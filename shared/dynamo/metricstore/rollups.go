@@ -1,0 +1,127 @@
+package metricstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/series"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// The hourly roll-ups (shared/series) live in the scope's partition of the
+// metrics table, beside its minutes, one item per hour:
+//
+//	pk=M#<account>[#<project>]   sk=H#<hour: 10-digit unix seconds>
+//	attributes: those of a minute's item (metriclayout.go), expires_at = hour + 30 days
+//
+// "H#" sorts after every minute key (digits), so the minutes' reads never
+// see a roll-up. The key is the hour itself: rolling an hour up again
+// replaces its item. Like any insert into the table, a new roll-up wakes
+// the evaluator for its scope once (harmless: the scope is evaluated).
+
+// rollupPrefix starts the sort key of every roll-up.
+const rollupPrefix = "H#"
+
+// Rollups is the roll-up store (series.HourStore) on the metrics table.
+type Rollups struct {
+	db    DB
+	table string
+	now   func() time.Time
+}
+
+// NewRollups returns the roll-up store on the metrics table named table.
+func NewRollups(db DB, table string) *Rollups { return &Rollups{db: db, table: table, now: time.Now} }
+
+var _ series.HourStore = (*Rollups)(nil)
+
+func rollupKey(hour time.Time) string { return rollupPrefix + dynamo.MetricMinuteKey(hour) }
+
+// PutHours writes one item per roll-up, 25 to a BatchWriteItem call.
+func (r *Rollups) PutHours(ctx context.Context, hs []buckets.Bucket) error {
+	now := r.now()
+	writes := make([]types.WriteRequest, 0, len(hs))
+	for _, h := range hs {
+		if err := h.Check(); err != nil {
+			return err
+		}
+		expires := h.Minute.Add(voiceops.MetricHourRetention)
+		if !expires.After(now) {
+			continue
+		}
+		it, err := encodeMetricBucket(h)
+		if err != nil {
+			return wrap("PutHours", err)
+		}
+		it[attrMetricSK] = avS(rollupKey(h.Minute))
+		it[attrMetricTTL] = avN(expires.Unix())
+		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	}
+	m := &Store{db: r.db, table: r.table, now: r.now}
+	for len(writes) > 0 {
+		n := min(len(writes), batchWriteMax)
+		if err := m.batchWrite(ctx, writes[:n]); err != nil {
+			return err
+		}
+		writes = writes[n:]
+	}
+	return nil
+}
+
+// ReadHours is one Query of the scope's roll-up keys in [from, to).
+func (r *Rollups) ReadHours(ctx context.Context, s metrics.Scope, from, to time.Time) ([]buckets.Bucket, error) {
+	lo, hi := metricCeilMinute(from), metricCeilMinute(to)
+	out := []buckets.Bucket{}
+	if !lo.Before(hi) {
+		return out, nil
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 &r.table,
+		KeyConditionExpression:    aws.String("#pk = :pk AND #sk BETWEEN :lo AND :hi"),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrMetricPK, "#sk": attrMetricSK},
+		ExpressionAttributeValues: item{":pk": avS(Partition(s)), ":lo": avS(rollupKey(lo)), ":hi": avS(rollupKey(hi))},
+	}
+	now := r.now()
+	for {
+		res, err := r.db.Query(ctx, in)
+		if err != nil {
+			return nil, wrap("ReadHours", err)
+		}
+		for _, it := range res.Items {
+			if dynamo.Expired(it, now) {
+				continue
+			}
+			// The minutes' decoder reads the attributes; it wants a
+			// minute's sort key, which the roll-up's hour makes.
+			sk, _ := it[attrMetricSK].(*types.AttributeValueMemberS)
+			if sk == nil || len(sk.Value) != len(rollupPrefix)+dynamo.MetricMinuteDigits {
+				return nil, wrap("ReadHours", errMalformedRollup)
+			}
+			c := make(item, len(it))
+			for k, v := range it {
+				c[k] = v
+			}
+			c[attrMetricSK] = avS(sk.Value[len(rollupPrefix):] + "#h")
+			b, err := decodeMetricBucket(s, c)
+			if err != nil {
+				return nil, wrap("ReadHours", err)
+			}
+			if b.Minute.Before(to) {
+				out = append(out, b)
+			}
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+}
+
+var errMalformedRollup = errors.New("malformed roll-up sort key")
