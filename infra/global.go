@@ -23,7 +23,8 @@ type GlobalConfig struct {
 	CertificateArn string
 	Throttle       Throttle
 	Message        string
-	Bundler        *Bundler // builds the function's code
+	Bundler        *Bundler      // builds the function's code
+	Obs            Observability // log retention, tracing, access log
 }
 
 // MisdirectedFunction is the global stack's one function, functions/misdirected:
@@ -77,6 +78,7 @@ func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) (awscdk.Stack,
 		})
 	}
 	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("GlobalStage"), stageProps)
+	observeGlobal(stack, cfg.Obs, fn, stage.Node().DefaultChild().(awscdk.CfnResource))
 	awscdk.NewCfnOutput(stack, jsii.String("GlobalApiUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("URL of the unprefixed address (always 421)"),
 		Value:       stage.Url(),

@@ -22,6 +22,10 @@
 //	certificateArn      ACM certificate (in the stack's region) for the
 //	                    custom domains
 //	alarmTopicArn       SNS topic notified by every alarm
+//	logRetentionDays    days kept of every function's logs and of the API
+//	                    access logs (30); one of CloudWatch Logs' values
+//	tracing             true (default) | false: X-Ray active tracing of
+//	                    the functions (their AWS calls and webhook POSTs)
 //	globalRegion        region of VoiceOps-global (default us-east-1)
 //	globalDomain        custom domain of the unprefixed address
 //	globalCertificateArn ACM certificate for globalDomain
@@ -74,6 +78,7 @@ type StackConfig struct {
 	Domains            map[Host]string // custom domains; empty for none
 	CertificateArn     string
 	AlarmTopicArn      string
+	Obs                Observability // log retention and tracing (observability.go)
 }
 
 // prefix is the physical name prefix of the stack's resources.
@@ -188,6 +193,7 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	addQueueConsumers(fns, lambdas, d.queue)
 	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)
 	newAlarms(stack, cfg, fns, lambdas, d.queue, ev)
+	addObservability(stack, cfg, fns, lambdas, apis, d.tables, d.queue, ev)
 	return stack, nil
 }
 
@@ -246,6 +252,9 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 		if sc.Throttle.BurstLimit, err = parsePositive(c.regional("apiBurstLimit", r.Name, strconv.Itoa(defaultBurstLimit))); err != nil {
 			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
 		}
+		if sc.Obs, err = observabilityFromContext(c, r.Name); err != nil {
+			return cfg, err
+		}
 		cfg.Stacks = append(cfg.Stacks, sc)
 	}
 	if which == "all" || which == "global" {
@@ -266,6 +275,9 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
 		}
 		g.Message = globalMessage(c)
+		if g.Obs, err = observabilityFromContext(c, ""); err != nil {
+			return cfg, err
+		}
 		cfg.Global = &g
 	}
 	if len(cfg.Stacks) == 0 && cfg.Global == nil {

@@ -205,7 +205,8 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 		tmpl := s.templates[name]
 		check(t, name+" function count", func() {
 			tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(len(Functions)))
-			tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(len(Functions)))
+			// each function's, and each host's API access log (observability.go)
+			tmpl.ResourceCountIs(jsii.String("AWS::Logs::LogGroup"), jsii.Number(len(Functions)+len(servedHosts(Functions))))
 			tmpl.AllResourcesProperties(jsii.String("AWS::Logs::LogGroup"), objectLike(obj{"RetentionInDays": 30}))
 		})
 		for _, f := range Functions {
@@ -447,7 +448,7 @@ func TestAlarms(t *testing.T) {
 			}
 		}
 		check(t, r.Name+" alarms", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(Functions)+scheduled+evaluator))
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(Functions)+scheduled+evaluator+ObservabilityAlarmCount(len(servedHosts(Functions)))))
 			// A dead letter on either DLQ alarms.
 			for _, id := range []string{"DeliveryDLQNotEmpty", "OutboundDLQNotEmpty"} {
 				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{

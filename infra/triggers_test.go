@@ -100,7 +100,7 @@ func TestScheduleAndQueueTriggers(t *testing.T) {
 	})
 
 	check(t, "alarms", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(testFunctions)+1)) // two DLQs
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(testFunctions)+1+ObservabilityAlarmCount(len(servedHosts(testFunctions))))) // two DLQs
 	})
 }
 

@@ -38,6 +38,7 @@ targets=(
   "./shared/agent FuzzDecodeReply"
   "./shared/agent FuzzShapes"
   "./shared/buckets FuzzSketchRoundTrip"
+  "./shared/tracing FuzzParseHeader"
   "./scripts/stack/awsproxy FuzzRequests"
   "./scripts/stack/apigw FuzzMatch"
 )

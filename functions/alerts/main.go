@@ -25,6 +25,8 @@ import (
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -48,7 +50,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
 	counts := dynamo.NewMetricCounts(db, env.MetricsTable)
-	lambda.StartWithOptions(handler(deps{
+	metrics := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
 		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts,
 		Series:     &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
@@ -57,7 +60,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
 		},
-	}), lambda.WithContext(ctx))
+		Metrics: metrics,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -73,6 +77,8 @@ type deps struct {
 	Guards     httpapi.Guards
 	Now        func() time.Time
 	Log        *slog.Logger
+	// Metrics receives the request metrics (lambdamain.Metrics).
+	Metrics telemetry.Recorder
 	// EvaluateSoon wakes the evaluator for a created or changed rule's
 	// scope (alerting.Service.EvaluateSoon).
 	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
@@ -87,7 +93,7 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc,
 			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
 		console.Routes(),

@@ -20,6 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
 
@@ -40,6 +41,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	}
 	db := dynamodb.NewFromConfig(cfg)
+	batch := lambdamain.Metrics()
 	d := &dialer.Dialer{
 		Calls: &calls.Service{Calls: dynamo.NewCalls(db, env.CallsTable), Now: time.Now}, Pacer: dynamo.NewPacer(db, env.CallsTable),
 		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
@@ -48,8 +50,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 			APIBaseURL: env.TwilioAPI, CallbackBaseURL: env.PublicBaseURL,
 		},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: lambdamain.Logger(),
+		Telemetry: batch,
 	}
-	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
@@ -44,6 +45,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 			return fmt.Errorf("%s: %w", lambdamain.LocalRetryScheduleEnv, err)
 		}
 	}
+	batch := lambdamain.Metrics()
 	d := delivery.NewDispatcher(delivery.Config{
 		Schedule: schedule,
 		Stores:   dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
@@ -51,9 +53,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 		// Deployed stacks never deliver to loopback or private addresses
 		// (the local stack runner may allow loopback).
 		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
-		Logger: log,
+		Logger: log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
 	})
-	lambda.StartWithOptions(handler(d), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil
 }
 

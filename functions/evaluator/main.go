@@ -30,6 +30,8 @@ import (
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/series"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -53,11 +55,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	sqsClient := sqs.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	shards := queue.NewSender[json.RawMessage](sqsClient, env.ShardQueue) // the shard messages come encoded
+	batch := lambdamain.Metrics()
 	e := newEvaluator(backend{Stores: stores, Metrics: metricstore.New(db, env.MetricsTable), Rollups: metricstore.NewRollups(db, env.MetricsTable), Queue: queue.NewSQS(sqsClient, env.DeliveryQueue),
-		Log:       lambdamain.Logger(),
+		Log: lambdamain.Logger(), Telemetry: batch,
 		SendShard: func(ctx context.Context, body string) error { return shards.Send(ctx, json.RawMessage(body), 0) },
 	}, time.Now)
-	lambda.StartWithOptions(handler(e), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(e)), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -68,9 +71,11 @@ type backend struct {
 	Metrics buckets.Store
 	// Rollups keeps the metric series' hourly roll-ups, written after
 	// each shard's scheduled evaluation; nil writes none.
-	Rollups   series.HourStore
-	Queue     queue.Queue
-	Log       *slog.Logger
+	Rollups series.HourStore
+	Queue   queue.Queue
+	Log     *slog.Logger
+	// Telemetry receives the evaluation metrics (lambdamain.Metrics).
+	Telemetry telemetry.Recorder
 	SendShard func(ctx context.Context, body string) error
 }
 
@@ -84,7 +89,7 @@ func newEvaluator(b backend, now func() time.Time) evaluatorFn {
 	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
 	e := &evaluator.Evaluator{
 		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
-		Fanout: outbox.Fanout, Now: now, Log: b.Log,
+		Fanout: outbox.Fanout, Now: now, Log: b.Log, Telemetry: b.Telemetry,
 	}
 	if b.Rollups != nil {
 		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now, Due: series.RollWindow}

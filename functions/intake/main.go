@@ -20,6 +20,8 @@ import (
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 )
 
 func main() {
@@ -42,11 +44,13 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	// Read on the first internal request: public requests never wait for it.
 	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
-	lambda.StartWithOptions(handler(deps{
+	batch := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(batch, handler(deps{
 		InternalKey: internalKey.Digest,
 		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env.MetricsTable)},
 		Now:         time.Now, Log: lambdamain.Logger(),
-	}), lambda.WithContext(ctx))
+		Telemetry: batch,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -56,10 +60,12 @@ type deps struct {
 	Metrics     studioapi.Recorder
 	Now         func() time.Time
 	Log         *slog.Logger
+	// Telemetry receives the request metrics (lambdamain.Metrics).
+	Telemetry telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log, Metrics: d.Telemetry},
 		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 )
 
 func main() {
@@ -30,12 +32,14 @@ func main() {
 
 // run reads nothing: the function has no environment of its own.
 func run(ctx context.Context) error {
-	lambda.StartWithOptions(handler(time.Now, lambdamain.Logger()), lambda.WithContext(ctx))
+	batch := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(batch, handler(time.Now, lambdamain.Logger(), batch)), lambda.WithContext(ctx))
 	return nil
 }
 
 // handler is the function's Lambda handler: the middleware of every
-// function with no route, so every request is its no-route answer.
-func handler(now func() time.Time, log *slog.Logger) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{NoRouteFamily: httpapi.StageFamily, Now: now, Log: log}))
+// function with no route, so every request is its no-route answer; its
+// requests are counted like every other function's (metrics).
+func handler(now func() time.Time, log *slog.Logger, metrics telemetry.Recorder) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{NoRouteFamily: httpapi.StageFamily, Now: now, Log: log, Metrics: metrics}))
 }

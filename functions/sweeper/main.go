@@ -25,6 +25,7 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
 
@@ -46,13 +47,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "")
-	lambda.StartWithOptions(handler(&conversation.Engine{
+	batch := lambdamain.Metrics()
+	lambda.StartWithOptions(emf.Flushing(batch, handler(&conversation.Engine{
 		Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
 		Metrics: &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)},
 		// Deployed stacks call only public addresses and Lambda ARNs.
 		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: lambdamain.Logger(),
-	}), lambda.WithContext(ctx))
+		Telemetry: batch,
+	})), lambda.WithContext(ctx))
 	return nil
 }
 

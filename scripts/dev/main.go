@@ -54,6 +54,8 @@ import (
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/tablestream"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/telemetry/prom"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
@@ -165,10 +167,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := devLogger(stderr)
+	// The service's own metrics, served at /metrics (observe.go).
+	registry := prom.New()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b, err := openBackend(ctx, getenv, o, log)
+	b, err := openBackend(ctx, getenv, o, log, registry)
 	if err != nil {
 		return err
 	}
@@ -194,10 +198,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:   recorder,
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}), Policy: policy},
 		Now:       time.Now, Log: log, ChatIdleTimeout: o.idleTimeout,
+		Telemetry: registry,
 	}
 	ev := &evaluator.Evaluator{
 		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
-		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
+		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log, Telemetry: registry,
 	}
 	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now, Due: series.RollWindow}
 	ev.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
@@ -234,7 +239,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		provider = sim
 	}
 	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: callSvc, Pacer: b.pacer, Queue: b.dial, Provider: provider,
-		Now: time.Now, Sleep: dialer.SleepContext, Log: log})
+		Now: time.Now, Sleep: dialer.SleepContext, Log: log, Telemetry: registry})
 	defer stopDialer()
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
@@ -242,7 +247,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		InternalKey: httpapi.FixedDigest(keys.Digest(internalKey)), Now: time.Now, Log: log,
 		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
 		// The same rate limits and Idempotency-Key as the deployed stack.
-		Guards: httpapi.NewGuards(b.requests, time.Now),
+		Guards:  httpapi.NewGuards(b.requests, time.Now),
+		Metrics: registry,
 		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
@@ -271,7 +277,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: withOpenAPI(api), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withMetrics(registry, withOpenAPI(api)), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that
@@ -346,11 +352,11 @@ type backend struct {
 // Lambda event source does), else the in-memory stores and the in-process
 // queue, which behaves like SQS for this purpose: delays, redelivery after a
 // failed attempt, at least once.
-func openBackend(ctx context.Context, getenv func(string) string, o options, log *slog.Logger) (backend, error) {
+func openBackend(ctx context.Context, getenv func(string) string, o options, log *slog.Logger, rec telemetry.Recorder) (backend, error) {
 	sender := webhook.NewSender(webhook.Options{AllowLoopback: o.allowLoopback})
 	var d *delivery.Dispatcher
 	dispatcherConfig := func(s voiceops.Stores, q queue.Queue) delivery.Config {
-		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log}
+		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log, Telemetry: rec}
 	}
 	endpoint := getenv("AWS_ENDPOINT_URL")
 	if endpoint == "" {
@@ -517,6 +523,7 @@ func evaluateEvery(ctx context.Context, ev *evaluator.Evaluator, period time.Dur
 			return
 		case <-t.C:
 			st, err := ev.Run(ctx)
+			ev.Observe(evaluator.SourceSchedule, st, 0, false)
 			if err != nil && ctx.Err() == nil {
 				log.Error("evaluation run", "error", err)
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -38,6 +39,9 @@ type Deps struct {
 	Calls             voiceops.CallStore
 	Dial              voiceops.DialQueue
 	Guards            httpapi.Guards
+	// Telemetry receives the request metrics (the suite writes them as EMF
+	// lines and checks every one: logs_test.go).
+	Telemetry telemetry.Recorder
 	// Series reads the metric series and previews (our additions).
 	Series *series.Reader
 	// Destinations are the accounts' outbound destination policies (the
@@ -57,7 +61,7 @@ func (d Deps) config() httpapi.Config {
 	}
 	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKey: httpapi.FixedDigest(d.InternalKeyDigest), Now: d.Now, Log: d.Log,
 		// Inline, so that a test reads the api_errors a response recorded.
-		Background: func(f func()) { f() }, Guards: d.Guards}
+		Background: func(f func()) { f() }, Guards: d.Guards, Metrics: d.Telemetry}
 	if d.Metrics != nil {
 		cfg.CountError = func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return d.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))

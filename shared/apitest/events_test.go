@@ -3,8 +3,6 @@ package apitest
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -88,7 +86,7 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 	if err := agent.PutConfig(ctx, h.store.AgentConfigs(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := suiteLogger()
 	h.h = All(Deps{
 		Stores: h.stores, Auth: auth.New(h.stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now, Log: log,
 		InternalKeyDigest: keys.Digest(testInternalKey),

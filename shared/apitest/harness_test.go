@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -210,22 +209,24 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	}
 	h.deps = Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
-		Log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:               suiteLogger(),
 		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		DNI:               h.store.DNI(),
 		Calls:             h.calls,
 		Dial:              h.dials,
 		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
+		Telemetry:         suiteMetrics,
 		Destinations:      h.store.Destinations(),
 		Conversations: &conversation.Engine{
 			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
 			DNI:     h.store.DNI(),
 			Metrics: &buckets.Recorder{Store: memory.NewMetrics()},
-			Now:     h.clock.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Now:     h.clock.Now, Log: suiteLogger(),
 		},
 	}
-	h.h = All(h.deps)
+	h.h = flushEach(All(h.deps))
+	noteSecrets(h.keyA, h.keyB, h.projKey, h.projKey2, h.agent, h.agent2, h.service, h.service2)
 	return h
 }
 

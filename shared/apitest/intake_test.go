@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -213,7 +212,7 @@ func TestIntakeInternalKey(t *testing.T) {
 	}
 	// Without a configured key, nothing gets in.
 	for _, digest := range []string{"", "not hex", "abcd"} {
-		srv := Intake(Deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv := Intake(Deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest, Log: suiteLogger()})
 		req := httptest.NewRequest("POST", "/internal/v1/metric-events", strings.NewReader(`{"events":[]}`))
 		req.Header.Set("X-Internal-Key", testInternalKey)
 		req.Header.Set("Content-Type", "application/json")
@@ -229,7 +228,7 @@ func TestIntakeInternalKey(t *testing.T) {
 func TestIntakeHandler(t *testing.T) {
 	mem := memory.NewMetrics()
 	h := Intake(Deps{Metrics: &buckets.Recorder{Store: mem}, InternalKeyDigest: keys.Digest(testInternalKey),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Log: suiteLogger()})
 	do := func(method, path, body string) int {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("X-Internal-Key", testInternalKey)
@@ -248,7 +247,7 @@ func TestIntakeHandler(t *testing.T) {
 		t.Errorf("alert rules on the intake function: %d, want 404", st)
 	}
 	// Without a store the intake cannot acknowledge anything.
-	h = Intake(Deps{InternalKeyDigest: keys.Digest(testInternalKey), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h = Intake(Deps{InternalKeyDigest: keys.Digest(testInternalKey), Log: suiteLogger()})
 	if st := do("POST", "/internal/v1/metric-events", `{"events":[]}`); st != 500 {
 		t.Errorf("no store: %d, want 500", st)
 	}
@@ -420,7 +419,7 @@ func TestAPIErrorsWithoutRecorder(t *testing.T) {
 func ExampleIntake() {
 	digest := keys.Digest("the-internal-key")
 	h := Intake(Deps{Metrics: &buckets.Recorder{Store: memory.NewMetrics()}, InternalKeyDigest: digest,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Log: suiteLogger()})
 	req := httptest.NewRequest("POST", "/internal/v1/metric-events", strings.NewReader(
 		`{"events": [{"account_id": "acct_demo1", "project_id": "proj_demo1a", "metric": "turn_latency", "value": 840}]}`))
 	req.Header.Set("Content-Type", "application/json")

@@ -188,24 +188,26 @@ func (s *Service) Claim(ctx context.Context, sid string) (claimed bool, err erro
 }
 
 // Fail ends a calling call as failure with reason; a call that has ended
-// (or is gone) keeps its status.
-func (s *Service) Fail(ctx context.Context, sid, reason string) error {
+// (or is gone) keeps its status. It tells whether the call moved (the
+// dialer counts the failures it caused).
+func (s *Service) Fail(ctx context.Context, sid, reason string) (moved bool, err error) {
 	c, err := s.Calls.MoveCall(ctx, sid, voiceops.CallFailure, reason, s.now())
 	if err != nil && !errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-		return err
+		return false, err
 	}
 	if err == nil {
 		s.endConversation(ctx, c)
 	}
-	return nil
+	return err == nil, nil
 }
 
 // Abandon ends a call the dialer cannot handle as failure with reason: a
 // queued call goes through calling (the only way to a terminal status).
-func (s *Service) Abandon(ctx context.Context, sid, reason string) error {
+// It tells whether the call moved to failure, as Fail does.
+func (s *Service) Abandon(ctx context.Context, sid, reason string) (moved bool, err error) {
 	if _, err := s.Calls.MoveCall(ctx, sid, voiceops.CallCalling, "", s.now()); err != nil &&
 		!errors.Is(err, voiceops.ErrCallTransition) && !errors.Is(err, voiceops.ErrNotFound) {
-		return err
+		return false, err
 	}
 	return s.Fail(ctx, sid, reason)
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"log/slog"
 	"maps"
 	"math"
@@ -39,6 +40,8 @@ type Engine struct {
 	Configs   voiceops.AgentConfigStore
 	Functions FunctionRunner
 	Metrics   Recorder // nil: record nothing
+	// Telemetry receives the service's own metrics (IdleEnds); none when nil.
+	Telemetry telemetry.Recorder
 	AgentDeps agent.Deps
 	Now       func() time.Time
 	Log       *slog.Logger

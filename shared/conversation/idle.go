@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"sync"
 	"time"
 
@@ -83,6 +84,9 @@ func (e *Engine) SweepIdle(ctx context.Context) (int, error) {
 		if len(due) < sweepBatch || n == 0 {
 			break // nothing more due, or only what cannot be ended now
 		}
+	}
+	if ended > 0 {
+		telemetry.Or(e.Telemetry).Record(telemetry.IdleEnds, float64(ended))
 	}
 	return ended, errors.Join(errs...)
 }

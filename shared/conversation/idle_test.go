@@ -3,10 +3,12 @@ package conversation
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
+	"github.com/voiceops/opsapi/shared/telemetry/prom"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -27,6 +29,8 @@ func TestIdleEnd(t *testing.T) {
 
 func testIdleEnd(t *testing.T, f *fixture) {
 	ctx := context.Background()
+	reg := prom.New()
+	f.e.Telemetry = reg
 	get := func(id string) voiceops.Conversation {
 		t.Helper()
 		c, err := f.e.Store.GetConversation(ctx, "acct", "proj", id)
@@ -60,6 +64,10 @@ func testIdleEnd(t *testing.T, f *fixture) {
 	n, err := f.e.SweepIdle(ctx)
 	if n != 1 || err != nil {
 		t.Fatalf("sweep at 31 min ended %d (%v), want 1", n, err)
+	}
+	var out strings.Builder
+	if err := reg.Write(&out); err != nil || !strings.Contains(out.String(), "voiceops_idle_ends_total 2\n") {
+		t.Errorf("idle ends metric after two sweeps that ended one each: %v\n%s", err, out.String())
 	}
 	q, v, c := get(quiet.ID), get(voice.ID), get(chat.ID)
 	if q.InProgress || q.EndReason != voiceops.EndTimeout || q.EndedAt == nil || !q.EndedAt.Equal(quiet.IdleDue) {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/tracing"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -56,6 +59,10 @@ type Config struct {
 	// Logger hears every dropped message and every attempt; slog.Default()
 	// when nil.
 	Logger *slog.Logger
+	// Telemetry receives the delivery metrics; none when nil.
+	Telemetry telemetry.Recorder
+	// Tracer traces each POST (X-Ray); nil: none.
+	Tracer *tracing.Tracer
 }
 
 // Dispatcher makes queued delivery attempts. It is safe for concurrent use.
@@ -66,6 +73,8 @@ type Dispatcher struct {
 	rand     func() float64
 	lease    time.Duration
 	log      *slog.Logger
+	metrics  telemetry.Recorder
+	tracer   *tracing.Tracer
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -73,6 +82,7 @@ func NewDispatcher(c Config) *Dispatcher {
 	d := &Dispatcher{
 		Outbox: NewOutbox(c.Stores, c.Queue, c.Now),
 		sender: c.Sender, schedule: c.Schedule, rand: c.Rand, lease: c.Lease, log: c.Logger,
+		metrics: telemetry.Or(c.Telemetry), tracer: c.Tracer,
 	}
 	if d.schedule == nil {
 		d.schedule = webhook.DefaultSchedule
@@ -97,6 +107,7 @@ const recordTries = 3
 // back; everything the receiver answers, and every duplicate or stale
 // message, is handled and returns nil.
 func (d *Dispatcher) Handle(ctx context.Context, m queue.Message) error {
+	ctx = tracing.Annotate(ctx, "delivery_id", m.DeliveryID)
 	now := d.now()
 	if wait := m.Remaining(now); wait > 0 {
 		// Back from a hop of at most 15 minutes, with more to wait.
@@ -224,10 +235,15 @@ func (d *Dispatcher) attempt(ctx context.Context, m queue.Message, dl voiceops.D
 		return err
 	}
 
-	res := d.sender.Send(ctx, webhook.Attempt{
+	sctx, seg := d.tracer.Begin(ctx, traceName(ep.URL), "remote")
+	res := d.sender.Send(sctx, webhook.Attempt{
 		URL: ep.URL, Headers: ep.Headers, Body: ev.Body, EventID: ev.ID,
 		Secrets: ep.ValidSecrets(at), Timeout: time.Duration(ep.TimeoutMS) * time.Millisecond,
 	})
+	seg.SetHTTP(http.MethodPost, traceURL(ep.URL), res.StatusCode)
+	seg.End(res.StatusCode, errorOf(res.Error))
+	d.metrics.Record(telemetry.DeliveryAttempts, 1, string(res.Outcome))
+	d.metrics.Record(telemetry.DeliveryLatency, float64(res.Duration.Microseconds())/1000, string(res.Outcome))
 	a := &dl.Attempts[n]
 	a.StatusCode, a.DurationMS, a.Error = res.StatusCode, res.Duration.Milliseconds(), res.Error
 	if a.Open() {
@@ -264,6 +280,7 @@ func (d *Dispatcher) finish(ctx context.Context, m queue.Message, dl voiceops.De
 		if next, ok := d.schedule.NextDelay(m.Attempt, retryAfter, d.rand); ok && !m.Manual {
 			due := now.Add(next)
 			dl.Status, dl.NextAttemptAt, delay = voiceops.DeliveryPending, &due, next
+			d.metrics.Record(telemetry.RetriesScheduled, 1)
 		}
 	default:
 		dl.Status = voiceops.DeliveryFailed

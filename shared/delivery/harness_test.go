@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"io"
 	"log"
 	"log/slog"
@@ -117,6 +118,8 @@ type envOptions struct {
 	schedule webhook.Schedule
 	lease    time.Duration
 	queue    queue.Queue // instead of the in-process queue
+	// telemetry receives the dispatcher's metrics.
+	telemetry telemetry.Recorder
 }
 
 // quickSchedule keeps retries fast: three attempts in 30 ms.
@@ -142,6 +145,7 @@ func newEnv(t *testing.T, rc *receiver, o envOptions) *env {
 	e.d = delivery.NewDispatcher(delivery.Config{
 		Stores: e.stores, Queue: q, Sender: rc.sender(), Schedule: o.schedule, Now: e.clock.Now,
 		Rand: func() float64 { return 0 }, Lease: o.lease, Logger: slog.New(slog.DiscardHandler),
+		Telemetry: o.telemetry,
 	})
 	if err := e.stores.Accounts.CreateAccount(t.Context(), voiceops.Account{ID: testAccount, Name: "Test", CreatedAt: e.clock.Now()}); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -46,7 +47,15 @@ type Dialer struct {
 	// redrive policy's maxReceiveCount; default DefaultMaxReceives): on the
 	// last one a failing job gives its call up (GiveUp).
 	MaxReceives int
+	// Telemetry receives the Dials metric (outcome, reason); none when nil.
+	Telemetry telemetry.Recorder
 }
+
+// The Outcome dimension of the Dials metric.
+const (
+	DialPlaced = "placed"
+	DialFailed = "failed"
+)
 
 // DefaultMaxReceives matches the outbound queue's redrive policy (infra).
 const DefaultMaxReceives = 5
@@ -64,9 +73,9 @@ func (d *Dialer) maxReceives() int {
 // A call that has ended keeps its status.
 func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
 	if j.Check {
-		return d.Calls.Fail(ctx, j.SID, voiceops.ReasonTimeout)
+		return d.fail(ctx, j.SID, voiceops.ReasonTimeout)
 	}
-	return d.Calls.Abandon(ctx, j.SID, voiceops.ReasonFailed)
+	return d.counted(voiceops.ReasonFailed)(d.Calls.Abandon(ctx, j.SID, voiceops.ReasonFailed))
 }
 
 // DefaultMaxWait keeps the in-process waits short: a Lambda function pays
@@ -183,7 +192,7 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 	check := voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: c.CreatedAt, Check: true, Deadline: deadline}
 	if err := d.Queue.SendDial(ctx, check, min(d.timeout(), MaxQueueDelay)); err != nil {
 		d.Log.Error("queueing the timeout check failed; failing the call", "call_sid", c.SID, "error", err)
-		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonFailed)
+		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
 	req := telephony.CallRequest{SID: c.SID, AccountID: c.AccountID, ProjectID: c.ProjectID, To: c.ToNumber, Metadata: c.Metadata}
 	for attempt := range placeAttempts {
@@ -196,9 +205,26 @@ func (d *Dialer) place(ctx context.Context, c voiceops.Call) error {
 	}
 	if err != nil {
 		d.Log.Warn("the provider did not take the call", "call_sid", c.SID, "error", err)
-		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonFailed)
+		return d.fail(ctx, c.SID, voiceops.ReasonFailed)
 	}
+	telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialPlaced, "none")
 	return nil
+}
+
+// fail ends a calling call as failure (calls.Service.Fail) and counts it;
+// a call that ended meanwhile keeps its status and is not counted.
+func (d *Dialer) fail(ctx context.Context, sid, reason string) error {
+	return d.counted(reason)(d.Calls.Fail(ctx, sid, reason))
+}
+
+// counted counts a failure with reason when the call moved to it.
+func (d *Dialer) counted(reason string) func(moved bool, err error) error {
+	return func(moved bool, err error) error {
+		if moved {
+			telemetry.Or(d.Telemetry).Record(telemetry.Dials, 1, DialFailed, reason)
+		}
+		return err
+	}
 }
 
 // check handles a timeout check: early, it goes back to the queue for the
@@ -216,7 +242,7 @@ func (d *Dialer) check(ctx context.Context, j voiceops.DialJob) error {
 	}
 	if c.Status == voiceops.CallCalling {
 		d.Log.Warn("no provider report ended the call in time", "call_sid", c.SID, "timeout", d.timeout())
-		return d.Calls.Fail(ctx, c.SID, voiceops.ReasonTimeout)
+		return d.fail(ctx, c.SID, voiceops.ReasonTimeout)
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/tracing"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -62,6 +64,8 @@ type Evaluator struct {
 	// BeforeWrite, when set, runs just before a rule's evaluation is
 	// written; a test uses it to make two evaluations race.
 	BeforeWrite func(voiceops.AlertRule)
+	// Telemetry receives the evaluation metrics (observe.go); none when nil.
+	Telemetry telemetry.Recorder
 	// Rollup, when set, runs after a scheduled evaluation with its shard
 	// (-1: every shard): the hourly roll-ups of the metric series
 	// (series.Roller.RollShard). Its failure is logged; the next minute's
@@ -323,6 +327,7 @@ func markTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 // transition happens once, by whichever write won, and sends one event. It
 // reports whether the rule's evaluation stands (false: a write failed).
 func (e *Evaluator) evaluateRule(ctx context.Context, r voiceops.AlertRule, outcome func(voiceops.AlertRule) voiceops.Outcome, evalAt time.Time, st *Stats, crash *atomic.Bool) bool {
+	ctx = tracing.Annotate(ctx, "rule_id", r.ID)
 	for attempt := 0; ; attempt++ {
 		next, ev := r.Evaluated(outcome(r), evalAt)
 		if e.Marks != nil && !r.EvaluationChanged(next) {

@@ -36,11 +36,15 @@ func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, s
 	var resp events.DynamoDBEventResponse
 	bySeq := map[metrics.Scope][]string{}
 	var scopes []metrics.Scope
+	var oldest time.Time // the oldest record's storing: the lag starts there
 	for _, r := range ev.Records {
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
 			continue
 		}
 		seq := r.Change.SequenceNumber
+		if at := r.Change.ApproximateCreationDateTime.Time; !at.IsZero() && (oldest.IsZero() || at.Before(oldest)) {
+			oldest = at
+		}
 		pk, ok := r.Change.Keys[tables.Metrics.PartitionKey]
 		var a, p string
 		if ok && pk.DataType() == events.DataTypeString {
@@ -63,6 +67,7 @@ func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, s
 		return resp, Stats{}, nil
 	}
 	st, err := e.EvaluateScopes(ctx, scopes)
+	e.Observe(SourceStream, st, e.Now().Sub(oldest), !oldest.IsZero())
 	if err != nil {
 		return resp, st, err // the whole batch is retried
 	}
@@ -119,6 +124,7 @@ func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (event
 		if err == nil {
 			var st Stats
 			st, err = e.RunShard(ctx, sm.Shard)
+			e.Observe(SourceSchedule, st, e.Now().Sub(sm.ScheduledAt), !sm.ScheduledAt.IsZero())
 			total.Rules += st.Rules
 			total.Scopes += st.Scopes
 			total.add(st)

@@ -69,20 +69,26 @@ func (c *Coalescer) Due(now time.Time) (due []metrics.Scope, next time.Time) {
 // retry).
 type Trigger struct {
 	Evaluate func(ctx context.Context, scopes []metrics.Scope) (Stats, error)
-	Now      func() time.Time
-	Log      *slog.Logger
+	// Observe, when set, hears each batch's stats and lag (the evaluator's
+	// metrics, Source data).
+	Observe func(st Stats, lag time.Duration)
+	Now     func() time.Time
+	Log     *slog.Logger
 	// OnEvaluated, when set, is called after each batch (tests).
 	OnEvaluated func(scopes []metrics.Scope, st Stats, err error)
 
-	mu   sync.Mutex
-	c    Coalescer
-	wake chan struct{}
+	mu sync.Mutex
+	c  Coalescer
+	// since is when the oldest notification not yet evaluated came.
+	since time.Time
+	wake  chan struct{}
 }
 
 // NewTrigger returns a trigger that evaluates with e at most once per
 // scope per CoalesceInterval.
 func NewTrigger(e *Evaluator) *Trigger {
-	return &Trigger{Evaluate: e.EvaluateScopes, Now: e.Now, Log: e.Log, c: Coalescer{Interval: CoalesceInterval}, wake: make(chan struct{}, 1)}
+	return &Trigger{Evaluate: e.EvaluateScopes, Now: e.Now,
+		Observe: func(st Stats, lag time.Duration) { e.Observe(SourceData, st, lag, true) }, Log: e.Log, c: Coalescer{Interval: CoalesceInterval}, wake: make(chan struct{}, 1)}
 }
 
 // Notify tells the trigger that data of the scopes was stored. It never
@@ -93,6 +99,9 @@ func (t *Trigger) Notify(scopes ...metrics.Scope) {
 	}
 	t.mu.Lock()
 	t.c.Add(scopes...)
+	if t.since.IsZero() {
+		t.since = t.Now()
+	}
 	t.mu.Unlock()
 	select {
 	case t.wake <- struct{}{}:
@@ -107,9 +116,16 @@ func (t *Trigger) Run(ctx context.Context) {
 	for {
 		t.mu.Lock()
 		due, next := t.c.Due(t.Now())
+		since := t.since
+		if len(due) > 0 {
+			t.since = time.Time{}
+		}
 		t.mu.Unlock()
 		if len(due) > 0 {
 			st, err := t.Evaluate(ctx, due)
+			if t.Observe != nil && !since.IsZero() {
+				t.Observe(st, t.Now().Sub(since))
+			}
 			if err != nil && ctx.Err() == nil {
 				t.Log.ErrorContext(ctx, "evaluating stored data", "scopes", len(due), "error", err)
 			}

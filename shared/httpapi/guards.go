@@ -12,6 +12,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/idempotency"
 	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -113,6 +114,7 @@ func (s *server) idempotent(w http.ResponseWriter, r *http.Request, rt Route, c 
 	}
 	switch out {
 	case idempotency.Replay:
+		s.Metrics.Record(telemetry.IdempotentReplays, 1, hostOf(r))
 		h := w.Header()
 		if rec.Response.ContentType != "" {
 			h.Set("Content-Type", rec.Response.ContentType)
@@ -125,10 +127,13 @@ func (s *server) idempotent(w http.ResponseWriter, r *http.Request, rt Route, c 
 		_, _ = w.Write(rec.Response.Body)
 		return nil
 	case idempotency.Busy:
+		s.Metrics.Record(telemetry.IdempotencyConflicts, 1, hostOf(r))
 		return errBusy
 	case idempotency.Abandoned:
+		s.Metrics.Record(telemetry.IdempotencyConflicts, 1, hostOf(r))
 		return errAbandoned
 	case idempotency.Mismatch:
+		s.Metrics.Record(telemetry.IdempotencyConflicts, 1, hostOf(r))
 		return errKeyReused
 	}
 	// Every answer from here on, error or not, is the key's first response.

@@ -2,15 +2,22 @@ package httpapi
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/textproto"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
+
+	"github.com/voiceops/opsapi/shared/logctx"
 )
 
 // LambdaHandler is the one adapter between API Gateway (HTTP API, payload
 // v2) and the plain net/http handlers: no handler ever sees an event type.
+// It puts API Gateway's and Lambda's request IDs in the request's log
+// context, so that the access line and every other line of the request
+// name them next to ours.
 // It returns once the request's background work (the api_errors write of a
 // 500) is done: Lambda freezes the environment after an invocation returns.
 //
@@ -25,7 +32,11 @@ import (
 func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	var accessor core.RequestAccessorV2
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		ctx, work := withPending(ctx)
+		attrs := []slog.Attr{slog.String(LogAPIGWRequestID, ev.RequestContext.RequestID)}
+		if lc, ok := lambdacontext.FromContext(ctx); ok {
+			attrs = append(attrs, slog.String(LogLambdaRequestID, lc.AwsRequestID))
+		}
+		ctx, work := withPending(logctx.With(ctx, attrs...))
 		req, err := accessor.EventToRequestWithContext(ctx, ev)
 		if err != nil {
 			return core.GatewayTimeoutV2(), core.NewLoggedError("Could not convert proxy event to request: %v", err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/idempotency"
+	"github.com/voiceops/opsapi/shared/logctx"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -58,6 +60,8 @@ type Config struct {
 	// Guards are the rate limit and the Idempotency-Key (guards.go); each
 	// is off when nil.
 	Guards
+	// Metrics receives the requests' metrics (access.go); none when nil.
+	Metrics telemetry.Recorder
 	// NoRouteFamily, when set, tells the error shape of a request that
 	// matched no route (404, 405): StageFamily, where one function answers
 	// a whole host's unknown paths. Default: by the path (doc 1's
@@ -94,12 +98,17 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if _, ok := cfg.Log.Handler().(*logctx.Handler); !ok {
+		// Every line about a request names it (access.go).
+		cfg.Log = slog.New(logctx.New(cfg.Log.Handler()))
+	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = DefaultDeadline
 	}
 	if cfg.Background == nil {
 		cfg.Background = func(f func()) { go f() }
 	}
+	cfg.Metrics = telemetry.Or(cfg.Metrics)
 	s := &server{Config: cfg, families: map[Family]bool{}}
 	mux := http.NewServeMux()
 	for _, g := range groups {
@@ -115,8 +124,11 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 // guards (guards.go), runs the handler and answers its error in the route's
 // family.
 func (s *server) route(rt Route) http.Handler {
+	pattern := rt.Pattern()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noteRoute(r.Context(), pattern)
 		c, err := s.authenticate(r, rt.Auth)
+		noteCaller(r.Context(), c)
 		// Every request made with a valid key takes a token, also one
 		// refused for its target (403, 404): another tenant's paths are no
 		// way around the key's limit.
@@ -203,9 +215,12 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
 		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), deadline)
+		ctx, a := s.begin(context.WithValue(r.Context(), requestIDKey, id), id)
+		ctx, cancel := context.WithTimeout(ctx, deadline)
 		defer cancel()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(ctx))
+		s.end(ctx, r, a, sw.status)
 	})
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/voiceops/opsapi/shared/logctx"
 )
 
 // The environment variables infra/ sets on the functions.
@@ -77,8 +79,10 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 	if url := getenv("AWS_ENDPOINT_URL"); url != "" {
 		cfg.BaseEndpoint = aws.String(url)
 	}
+	traceSDK(&cfg, getenv)
 	return cfg, nil
 }
 
-// Logger is the functions' structured logger (JSON lines for CloudWatch).
-func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stderr, nil)) }
+// Logger is the functions' structured logger (JSON lines for CloudWatch);
+// every line carries the IDs of the request it is about (shared/logctx).
+func Logger() *slog.Logger { return slog.New(logctx.New(slog.NewJSONHandler(os.Stderr, nil))) }

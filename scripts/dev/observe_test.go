@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is the server's stderr: written from many goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestDevServerPrintsAccessLinesAndServesMetrics(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	ready := make(chan Credentials, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard, &stderr, ready)
+	}()
+	var creds Credentials
+	select {
+	case creds = <-ready:
+	case err := <-done:
+		t.Fatalf("dev server exited: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("dev server not ready after 60s")
+	}
+	defer func() { cancel(); <-done }()
+
+	key := creds.Accounts[0].APIKey
+	req, _ := http.NewRequest("GET", creds.AgentStudioURL+"/v1/alert-rules", nil)
+	req.Header.Set("x-api-key", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	rid := res.Header.Get("X-Request-Id")
+
+	// The access line: JSON (stderr is no terminal here), with the IDs.
+	var access map[string]any
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" && m["request_id"] == rid {
+			access = m
+		}
+	}
+	if access == nil {
+		t.Fatalf("no JSON access line with request_id %s in:\n%s", rid, stderr.String())
+	}
+	for k, want := range map[string]any{
+		"method": "GET", "route": "GET /v1/alert-rules", "status": 200.0, "host": "studio",
+		"account_id": creds.Accounts[0].AccountID,
+	} {
+		if access[k] != want {
+			t.Errorf("access line %s = %v, want %v (%v)", k, access[k], want, access)
+		}
+	}
+	if strings.Contains(stderr.String(), key) {
+		t.Errorf("the log holds the API key")
+	}
+
+	res, err = http.Get(creds.AgentStudioURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain; version=0.0.4") {
+		t.Errorf("/metrics Content-Type %q", res.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`voiceops_requests_total{host="studio",route="GET /v1/alert-rules"} 1`,
+		`voiceops_latency_milliseconds_count{host="studio",route="GET /v1/alert-rules"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, body)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+// Package logctx carries log attributes in a request's context, so that
+// every line logged with that context names the request (our request ID,
+// API Gateway's and Lambda's, the account and project once known) without
+// each call passing them. Handler adds them to every record.
+package logctx
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+)
+
+type ctxKey struct{}
+
+// fields are the attributes of one request. Later additions (the caller,
+// once authenticated) show on every line logged from then on, also with a
+// context derived before they were added.
+type fields struct {
+	mu    sync.Mutex
+	attrs []slog.Attr
+}
+
+// With returns ctx carrying attrs besides those it already carries. A
+// context that carries some already shares them: With on it adds to the
+// same set.
+func With(ctx context.Context, attrs ...slog.Attr) context.Context {
+	f, ok := ctx.Value(ctxKey{}).(*fields)
+	if !ok {
+		f = &fields{}
+		ctx = context.WithValue(ctx, ctxKey{}, f)
+	}
+	f.mu.Lock()
+	f.attrs = append(f.attrs, attrs...)
+	f.mu.Unlock()
+	return ctx
+}
+
+// Handler adds the context's attributes to every record, except those the
+// record already has (a call that passes request_id itself).
+type Handler struct{ slog.Handler }
+
+// New wraps h.
+func New(h slog.Handler) *Handler { return &Handler{Handler: h} }
+
+// Handle implements slog.Handler.
+func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	f, _ := ctx.Value(ctxKey{}).(*fields)
+	if f == nil {
+		return h.Handler.Handle(ctx, r)
+	}
+	f.mu.Lock()
+	attrs := f.attrs[:len(f.attrs):len(f.attrs)] // appends after this copy go elsewhere
+	f.mu.Unlock()
+	for _, a := range attrs {
+		have := false
+		r.Attrs(func(b slog.Attr) bool { have = b.Key == a.Key; return !have })
+		if !have {
+			r.AddAttrs(a)
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h *Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &Handler{Handler: h.Handler.WithAttrs(attrs)}
+}
+
+// WithGroup implements slog.Handler.
+func (h *Handler) WithGroup(name string) slog.Handler {
+	return &Handler{Handler: h.Handler.WithGroup(name)}
+}
