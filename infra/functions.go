@@ -172,12 +172,13 @@ var Functions = []Function{
 	},
 	{
 		// The evaluator writes rule states (config) with their events
-		// (deliveries), reads the metric buckets, and queues deliveries.
+		// (deliveries), reads the metric buckets (and compacts their closed
+		// minutes: shared/dynamo/metriclayout.go), and queues deliveries.
 		// The metrics table's stream runs it when data is stored; the
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
 		Reads:         []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
-		Writes:        []tables.Table{tables.Config, tables.Deliveries},
+		Writes:        []tables.Table{tables.Config, tables.Metrics, tables.Deliveries},
 		SendsToQueue:  true,
 		Every:         time.Minute,
 		MetricsStream: true,
