@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -210,12 +211,20 @@ type MetricUpdater interface {
 // expression may hold at most 4 KB (about 10 bytes a number).
 const metricTermsPerUpdate = 300
 
+// addRetryer retries a metric write only on throttling, when DynamoDB
+// certainly did not apply it: an ADD is not idempotent, so a write whose
+// answer was lost (a connection error, a 500, a bad checksum) is not sent
+// again, lest it count twice; the caller gets the error.
+var addRetryer = retry.NewStandard(func(o *retry.StandardOptions) {
+	o.Retryables = []retry.IsErrorRetryable{retry.RetryableErrorCode{Codes: retry.DefaultThrottleErrorCodes}}
+})
+
 // AddMetrics adds the numbers to a scope's minute, as of now: into a
 // random shard while the minute is open, else into its closed item. One
 // UpdateItem (a sketch wider than 300 bins takes more: a reader may then
-// see part of the write for a moment). An UpdateItem is not idempotent: an
-// SDK retry of one whose answer was lost counts it twice, as a caller's
-// retry of a failed write always could (at least once, never lost).
+// see part of the write for a moment). It is applied at most once (see
+// addRetryer): a caller that retries after an error may count it twice
+// (at least once, never lost), as with every write before this layout.
 func AddMetrics(ctx context.Context, db MetricUpdater, table, pk string, minute, now time.Time, numbers []MetricNumber) error {
 	sk := MetricClosedKey(minute)
 	if MetricOpen(minute, now) {
@@ -242,7 +251,7 @@ func AddMetrics(ctx context.Context, db MetricUpdater, table, pk string, minute,
 			UpdateExpression:          aws.String(expr.String()),
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
-		})
+		}, func(o *dynamodb.Options) { o.Retryer = addRetryer })
 		if err != nil {
 			return wrap("AddMetrics", err)
 		}

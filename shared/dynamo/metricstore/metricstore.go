@@ -5,6 +5,7 @@
 package metricstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -225,8 +226,10 @@ type minuteRead struct {
 }
 
 // ReadBuckets reads the scope's minutes in [from, to): one Query of their
-// closed items, one Query of the shards of the minutes from the first one
-// no compaction covers (metriclayout.go), each following its pages; it
+// closed items and, at the same time, one of the shards of the minutes not
+// closed long enough to be compacted; then, if some earlier minute is not
+// covered by a compaction (metriclayout.go), one of its shards and those
+// after. Each Query follows its pages; it
 // ignores expired items and merges each minute. Then it compacts the
 // closed minutes whose shards it read, so that the next read skips them:
 // a failed compaction fails nothing (the next read tries again).
@@ -248,6 +251,28 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 	}
 	type span struct{ from, to int64 }
 	var covered []span
+	// The shards of the minutes from the last one closed on are read at
+	// once, beside the closed items: at steady state every earlier minute
+	// is compacted, so a read is one round trip. The shards of earlier
+	// minutes that no compaction covers are read after, when there are any.
+	recent := metrics.Minute(now.Add(-dynamo.MetricClosedAfter))
+	if recent.Before(lo) {
+		recent = lo
+	}
+	var shards []buckets.Bucket
+	shardsOf := func(from, last time.Time) error {
+		return m.query(ctx, s, dynamo.MetricMinuteKey(from), dynamo.MetricShardsEnd(last), now, func(b buckets.Bucket, closed bool, _ item) error {
+			if !closed {
+				shards = append(shards, b)
+			}
+			return nil
+		})
+	}
+	var recentErr error
+	var wg sync.WaitGroup
+	if recent.Before(hi) {
+		wg.Go(func() { recentErr = shardsOf(recent, last) })
+	}
 	err := m.query(ctx, s, dynamo.MetricClosedKey(lo), dynamo.MetricClosedKey(last), now, func(b buckets.Bucket, closed bool, it item) error {
 		if !closed {
 			return nil
@@ -267,10 +292,11 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		}
 		return nil
 	})
-	if err != nil {
+	wg.Wait()
+	if err = cmp.Or(err, recentErr); err != nil {
 		return nil, wrap("ReadBuckets", err)
 	}
-	// The first minute that no compaction covers: shards are read from it on.
+	// The first minute that no compaction covers: shards count from it on.
 	first := lo
 	for first.Before(hi) {
 		sec := first.Unix()
@@ -283,16 +309,15 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		}
 		first = first.Add(time.Minute)
 	}
-	if first.Before(hi) {
-		err = m.query(ctx, s, dynamo.MetricMinuteKey(first), dynamo.MetricShardsEnd(last), now, func(b buckets.Bucket, closed bool, _ item) error {
-			if !closed {
-				r := at(b.Minute)
-				r.shards = append(r.shards, b)
-			}
-			return nil
-		})
-		if err != nil {
+	if first.Before(recent) {
+		if err := shardsOf(first, recent.Add(-time.Minute)); err != nil {
 			return nil, wrap("ReadBuckets", err)
+		}
+	}
+	for _, b := range shards {
+		if !b.Minute.Before(first) {
+			r := at(b.Minute)
+			r.shards = append(r.shards, b)
 		}
 	}
 	var parts []buckets.Bucket
