@@ -408,11 +408,12 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 }
 
 // metricScopes returns the scopes of the items the stream records say were
-// inserted in the metrics table (TTL deletions change nothing to evaluate).
+// inserted or changed in the metrics table (a metric write adds into an
+// item of its minute; TTL deletions change nothing to evaluate).
 func metricScopes(records []streamtypes.Record) []metrics.Scope {
 	var out []metrics.Scope
 	for _, r := range records {
-		if r.EventName != streamtypes.OperationTypeInsert || r.Dynamodb == nil {
+		if (r.EventName != streamtypes.OperationTypeInsert && r.EventName != streamtypes.OperationTypeModify) || r.Dynamodb == nil {
 			continue
 		}
 		pk, _ := r.Dynamodb.Keys[tables.Metrics.PartitionKey].(*streamtypes.AttributeValueMemberS)
