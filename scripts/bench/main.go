@@ -153,9 +153,11 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		fmt.Fprintf(out, "  %s\t%s\t%s\t\n", label, ms(r["ns/op"]), num(r["body-bytes"]))
 	}
 
-	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\t")
-	disp := get("./shared/delivery", "^BenchmarkDispatch$")["BenchmarkDispatch"]
-	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t\n", num(disp["deliveries/s"]), num(disp["allocs/op"]))
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\tx bare")
+	dispatch := get("./shared/delivery", "^(BenchmarkDispatch|BenchmarkBareSignedPost)$")
+	disp, post := dispatch["BenchmarkDispatch"], dispatch["BenchmarkBareSignedPost"]
+	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t%s\n", num(disp["deliveries/s"]), num(disp["allocs/op"]), ratio(disp["deliveries/s"], post["deliveries/s"]))
+	fmt.Fprintf(out, "  bare signed POST loop, same receiver (baseline)\t%s\t%s\t1.00\n", num(post["deliveries/s"]), num(post["allocs/op"]))
 
 	fmt.Fprintln(out, "\nTime to notify, embedded dev server, default settings (scripts/notifybench)\tp50\tp99\ttrials")
 	if r, err := timeToNotify(); err != nil {
