@@ -134,8 +134,8 @@ func TestMetricsCapacity(t *testing.T) {
 		if steady.ItemsRead > maxItems || closing.ItemsRead > maxItems {
 			t.Errorf("%d events: an evaluation read %d and %d items, want at most %d", n, steady.ItemsRead, closing.ItemsRead, maxItems)
 		}
-		if steady.Calls > 3 || closing.Calls > 4 {
-			t.Errorf("%d events: %d and %d calls, want 2 or 3 Queries (and a compaction)", n, steady.Calls, closing.Calls)
+		if steady.Calls > 2 || closing.Calls > 3 {
+			t.Errorf("%d events: %d and %d calls, want 2 Queries (and a compaction)", n, steady.Calls, closing.Calls)
 		}
 		if steady.RRU > 32 || closing.RRU > 32 {
 			t.Errorf("%d events: %.1f and %.1f RRU, want at most 32 (60 minutes of about 1.5 KB, strongly consistent)", n, steady.RRU, closing.RRU)

@@ -54,6 +54,29 @@ type Store struct {
 	// compactErrors counts compactions that failed for another reason
 	// than a lost race (the read itself succeeded; the next read retries).
 	compactErrors atomic.Int64
+
+	mu    sync.Mutex
+	first map[metrics.Scope]time.Time // per scope, the first minute no compaction covered at its last read
+}
+
+// rememberedScopes bounds the scopes a store remembers (about 100 B each);
+// past it, it starts over.
+const rememberedScopes = 100_000
+
+func (m *Store) firstUncovered(s metrics.Scope) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.first[s]
+	return t, ok
+}
+
+func (m *Store) rememberFirstUncovered(s metrics.Scope, t time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.first == nil || len(m.first) >= rememberedScopes {
+		m.first = map[metrics.Scope]time.Time{}
+	}
+	m.first[s] = t
 }
 
 // New returns the metric store on the metrics table named table.
@@ -226,10 +249,10 @@ type minuteRead struct {
 }
 
 // ReadBuckets reads the scope's minutes in [from, to): one Query of their
-// closed items and, at the same time, one of the shards of the minutes not
-// closed long enough to be compacted; then, if some earlier minute is not
-// covered by a compaction (metriclayout.go), one of its shards and those
-// after. Each Query follows its pages; it
+// closed items and, at the same time, one of the shards of the minutes
+// from the first one a compaction may not cover (metriclayout.go); then,
+// if an earlier minute is not covered after all, one of its shards and
+// those after. Each Query follows its pages; it
 // ignores expired items and merges each minute. Then it compacts the
 // closed minutes whose shards it read, so that the next read skips them:
 // a failed compaction fails nothing (the next read tries again).
@@ -251,11 +274,19 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 	}
 	type span struct{ from, to int64 }
 	var covered []span
-	// The shards of the minutes from the last one closed on are read at
-	// once, beside the closed items: at steady state every earlier minute
-	// is compacted, so a read is one round trip. The shards of earlier
-	// minutes that no compaction covers are read after, when there are any.
+	// The shards are read at once, beside the closed items, from where the
+	// last read of the scope found the first minute no compaction covers
+	// (this process remembers it; from lo when it does not know), and at
+	// most from the last minute closed: at steady state a busy scope's
+	// earlier minutes are compacted and a quiet scope's have no shards, so
+	// a read is one round trip. When some earlier minute is uncovered after
+	// all, its shards are read after.
 	recent := metrics.Minute(now.Add(-dynamo.MetricClosedAfter))
+	if last, ok := m.firstUncovered(s); ok && last.Before(recent) {
+		recent = last
+	} else if !ok {
+		recent = lo
+	}
 	if recent.Before(lo) {
 		recent = lo
 	}
@@ -309,6 +340,7 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		}
 		first = first.Add(time.Minute)
 	}
+	m.rememberFirstUncovered(s, first)
 	if first.Before(recent) {
 		if err := shardsOf(first, recent.Add(-time.Minute)); err != nil {
 			return nil, wrap("ReadBuckets", err)
