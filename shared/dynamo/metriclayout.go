@@ -60,7 +60,9 @@ import (
 // once MetricClosedAfter has passed since it began.
 //
 // Account and project IDs never contain '#', so the keys of two scopes
-// never collide.
+// never collide. A new kind of item (hourly roll-ups, say) takes a sort-key
+// prefix of its own, neither digits nor C#, so that neither Query of a read
+// sees it; the stream wakes the evaluator for it like any write.
 const (
 	// MetricMinuteDigits is the width of the minute in the sort key: unix
 	// seconds fit in 10 digits until the year 2286, and fixed width sorts
