@@ -341,13 +341,13 @@ func (m *Store) ReadBuckets(ctx context.Context, s metrics.Scope, from, to time.
 		first = first.Add(time.Minute)
 	}
 	m.rememberFirstUncovered(s, first)
-	if first.Before(recent) {
-		if err := shardsOf(first, recent.Add(-time.Minute)); err != nil {
+	if end := min(recent.Unix(), hi.Unix()); first.Unix() < end {
+		if err := shardsOf(first, time.Unix(end, 0).Add(-time.Minute)); err != nil {
 			return nil, wrap("ReadBuckets", err)
 		}
 	}
 	for _, b := range shards {
-		if !b.Minute.Before(first) {
+		if !b.Minute.Before(first) && b.Minute.Before(hi) {
 			r := at(b.Minute)
 			r.shards = append(r.shards, b)
 		}

@@ -336,6 +336,38 @@ func TestMetricsCompaction(t *testing.T) {
 	}
 }
 
+// TestMetricsPastRange: a range that ended long ago, read by a store that
+// read the scope's recent minutes before (and by one that never read it),
+// returns its own minutes only.
+func TestMetricsPastRange(t *testing.T) {
+	c := client(t)
+	table := newTable(t, c)
+	start := metrics.Minute(time.Now()).Add(-30 * time.Minute)
+	now := start
+	clock := func() time.Time { return now }
+	s := newMetricScope()
+	rec := &buckets.Recorder{Store: metricstore.NewWithClock(c, table, clock)}
+	for m := range 6 { // a shard write in each of 6 minutes
+		now = start.Add(time.Duration(m)*time.Minute + 10*time.Second)
+		if err := rec.Record(t.Context(), metrics.Count(metrics.CallVolume, s.AccountID, s.ProjectID, now)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = start.Add(10 * time.Minute)
+	st := metricstore.NewWithClock(c, table, clock)
+	for range 2 { // compacts minutes 0 to 5, then learns they are covered
+		if got, err := st.ReadBuckets(t.Context(), s, start, now); err != nil || len(got) != 6 {
+			t.Fatalf("the 6 minutes: %d buckets, %v", len(got), err)
+		}
+	}
+	for _, st := range []*metricstore.Store{st, metricstore.NewWithClock(c, table, clock)} {
+		got, err := st.ReadBuckets(t.Context(), s, start.Add(time.Minute), start.Add(3*time.Minute))
+		if err != nil || len(got) != 2 || !got[0].Minute.Equal(start.Add(time.Minute)) || !got[1].Minute.Equal(start.Add(2*time.Minute)) {
+			t.Errorf("minutes 1 and 2 of 6: %d buckets %+v, %v", len(got), got, err)
+		}
+	}
+}
+
 // itemCountingDB counts Queries and the items they return.
 type itemCountingDB struct {
 	metricstore.DB
