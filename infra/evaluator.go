@@ -88,9 +88,11 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				RetryAttempts:           jsii.Number(streamRetries),
 				MaxRecordAge:            seconds(streamMaxRecordAge),
 				OnFailure:               awslambdaeventsources.NewSqsDlq(res.streamFailures),
-				// New items only: TTL deletions change nothing to evaluate.
+				// New and changed items (a metric write adds into an item of
+				// its minute: shared/dynamo/metriclayout.go); TTL deletions
+				// change nothing to evaluate.
 				Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
-					"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+					"eventName": awslambda.FilterRule_Or(jsii.String("INSERT"), jsii.String("MODIFY")),
 				})},
 			}))
 			awscdk.NewCfnOutput(stack, jsii.String("MetricsStreamFailuresUrl"), &awscdk.CfnOutputProps{

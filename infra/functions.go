@@ -234,7 +234,8 @@ var Functions = withDerivedTimeouts([]Function{
 	},
 	{
 		// The evaluator writes rule states (config) with their events
-		// (deliveries), reads the metric buckets, and queues deliveries.
+		// (deliveries), reads the metric buckets (and compacts their closed
+		// minutes: shared/dynamo/metriclayout.go), and queues deliveries.
 		// The metrics table's stream runs it when data is stored; the
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
@@ -243,8 +244,10 @@ var Functions = withDerivedTimeouts([]Function{
 			// (Put, also in a transaction with its events and its history
 			// entry), evaluation marks (Update), endpoints for the fan-out.
 			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
-			// The buckets of a window; the hourly roll-ups (BatchWriteItem).
-			on(tables.Metrics, query, batchWriteItem),
+			// The buckets of a window, the compaction of closed minutes
+			// (conditional Put, and the late writes' Update); the hourly
+			// roll-ups (BatchWriteItem).
+			on(tables.Metrics, query, putItem, updateItem, batchWriteItem),
 			// Events (Put, in the rule's transaction), deliveries, fanned-out
 			// marks; the pending events of the repair (the index).
 			on(tables.Deliveries, putItem, updateItem).index("gsi1"),

@@ -360,7 +360,8 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 // TestEvaluatorStreamAndShardFanout: the metrics table has a KEYS_ONLY
 // stream; the evaluator consumes it with a one-second batching window,
 // partial batch failures, bisection, bounded retries, an SQS on-failure
-// destination with an alarm, and only INSERTs; the schedule's shard
+// destination with an alarm, and only INSERTs and MODIFYs (no TTL
+// deletions); the schedule's shard
 // messages go to a queue of their own, consumed one shard per invocation.
 func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 	tmpl := mustSynth(t, map[string]any{"region": "us"}, Functions).templates["VoiceOps-us"]
@@ -380,7 +381,7 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 			"MaximumRetryAttempts":           5,
 			"MaximumRecordAgeInSeconds":      3600,
 			"DestinationConfig":              obj{"OnFailure": obj{"Destination": obj{"Fn::GetAtt": arrayWith("Arn")}}},
-			"FilterCriteria":                 obj{"Filters": []any{obj{"Pattern": `{"eventName":["INSERT"]}`}}},
+			"FilterCriteria":                 obj{"Filters": []any{obj{"Pattern": `{"eventName":["INSERT","MODIFY"]}`}}},
 		})
 		tmpl.HasResourceProperties(jsii.String("AWS::IAM::Policy"), obj{
 			"PolicyDocument": objectLike(obj{"Statement": arrayWith(objectLike(obj{

@@ -134,9 +134,10 @@ func TestReplayShardMessage(t *testing.T) {
 	}
 }
 
-// TestReplayStreamBatch: the batch's INSERT of the sample project's
-// metrics evaluates its rule at once; the TTL deletion is skipped; the
-// record that names no scope is reported, alone.
+// TestReplayStreamBatch: the batch's MODIFY of the sample project's
+// metrics (a write adding into a shard of its minute) evaluates its rule
+// at once; the TTL deletion is skipped; the record that names no scope is
+// reported, alone.
 func TestReplayStreamBatch(t *testing.T) {
 	w := newWorld(t, false)
 	resp := replay(t, w, "evaluator-stream.json").(events.DynamoDBEventResponse)

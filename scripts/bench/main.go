@@ -16,12 +16,15 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./scripts/bench [-runs 7] [-benchtime 2s] [-only go|functions]
+//	go run ./scripts/bench [-runs 15] [-benchtime 2s] [-only go|functions]
 //
 // The Go figures come from the packages' own benchmarks (go test -bench);
 // the function figures from a local Runtime API stub: each bootstrap is
 // started natively with AWS_LAMBDA_RUNTIME_API pointing at it and timed
-// from exec to its first GET .../invocation/next (the median of -runs).
+// from exec to its first GET .../invocation/next, in -runs rounds of pairs
+// with the hello world (A B, then B A: interleaved, so that both see the
+// same machine), each ratio taken within its round; the median ratio is
+// shown with its interquartile range.
 // The same stub answers the one AWS call a function makes before that (the
 // internal key from Secrets Manager, where the function takes internal
 // requests), through AWS_ENDPOINT_URL.
@@ -51,7 +54,7 @@ import (
 )
 
 func main() {
-	runs := flag.Int("runs", 7, "starts of each function (the median is shown)")
+	runs := flag.Int("runs", 15, "rounds of starts of each function with the hello world (A B, then B A)")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the Go benchmarks")
 	only := flag.String("only", "", "`part` to run alone: go or functions")
 	flag.Usage = func() {
@@ -166,9 +169,11 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		fmt.Fprintf(out, "  %s\t%s\t%s\t\n", label, ms(r["ns/op"]), num(r["body-bytes"]))
 	}
 
-	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\t")
-	disp := get("./shared/delivery", "^BenchmarkDispatch$")["BenchmarkDispatch"]
-	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t\n", num(disp["deliveries/s"]), num(disp["allocs/op"]))
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\tx bare")
+	dispatch := get("./shared/delivery", "^(BenchmarkDispatch|BenchmarkBareSignedPost)$")
+	disp, post := dispatch["BenchmarkDispatch"], dispatch["BenchmarkBareSignedPost"]
+	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t%s\n", num(disp["deliveries/s"]), num(disp["allocs/op"]), ratio(disp["deliveries/s"], post["deliveries/s"]))
+	fmt.Fprintf(out, "  bare signed POST loop, same receiver (baseline)\t%s\t%s\t1.00\n", num(post["deliveries/s"]), num(post["allocs/op"]))
 
 	fmt.Fprintln(out, "\nTime to notify, embedded dev server, default settings (scripts/notifybench)\tp50\tp99\ttrials")
 	if r, err := timeToNotify(); err != nil {
@@ -176,15 +181,22 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		ok = false
 	} else {
 		fmt.Fprintf(out, "  breaching event accepted to alerts.triggered received\t%s\t%s\t%s\n", r.p50, r.p99, r.trials)
+		for _, c := range r.classes {
+			fmt.Fprintf(out, "    %s\t%s\t%s\t%s\n", c[0], c[1], c[2], c[3])
+		}
 	}
 	fmt.Fprintln(out)
 	return ok
 }
 
-type notifyResult struct{ p50, p99, trials string }
+type notifyResult struct {
+	p50, p99, trials string
+	classes          [][4]string // quiet and busy scopes: name, p50, p99, trials
+}
 
 var (
 	notifyLine = regexp.MustCompile(`time to notify: p50 (\S+)\s+p99 (\S+)`)
+	classLine  = regexp.MustCompile(`(quiet|busy) scopes: p50 (\S+)\s+p99 (\S+).*\((\d+)\)`)
 	trialsLine = regexp.MustCompile(`trials (\d+), delivered (\d+), missing (\d+), doubled (\d+)`)
 )
 
@@ -233,19 +245,46 @@ func timeToNotify() (notifyResult, error) {
 	if m == nil || t == nil {
 		return notifyResult{}, fmt.Errorf("notifybench printed no figures: %s", b)
 	}
-	return notifyResult{p50: string(m[1]), p99: string(m[2]),
-		trials: fmt.Sprintf("%s (delivered %s, missing %s, doubled %s)", t[1], t[2], t[3], t[4])}, nil
+	r := notifyResult{p50: string(m[1]), p99: string(m[2]),
+		trials: fmt.Sprintf("%s (delivered %s, missing %s, doubled %s)", t[1], t[2], t[3], t[4])}
+	for _, c := range classLine.FindAllSubmatch(b, -1) {
+		r.classes = append(r.classes, [4]string{string(c[1]) + " scope (the last evaluation more than 1 s ago)", string(c[2]), string(c[3]), string(c[4])})
+		if string(c[1]) == "busy" {
+			r.classes[len(r.classes)-1][0] = "busy scope (evaluated within the last second)"
+		}
+	}
+	return r, nil
 }
 
 // --- functions ----------------------------------------------------------------
 
 type function struct {
 	name, dir string
-	size      int64         // arm64 stripped bootstrap
-	init      time.Duration // sum of the packages' init clock
-	start     time.Duration // exec to the first /next
-	err       error
+	size      int64  // arm64 stripped bootstrap
+	native    string // the host build that is started
+	env       []string
+	// Medians over the rounds, and the per-round ratios to the hello world
+	// started in the same round (A B, then B A).
+	init, start           time.Duration
+	helloInit, helloStart time.Duration
+	initRatio, startRatio spread
+	err                   error
 }
+
+// spread is a median with its interquartile range.
+type spread struct{ p25, p50, p75 float64 }
+
+func spreadOf(vs []float64) spread {
+	if len(vs) == 0 {
+		return spread{}
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	at := func(q float64) float64 { return s[int(q*float64(len(s)-1)+0.5)] }
+	return spread{at(0.25), at(0.5), at(0.75)}
+}
+
+func (s spread) String() string { return fmt.Sprintf("%.2f (%.2f-%.2f)", s.p50, s.p25, s.p75) }
 
 func functions(out io.Writer, runs int) bool {
 	tmp, err := os.MkdirTemp("", "bench-functions")
@@ -255,31 +294,39 @@ func functions(out io.Writer, runs int) bool {
 	}
 	defer os.RemoveAll(tmp)
 	dirs, _ := filepath.Glob("functions/*")
-	fns := []*function{{name: "hello world (baseline)", dir: "./scripts/bench/hello"}}
+	hello := &function{name: "hello world (baseline)", dir: "./scripts/bench/hello"}
+	var fns []*function
 	for _, d := range dirs {
 		if st, err := os.Stat(filepath.Join(d, "main.go")); err == nil && !st.IsDir() {
 			fns = append(fns, &function{name: filepath.Base(d), dir: "./" + d})
 		}
 	}
+	if hello.err = prepare(hello, tmp); hello.err != nil {
+		fmt.Fprintf(out, "hello world: %v\n", hello.err)
+		return false
+	}
 	ok := true
 	for _, f := range fns {
-		if f.err = measure(f, tmp, runs); f.err != nil {
+		if f.err = prepare(f, tmp); f.err == nil {
+			f.err = measure(f, hello, runs)
+		}
+		if f.err != nil {
 			ok = false
 		}
 	}
-	hello := fns[0]
-	fmt.Fprintln(out, "Function (bootstrap linux/arm64, stripped)\tMiB\tinit ms\tstart to /next ms\tx hello (size, init, start)")
+	fmt.Fprintf(out, "Function (bootstrap linux/arm64, stripped; %d rounds of A B / B A with the hello world)\tMiB\tinit ms\thello init ms\tx hello init, median (IQR)\tstart to /next ms\thello start ms\tx hello start, median (IQR)\n", runs)
+	fmt.Fprintf(out, "  hello world (baseline)\t%.1f\t\t\t\t\t\t\n", float64(hello.size)/(1<<20))
 	for _, f := range fns {
 		if f.err != nil {
 			msg := f.err.Error()
 			if len(msg) > 160 {
 				msg = msg[:160] + "..."
 			}
-			fmt.Fprintf(out, "  %s\terror: %s\t\t\t\n", f.name, msg)
+			fmt.Fprintf(out, "  %s\terror: %s\t\t\t\t\t\t\n", f.name, msg)
 			continue
 		}
-		fmt.Fprintf(out, "  %s\t%.1f\t%.2f\t%.1f\t%s, %s, %s\n", f.name, float64(f.size)/(1<<20), msOf(f.init), msOf(f.start),
-			ratio(float64(f.size), float64(hello.size)), ratio(float64(f.init), float64(hello.init)), ratio(float64(f.start), float64(hello.start)))
+		fmt.Fprintf(out, "  %s\t%.1f\t%.2f\t%.2f\t%s\t%.1f\t%.1f\t%s\n", f.name, float64(f.size)/(1<<20),
+			msOf(f.init), msOf(f.helloInit), f.initRatio, msOf(f.start), msOf(f.helloStart), f.startRatio)
 	}
 	return ok
 }
@@ -298,7 +345,9 @@ func build(dir, out string, env ...string) error {
 	return nil
 }
 
-func measure(f *function, tmp string, runs int) error {
+// prepare builds f (the arm64 bootstrap for its size, a host build to
+// start) and finds the environment it needs to start.
+func prepare(f *function, tmp string) error {
 	arm := filepath.Join(tmp, f.dir[2:], "arm64")
 	if err := build(f.dir, arm, "GOOS=linux", "GOARCH=arm64"); err != nil {
 		return err
@@ -308,38 +357,68 @@ func measure(f *function, tmp string, runs int) error {
 		return err
 	}
 	f.size = st.Size()
-	native := filepath.Join(tmp, f.dir[2:], "native")
-	if err := build(f.dir, native); err != nil {
+	f.native = filepath.Join(tmp, f.dir[2:], "native")
+	if err := build(f.dir, f.native); err != nil {
 		return err
 	}
-	env := functionEnv()
-	var starts, inits []time.Duration
-	for i := range 2 * runs {
-		traced := i%2 == 1 // alternate, so both see the same machine state
-		start, stderr, err := startOnce(native, env, traced)
-		var missing []string
-		if err != nil {
-			missing = missingEnv(stderr)
-			if len(missing) == 0 {
-				return err
-			}
+	f.env = functionEnv()
+	for range 3 { // a variable this harness did not know: set it and start again
+		_, stderr, err := startOnce(f.native, f.env, false)
+		if err == nil {
+			return nil
 		}
-		if len(missing) > 0 { // a variable this harness did not know: set it and start again
-			for _, m := range missing {
-				env = append(env, m+"=bench")
-			}
-			start, stderr, err = startOnce(native, env, traced)
-			if err != nil {
-				return err
-			}
+		missing := missingEnv(stderr)
+		if len(missing) == 0 {
+			return err
 		}
-		if traced {
-			inits = append(inits, initTotal(stderr))
-		} else {
-			starts = append(starts, start)
+		for _, m := range missing {
+			f.env = append(f.env, m+"=bench")
 		}
 	}
-	f.start, f.init = median(starts), median(inits)
+	return fmt.Errorf("%s: still missing environment after 3 starts", f.name)
+}
+
+// measure starts f and the hello world in pairs, runs rounds of them,
+// alternating the order (A B, then B A) so that both see the same machine
+// state, untraced for the start time and traced (GODEBUG=inittrace=1) for
+// the init time; each ratio is taken within its round.
+func measure(f, hello *function, runs int) error {
+	var starts, hStarts, inits, hInits []time.Duration
+	var startRatios, initRatios []float64
+	for round := range runs {
+		for _, traced := range []bool{false, true} {
+			pair := []*function{hello, f}
+			if round%2 == 1 {
+				pair = []*function{f, hello}
+			}
+			var got [2]time.Duration
+			for _, g := range pair {
+				start, stderr, err := startOnce(g.native, g.env, traced)
+				if err != nil {
+					return err
+				}
+				if traced {
+					start = initTotal(stderr)
+				}
+				if g == f {
+					got[1] = start
+				} else {
+					got[0] = start
+				}
+			}
+			if traced {
+				hInits, inits = append(hInits, got[0]), append(inits, got[1])
+				if got[0] > 0 {
+					initRatios = append(initRatios, float64(got[1])/float64(got[0]))
+				}
+			} else {
+				hStarts, starts = append(hStarts, got[0]), append(starts, got[1])
+				startRatios = append(startRatios, float64(got[1])/float64(got[0]))
+			}
+		}
+	}
+	f.start, f.helloStart, f.init, f.helloInit = median(starts), median(hStarts), median(inits), median(hInits)
+	f.startRatio, f.initRatio = spreadOf(startRatios), spreadOf(initRatios)
 	return nil
 }
 

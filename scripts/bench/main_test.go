@@ -51,3 +51,13 @@ func TestMissingEnv(t *testing.T) {
 		t.Errorf("median = %v", m)
 	}
 }
+
+func TestSpreadOf(t *testing.T) {
+	got := spreadOf([]float64{5, 1, 4, 2, 3})
+	if got != (spread{2, 3, 4}) || got.String() != "3.00 (2.00-4.00)" {
+		t.Errorf("spreadOf = %+v %q", got, got)
+	}
+	if (spreadOf(nil) != spread{}) {
+		t.Errorf("spreadOf(nil) is not zero")
+	}
+}

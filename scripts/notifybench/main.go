@@ -5,8 +5,12 @@
 // metrics table's stream): per round, 12 rules (api_errors,
 // function_errors, turn_latency_p95 on the 4 demo projects), each fed one
 // breaching event through the internal metric intake, -gap apart; then it
-// prints p50, p99 and max over every trial, and checks that each rule got
-// exactly one alerts.triggered event.
+// prints p50, p99 and max over every trial, and apart for quiet and busy
+// scopes, and checks that each rule got exactly one alerts.triggered event.
+// Every other trial is busy: an activity event of its project 100 to 900
+// ms before the breaching one, so that the breach meets a scope evaluated
+// within the last second (the coalescer then folds it into the evaluation
+// at the end of that second); the others meet a quiet scope.
 //
 //	go run ./scripts/dev -credentials /tmp/creds.json -allow-loopback-webhooks &
 //	go run ./scripts/notifybench -credentials /tmp/creds.json -rounds 2
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -74,6 +79,9 @@ Flags:
 type trial struct {
 	rule, metric, project string
 	sent, arrived         time.Time
+	// busy: the scope was evaluated just before (an activity event 100
+	// to 900 ms earlier), so the breach waits for the coalescer's second.
+	busy bool
 }
 
 // receiver records the first arrival of each event, and the event IDs of
@@ -163,7 +171,7 @@ func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, ou
 			return err
 		}
 	}
-	var lat []time.Duration
+	var lat, quiet, busy []time.Duration
 	missing := 0
 	for _, t := range all {
 		if t.arrived.IsZero() {
@@ -174,6 +182,11 @@ func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, ou
 			continue
 		}
 		lat = append(lat, t.arrived.Sub(t.sent))
+		if t.busy {
+			busy = append(busy, t.arrived.Sub(t.sent))
+		} else {
+			quiet = append(quiet, t.arrived.Sub(t.sent))
+		}
 		if verbose {
 			fmt.Fprintf(out, "%s %s %s: %v\n", t.sent.Format("15:04:05.000"), t.project, t.metric, t.arrived.Sub(t.sent).Round(time.Millisecond))
 		}
@@ -186,12 +199,18 @@ func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, ou
 		}
 	}
 	rc.mu.Unlock()
-	slices.Sort(lat)
 	fmt.Fprintf(out, "trials %d, delivered %d, missing %d, doubled %d\n", len(all), len(lat), missing, doubled)
-	if len(lat) > 0 {
-		fmt.Fprintf(out, "time to notify: p50 %v  p99 %v  max %v  min %v\n",
-			quantile(lat, 0.50).Round(time.Millisecond), quantile(lat, 0.99).Round(time.Millisecond),
-			lat[len(lat)-1].Round(time.Millisecond), lat[0].Round(time.Millisecond))
+	for _, c := range []struct {
+		name string
+		lat  []time.Duration
+	}{{"time to notify", lat}, {"quiet scopes", quiet}, {"busy scopes", busy}} {
+		if len(c.lat) == 0 {
+			continue
+		}
+		slices.Sort(c.lat)
+		fmt.Fprintf(out, "%s: p50 %v  p99 %v  max %v  min %v  (%d)\n", c.name,
+			quantile(c.lat, 0.50).Round(time.Millisecond), quantile(c.lat, 0.99).Round(time.Millisecond),
+			c.lat[len(c.lat)-1].Round(time.Millisecond), c.lat[0].Round(time.Millisecond), len(c.lat))
 	}
 	if missing > 0 || doubled > 0 {
 		return errors.New("some events were not delivered exactly once")
@@ -268,6 +287,13 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 			time.Sleep(gap)
 		}
 		t := &pendings[i]
+		if t.busy = i%2 == 1; t.busy {
+			warm := map[string]any{"events": []map[string]any{{"account_id": t.account, "project_id": t.project, "metric": "activity"}}}
+			if err := api.doInternal("/internal/v1/metric-events", c.InternalKey, warm); err != nil {
+				return trials, fmt.Errorf("sending an activity event: %w", err)
+			}
+			time.Sleep(time.Duration(100+rand.IntN(800)) * time.Millisecond)
+		}
 		body := map[string]any{"events": []map[string]any{{
 			"account_id": t.account, "project_id": t.project, "metric": t.kind, "value": t.value,
 			"at": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),

@@ -352,3 +352,37 @@ func checkSketch(s *Sketch) error {
 }
 
 func validCount(c float64) bool { return c >= 0 && !math.IsInf(c, 1) && !math.IsNaN(c) }
+
+// EachBin calls f with the index and count of every non-empty bin, in
+// ascending order of index. With ZeroCount and AddBinCount it lets a store
+// keep a sketch as one number per bin, which DynamoDB can add to in place
+// (shared/dynamo/metriclayout.go).
+func (s *Sketch) EachBin(f func(index int, count float64)) {
+	for i, c := range s.bins {
+		if c != 0 {
+			f(s.offset+i, c)
+		}
+	}
+}
+
+// ZeroCount returns the count of values too small for the mapping (0 ms).
+func (s *Sketch) ZeroCount() float64 { return s.zero }
+
+// AddBinCount adds count to bin index, or with zero to the zero count. It
+// refuses what this package cannot have written (as DecodeSketch does):
+// a negative or non-finite count, a bin outside the range of latencies.
+func (s *Sketch) AddBinCount(index int, zero bool, count float64) error {
+	switch {
+	case !validCount(count):
+		return fmt.Errorf("buckets: bin count %v", count)
+	case count == 0:
+		return nil
+	case zero:
+		s.zero += count
+		return nil
+	case index < minBinIndex || index > maxBinIndex:
+		return fmt.Errorf("buckets: bin %d is outside %d to %d", index, minBinIndex, maxBinIndex)
+	}
+	s.addBin(index, count)
+	return nil
+}

@@ -1,9 +1,18 @@
 package delivery_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 // discardQueue accepts every message and keeps none.
@@ -97,5 +107,64 @@ func BenchmarkDispatch(b *testing.B) {
 	dl, err := stores.Deliveries.GetDelivery(ctx, testAccount, last.EndpointID, last.DeliveryID)
 	if err != nil || dl.Status != voiceops.DeliveryDelivered {
 		b.Errorf("last delivery: %+v (%v)", dl, err)
+	}
+}
+
+// BenchmarkBareSignedPost is BenchmarkDispatch's baseline, in the same
+// process and against the same receiver: a bare loop that signs one event
+// body with both schemes and two secrets (HMAC-SHA256, as a delivery is
+// signed) and POSTs it over HTTPS with the same guarded transport, 16 at
+// once; no store, no claim, no record. What Dispatch costs beyond it is the
+// dispatcher's own work.
+func BenchmarkBareSignedPost(b *testing.B) {
+	rc := newReceiver(b, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	tr := rc.srv.Client().Transport.(*http.Transport)
+	client := webhook.NewClient(webhook.Options{AllowLoopback: true, TLSConfig: tr.TLSClientConfig})
+	v := int64(2100)
+	rule := voiceops.AlertRule{ID: "ar_bench", AccountID: testAccount, Name: "bench", Metric: voiceops.MetricTurnLatencyP95,
+		Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window5m, State: voiceops.StateAlert, CurrentValue: &v}
+	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, time.Now(), false)
+	body, err := json.Marshal(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := [][]byte{[]byte(secretA), []byte(secretB)}
+	url := rc.srv.URL + "/hook"
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			ts := strconv.FormatInt(time.Now().Unix(), 10)
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			var std, compat []string
+			for _, k := range keys {
+				m := hmac.New(sha256.New, k)
+				m.Write([]byte(ev.ID + "." + ts + "."))
+				m.Write(body)
+				std = append(std, "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+				m = hmac.New(sha256.New, k)
+				m.Write([]byte(ts + "."))
+				m.Write(body)
+				compat = append(compat, hex.EncodeToString(m.Sum(nil)))
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("webhook-id", ev.ID)
+			req.Header.Set("webhook-timestamp", ts)
+			req.Header.Set("webhook-signature", strings.Join(std, " "))
+			req.Header.Set("X-Service-Signature", strings.Join(compat, " "))
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+	if got := len(rc.requests()); got != b.N {
+		b.Errorf("receiver got %d requests, want %d", got, b.N)
 	}
 }

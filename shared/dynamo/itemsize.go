@@ -85,3 +85,7 @@ func valueSize(v types.AttributeValue) int {
 	}
 	panic(fmt.Sprintf("unsized attribute value %T", v))
 }
+
+// ItemSize is the size of an item as DynamoDB bills it (itemSize): the
+// capacity tests compute request units from it.
+func ItemSize(it map[string]types.AttributeValue) int { return itemSize(it) }

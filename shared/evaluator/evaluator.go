@@ -26,6 +26,7 @@ import (
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/tracing"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -167,12 +168,26 @@ func (e *Evaluator) collectShard(ctx context.Context, shard int, byScope map[met
 	if err != nil {
 		return fmt.Errorf("listing the rules of shard %d: %w", shard, err)
 	}
-	for _, r := range rules {
-		if !r.Enabled {
-			continue
+	// Rules are large: group them in place (sorted by scope, each scope a
+	// run of the one slice) rather than copying each into a slice per scope.
+	enabled := slices.DeleteFunc(rules, func(r voiceops.AlertRule) bool { return !r.Enabled })
+	slices.SortStableFunc(enabled, func(a, b voiceops.AlertRule) int { return metrics.CompareScopes(ScopeOf(a), ScopeOf(b)) })
+	for i := 0; i < len(enabled); {
+		s := ScopeOf(enabled[i])
+		j := i + 1
+		for j < len(enabled) && ScopeOf(enabled[j]) == s {
+			j++
 		}
-		byScope[ScopeOf(r)] = append(byScope[ScopeOf(r)], r)
-		st.Rules++
+		// A full slice expression: appending to a run (another shard's
+		// rules of the same scope, which sharding by account rules out)
+		// copies it instead of overwriting the next run.
+		if prev, ok := byScope[s]; ok {
+			byScope[s] = append(prev, enabled[i:j]...)
+		} else {
+			byScope[s] = enabled[i:j:j]
+		}
+		st.Rules += j - i
+		i = j
 	}
 	return nil
 }

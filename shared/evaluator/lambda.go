@@ -25,20 +25,23 @@ import (
 type MetricScope func(pk string) (accountID, projectID string, ok bool)
 
 // HandleStream evaluates the scopes of the items a batch of the metrics
-// table's stream inserted, each scope once however many of its records
+// table's stream inserted or changed, each scope once however many of its records
 // the batch holds (with the mapping's batching window of one second, at
 // most about one evaluation per scope per second). Records of scopes whose
 // evaluation failed, and records that name no scope, are reported as
 // failures: Lambda retries from the earliest, bisecting the batch, and a
 // record that keeps failing goes to the failure destination, never
-// blocking its shard. Other events (TTL deletions, updates) are skipped.
+// blocking its shard. TTL deletions are skipped.
 func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, scopeOf MetricScope) (events.DynamoDBEventResponse, Stats, error) {
 	var resp events.DynamoDBEventResponse
 	bySeq := map[metrics.Scope][]string{}
 	var scopes []metrics.Scope
 	var oldest time.Time // the oldest record's storing: the lag starts there
 	for _, r := range ev.Records {
-		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+		// New items and changed ones: a metric write adds into an item of
+		// its minute (shared/dynamo/metriclayout.go). TTL deletions change
+		// nothing to evaluate.
+		if r.EventName == string(events.DynamoDBOperationTypeRemove) {
 			continue
 		}
 		seq := r.Change.SequenceNumber

@@ -317,7 +317,13 @@ func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersio
 func (s *Store) ListEnabledRules(_ context.Context, shard int) ([]voiceops.AlertRule, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []voiceops.AlertRule
+	n := 0
+	for acct, rules := range s.rules {
+		if voiceops.RuleShardOf(acct) == shard {
+			n += len(rules)
+		}
+	}
+	out := make([]voiceops.AlertRule, 0, n) // rules are large: no regrowing
 	for acct, rules := range s.rules {
 		if voiceops.RuleShardOf(acct) != shard {
 			continue

@@ -20,15 +20,20 @@ import (
 // metrics table, beside its minutes, one item per hour:
 //
 //	pk=M#<account>[#<project>]   sk=H#<hour: 10-digit unix seconds>
-//	attributes: those of a minute's item (metriclayout.go), expires_at = hour + 30 days
+//	attributes: those of a closed minute's item (metriclayout.go: counts
+//	and the sketch's bins), expires_at = hour + 30 days
 //
 // "H#" sorts after every minute key (digits), so the minutes' reads never
 // see a roll-up. The key is the hour itself: rolling an hour up again
 // replaces its item. Like any insert into the table, a new roll-up wakes
 // the evaluator for its scope once (harmless: the scope is evaluated).
 
-// rollupPrefix starts the sort key of every roll-up.
-const rollupPrefix = "H#"
+// rollupPrefix starts the sort key of every roll-up; closedPrefix that of a
+// closed minute (dynamo.MetricClosedKey), whose decoder reads roll-ups.
+const (
+	rollupPrefix = "H#"
+	closedPrefix = "C#"
+)
 
 // Rollups is the roll-up store (series.HourStore) on the metrics table.
 type Rollups struct {
@@ -44,10 +49,10 @@ var _ series.HourStore = (*Rollups)(nil)
 
 func rollupKey(hour time.Time) string { return rollupPrefix + dynamo.MetricMinuteKey(hour) }
 
-// PutHours writes one item per roll-up, 25 to a BatchWriteItem call.
+// PutHours writes one item per roll-up (a PutItem each: an hour's run
+// writes a few per scope), in the closed minutes' attribute format.
 func (r *Rollups) PutHours(ctx context.Context, hs []buckets.Bucket) error {
 	now := r.now()
-	writes := make([]types.WriteRequest, 0, len(hs))
 	for _, h := range hs {
 		if err := h.Check(); err != nil {
 			return err
@@ -56,21 +61,17 @@ func (r *Rollups) PutHours(ctx context.Context, hs []buckets.Bucket) error {
 		if !expires.After(now) {
 			continue
 		}
-		it, err := encodeMetricBucket(h)
-		if err != nil {
+		it := item{
+			attrMetricPK:  avS(Partition(h.Scope)),
+			attrMetricSK:  avS(rollupKey(h.Minute)),
+			attrMetricTTL: avN(expires.Unix()),
+		}
+		for _, n := range numbers(h) {
+			it[n.Attr] = &types.AttributeValueMemberN{Value: n.Value}
+		}
+		if _, err := r.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &r.table, Item: it}); err != nil {
 			return wrap("PutHours", err)
 		}
-		it[attrMetricSK] = avS(rollupKey(h.Minute))
-		it[attrMetricTTL] = avN(expires.Unix())
-		writes = append(writes, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	}
-	m := &Store{db: r.db, table: r.table, now: r.now}
-	for len(writes) > 0 {
-		n := min(len(writes), batchWriteMax)
-		if err := m.batchWrite(ctx, writes[:n]); err != nil {
-			return err
-		}
-		writes = writes[n:]
 	}
 	return nil
 }
@@ -98,8 +99,8 @@ func (r *Rollups) ReadHours(ctx context.Context, s metrics.Scope, from, to time.
 			if dynamo.Expired(it, now) {
 				continue
 			}
-			// The minutes' decoder reads the attributes; it wants a
-			// minute's sort key, which the roll-up's hour makes.
+			// The closed minutes' decoder reads the attributes; it wants
+			// a closed minute's sort key, which the roll-up's hour makes.
 			sk, _ := it[attrMetricSK].(*types.AttributeValueMemberS)
 			if sk == nil || len(sk.Value) != len(rollupPrefix)+dynamo.MetricMinuteDigits {
 				return nil, wrap("ReadHours", errMalformedRollup)
@@ -108,8 +109,8 @@ func (r *Rollups) ReadHours(ctx context.Context, s metrics.Scope, from, to time.
 			for k, v := range it {
 				c[k] = v
 			}
-			c[attrMetricSK] = avS(sk.Value[len(rollupPrefix):] + "#h")
-			b, err := decodeMetricBucket(s, c)
+			c[attrMetricSK] = avS(closedPrefix + sk.Value[len(rollupPrefix):])
+			b, _, err := decodeMetricItem(s, c)
 			if err != nil {
 				return nil, wrap("ReadHours", err)
 			}

@@ -93,7 +93,7 @@ func seedWeek(b *testing.B, c *dynamodb.Client, table string, s metrics.Scope, n
 	}
 }
 
-// metricItem is a minute's item with a TTL far ahead (the baseline reads a
+// metricItem is a closed minute's item with a TTL far ahead (the baseline reads a
 // week of minutes, which the table keeps 48 hours).
 func metricItem(b *testing.B, bk buckets.Bucket) map[string]types.AttributeValue {
 	b.Helper()
@@ -105,7 +105,7 @@ func metricItem(b *testing.B, bk buckets.Bucket) map[string]types.AttributeValue
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 	}
 	return map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: metricstore.Partition(bk.Scope)}, "sk": &types.AttributeValueMemberS{Value: dynamo.MetricSortKey(bk.Minute)},
+		"pk": &types.AttributeValueMemberS{Value: metricstore.Partition(bk.Scope)}, "sk": &types.AttributeValueMemberS{Value: dynamo.MetricClosedKey(bk.Minute)},
 		"expires_at": n(bk.Minute.Add(30 * 24 * time.Hour).Unix()), dynamo.MetricAttrActivity: n(bk.Counts.Activity),
 		dynamo.MetricAttrTurns: n(bk.Counts.Turns), dynamo.MetricAttrAPIErrors: n(bk.Counts.APIErrors),
 		dynamo.MetricAttrLatency: &types.AttributeValueMemberB{Value: enc},
