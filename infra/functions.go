@@ -171,9 +171,11 @@ var Functions = withDerivedTimeouts([]Function{
 			// The events of a rule's transaction and their deliveries; the
 			// rules' history (Query) with its deliveries (GetItem).
 			on(tables.Deliveries, getItem, query, putItem, updateItem),
-			// api_errors, the wake-up of a changed rule's scope, and the
-			// metric series and preview (Query of minutes and roll-ups).
-			on(tables.Metrics, putItem, query),
+			// api_errors (UpdateItem ADD), the wake-up of a changed rule's
+			// scope (a PutItem touch), and the metric series and preview
+			// (Query of minutes and roll-ups; a read compacts the closed
+			// minutes it finds: a conditional PutItem).
+			on(tables.Metrics, updateItem, putItem, query),
 			requestGuards,
 		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
@@ -190,7 +192,7 @@ var Functions = withDerivedTimeouts([]Function{
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
 			// The delivery log (its index), test events, retries, fan-out.
 			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
-			on(tables.Metrics, putItem), // api_errors
+			on(tables.Metrics, updateItem), // api_errors
 			requestGuards,
 		},
 		SendsToQueue: true, // test and retry enqueue deliveries
@@ -227,7 +229,7 @@ var Functions = withDerivedTimeouts([]Function{
 		// cold start).
 		Name: "intake", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
-			on(tables.Metrics, batchWriteItem),
+			on(tables.Metrics, updateItem),
 		},
 		ReadsInternalKey: true,
 		Routes:           []Route{{Host: StudioHost, Method: "ANY", Path: "/internal/v1/metric-events"}},
@@ -244,10 +246,9 @@ var Functions = withDerivedTimeouts([]Function{
 			// (Put, also in a transaction with its events and its history
 			// entry), evaluation marks (Update), endpoints for the fan-out.
 			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
-			// The buckets of a window, the compaction of closed minutes
-			// (conditional Put, and the late writes' Update); the hourly
-			// roll-ups (BatchWriteItem).
-			on(tables.Metrics, query, putItem, updateItem, batchWriteItem),
+			// The buckets of a window, the compaction of closed minutes it
+			// reads (a conditional PutItem); the hourly roll-ups (PutItem).
+			on(tables.Metrics, query, putItem, updateItem),
 			// Events (Put, in the rule's transaction), deliveries, fanned-out
 			// marks; the pending events of the repair (the index).
 			on(tables.Deliveries, putItem, updateItem).index("gsi1"),
@@ -267,7 +268,7 @@ var Functions = withDerivedTimeouts([]Function{
 			on(tables.Config, getItem), // the project's agent configuration
 			// The due conversations (the open index), each ended (Put).
 			on(tables.Conversations, getItem, putItem).index(tables.OpenGSI.Name),
-			on(tables.Metrics, batchWriteItem),
+			on(tables.Metrics, updateItem),
 		},
 		InvokesProjectFunctions: true,
 		Every:                   time.Minute,
@@ -280,7 +281,7 @@ var Functions = withDerivedTimeouts([]Function{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
 			// Conversations and turns (Puts, also in transactions).
 			on(tables.Conversations, getItem, putItem),
-			on(tables.Metrics, batchWriteItem, putItem), // the turns' metrics; api_errors
+			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
@@ -300,7 +301,7 @@ var Functions = withDerivedTimeouts([]Function{
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
 			on(tables.Conversations, getItem, query),
-			on(tables.Metrics, putItem), // its own api_errors
+			on(tables.Metrics, updateItem), // its own api_errors
 			requestGuards,
 		},
 		// Its pages and series are the most expensive reads of the API:
@@ -328,7 +329,7 @@ var Functions = withDerivedTimeouts([]Function{
 			on(tables.Config, getItem, query, updateItem),
 			on(tables.Conversations, getItem, putItem),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
-			on(tables.Metrics, batchWriteItem, putItem),
+			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
@@ -355,7 +356,7 @@ var Functions = withDerivedTimeouts([]Function{
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
 			on(tables.Calls, getItem, putItem, updateItem),
-			on(tables.Metrics, putItem), // api_errors
+			on(tables.Metrics, updateItem), // api_errors
 			requestGuards,
 		},
 		ReadsInternalKey: true, // the internal status route
@@ -381,7 +382,7 @@ var Functions = withDerivedTimeouts([]Function{
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
 			on(tables.Conversations, getItem, putItem),
-			on(tables.Metrics, batchWriteItem, putItem),
+			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
