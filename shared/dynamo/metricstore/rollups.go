@@ -52,11 +52,13 @@ func rollupKey(hour time.Time) string { return rollupPrefix + dynamo.MetricMinut
 // PutHours writes one item per roll-up (a PutItem each: an hour's run
 // writes a few per scope), in the closed minutes' attribute format.
 func (r *Rollups) PutHours(ctx context.Context, hs []buckets.Bucket) error {
-	now := r.now()
-	for _, h := range hs {
+	for _, h := range hs { // all or nothing: a refused call stores none
 		if err := h.Check(); err != nil {
 			return err
 		}
+	}
+	now := r.now()
+	for _, h := range hs {
 		expires := h.Minute.Add(voiceops.MetricHourRetention)
 		if !expires.After(now) {
 			continue
