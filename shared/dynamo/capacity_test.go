@@ -98,9 +98,9 @@ func TestTurnAndPageCapacity(t *testing.T) {
 	got := rec.Take()
 	t.Logf("a page of 30 conversations with their turns: %d calls, %d items, %.1f RRU", got.Calls, got.ItemsRead, got.RRU)
 	// The hour index (one Query per shard), the hours' shards holding some
-	// (the page spans two hours at most), one Query per conversation: 38
-	// or 39 today.
-	if max := 2*voiceops.ConversationShards + 1 + 30; got.Calls > max {
+	// (the page spans two hours, three when the test runs across an hour's
+	// end), one Query per conversation: 38 to 40 today.
+	if max := 3*voiceops.ConversationShards + 1 + 30; got.Calls > max {
 		t.Errorf("a page: %d calls, want at most %d (issue 23's target: 6)", got.Calls, max)
 	}
 }

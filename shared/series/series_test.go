@@ -134,9 +134,11 @@ func TestRollupsAndSeries(t *testing.T) {
 	minutes := memory.NewMetrics()
 	hours := memory.NewRollups()
 	rec := &buckets.Recorder{Store: minutes}
-	// Minutes of the hour that ended 3 h ago (recorded while they were
-	// new enough), and of the last 10 minutes.
-	final := real.Truncate(time.Hour).Add(-3 * time.Hour)
+	// Minutes of a final hour (recorded while they were new enough), and
+	// of the last 10 minutes. The hour before the last final one: final
+	// whatever the minute of the hour the test runs in (an hour is final
+	// FinalAfter past its end).
+	final := series.LastFinalHour(real).Add(-2 * time.Hour)
 	minutes.Now = func() time.Time { return final.Add(50 * time.Minute) }
 	for i := 0; i < 3; i++ {
 		if err := minutes.AddBuckets(ctx, buckets.Aggregate([]metrics.Event{metrics.Count(metrics.APIErrors, s.AccountID, "", final.Add(time.Duration(10*i)*time.Minute))})); err != nil {
