@@ -45,7 +45,9 @@ import (
 // with a projection (ListConversationIntervals). Turns are separate items
 // (entities and metadata as JSON), so listing conversations never reads
 // them, and Turns is one Query; the marker tells a conversation without
-// turns from no conversation, in that same Query.
+// turns from no conversation, in that same Query. Turn items and markers
+// also carry the keys of the turns index (turnsrun.go), so that a list
+// page reads the turns of adjacent conversations in one Query.
 //
 // Expiry: every item carries the TTL attribute (unix seconds, rounded up)
 // of the conversation's ExpiresAt when it was written, and conversation,
