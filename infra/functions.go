@@ -300,8 +300,8 @@ var Functions = withDerivedTimeouts([]Function{
 		Name: "conversations", MemoryMB: 1024, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
-			on(tables.Conversations, getItem, query),
-			on(tables.Metrics, updateItem), // its own api_errors
+			on(tables.Conversations, getItem, query).index(tables.TurnsGSI.Name), // a page's turns
+			on(tables.Metrics, updateItem),                                       // its own api_errors
 			requestGuards,
 		},
 		// Its pages and series are the most expensive reads of the API:

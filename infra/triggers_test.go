@@ -310,12 +310,17 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 			"Environment": obj{"Variables": objectLike(obj{"CONVERSATIONS_TABLE": assertions.Match_AnyValue(), "CONFIG_TABLE": assertions.Match_AnyValue()})},
 		})
 	})
-	check(t, "sparse index of open conversations", func() {
+	check(t, "sparse index of open conversations, index of turns", func() {
 		tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), obj{
 			"TableName": "voiceops-us-conversations",
 			"GlobalSecondaryIndexes": []any{obj{
 				"IndexName":  "open",
 				"KeySchema":  []any{obj{"AttributeName": "open_pk", "KeyType": "HASH"}, obj{"AttributeName": "open_sk", "KeyType": "RANGE"}},
+				"Projection": obj{"ProjectionType": "ALL"},
+			}, obj{
+				// A list page's turns (shared/dynamo/turnsrun.go).
+				"IndexName":  "turns",
+				"KeySchema":  []any{obj{"AttributeName": "turns_pk", "KeyType": "HASH"}, obj{"AttributeName": "turns_sk", "KeyType": "RANGE"}},
 				"Projection": obj{"ProjectionType": "ALL"},
 			}},
 		})

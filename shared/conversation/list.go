@@ -108,6 +108,17 @@ type walk struct {
 	examined             int
 	last                 string
 	pending              []voiceops.Conversation // matched, turns not read yet
+	// gapBefore[i] is set when a conversation Match refused was listed
+	// between pending[i-1] and pending[i] (their turns are not one run).
+	gapBefore []bool
+	gap       bool
+}
+
+// queue adds c to the pending conversations.
+func (w *walk) queue(c voiceops.Conversation) {
+	w.pending = append(w.pending, c)
+	w.gapBefore = append(w.gapBefore, w.gap)
+	w.gap = false
 }
 
 // stop says whether the walk ends after a flush.
@@ -125,7 +136,8 @@ func (w *walk) flush(ctx context.Context) (stop, error) {
 	if len(w.pending) == 0 {
 		return goOn, nil
 	}
-	turns, err := w.turns(ctx, w.pending)
+	turns, err := readRuns(ctx, w.store, w.accountID, w.projectID, w.pending, w.gapBefore)
+	w.gapBefore, w.gap = w.gapBefore[:0], true // the next pending ones start a new run
 	if err != nil {
 		return goOn, err
 	}
@@ -178,6 +190,7 @@ func (w *walk) fill(ctx context.Context) (Result, error) {
 		for _, c := range batch {
 			c = w.q.view(c)
 			if !w.q.Match(c) {
+				w.gap = true
 				continue
 			}
 			switch {
@@ -194,7 +207,7 @@ func (w *walk) fill(ctx context.Context) (Result, error) {
 				}
 				return more(), nil
 			}
-			w.pending = append(w.pending, c)
+			w.queue(c)
 			if len(w.pending) == listTurnsWindow {
 				if s, err := w.flush(ctx); s == full || err != nil {
 					return more(), err // cut by the budget or the limit: more follow
@@ -272,24 +285,74 @@ func (w *walk) anyMatch(ctx context.Context, cursor string) (bool, error) {
 	}
 }
 
-func (w *walk) turns(ctx context.Context, convs []voiceops.Conversation) ([][]voiceops.Turn, error) {
-	return readTurns(ctx, w.store, w.accountID, w.projectID, convs)
+// readRuns reads the turns of the page's conversations: where the store
+// reads runs of conversations at once (voiceops.TurnsRunReader), one read
+// per run of adjacent conversations (none refused by Match between them)
+// that started in the same hour, TurnsInFlight at a time; then one Turns
+// read for each conversation a run read did not find (alone in its run,
+// written before the store kept turns that way, or too recent for an
+// eventually consistent read).
+func readRuns(ctx context.Context, store voiceops.ConversationStore, accountID, projectID string, convs []voiceops.Conversation, gapBefore []bool) ([][]voiceops.Turn, error) {
+	out := make([][]voiceops.Turn, len(convs))
+	found := make([]bool, len(convs))
+	if rr, ok := store.(voiceops.TurnsRunReader); ok {
+		var runs [][2]int // [start, end)
+		for i := range convs {
+			if i == 0 || gapBefore[i] || startHour(convs[i].ID) != startHour(convs[i-1].ID) {
+				runs = append(runs, [2]int{i, i})
+			}
+			runs[len(runs)-1][1] = i + 1
+		}
+		runs = slices.DeleteFunc(runs, func(r [2]int) bool { return r[1]-r[0] < 2 })
+		maps, err := readEach(ctx, runs, func(ctx context.Context, r [2]int) (map[string][]voiceops.Turn, error) {
+			return rr.TurnsBetween(ctx, accountID, projectID, convs[r[0]].ID, convs[r[1]-1].ID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range runs {
+			for i := r[0]; i < r[1]; i++ {
+				out[i], found[i] = maps[k][convs[i].ID]
+			}
+		}
+	}
+	var rest []voiceops.Conversation
+	var at []int
+	for i, c := range convs {
+		if !found[i] {
+			rest, at = append(rest, c), append(at, i)
+		}
+	}
+	turns, err := readTurns(ctx, store, accountID, projectID, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = turns[j]
+	}
+	return out, nil
+}
+
+// startHour is the UTC hour a conversation ID carries.
+func startHour(id string) int64 {
+	t, _, _ := voiceops.ParseConversationID(id)
+	return t.Unix() / 3600
 }
 
 // readTurns reads the turns of each conversation, TurnsInFlight at a
 // time. A conversation gone since it was listed (its retention ended) has
 // no turns.
 func readTurns(ctx context.Context, store voiceops.ConversationStore, accountID, projectID string, convs []voiceops.Conversation) ([][]voiceops.Turn, error) {
-	return readEach(ctx, convs, func(ctx context.Context, id string) ([]voiceops.Turn, error) {
-		return store.Turns(ctx, accountID, projectID, id)
+	return readEach(ctx, convs, func(ctx context.Context, c voiceops.Conversation) ([]voiceops.Turn, error) {
+		return store.Turns(ctx, accountID, projectID, c.ID)
 	})
 }
 
-// readEach reads one thing per conversation with read, TurnsInFlight at a
-// time, in the conversations' order. A conversation gone since it was
-// listed (ErrNotFound) reads as the zero value; the first other error
+// readEach reads one thing per conversation (or run) with read,
+// TurnsInFlight at a time, in their order. A conversation gone since it
+// was listed (ErrNotFound) reads as the zero value; the first other error
 // cancels the reads still running and is returned.
-func readEach[T any](ctx context.Context, convs []voiceops.Conversation, read func(ctx context.Context, id string) (T, error)) ([]T, error) {
+func readEach[C, T any](ctx context.Context, convs []C, read func(ctx context.Context, c C) (T, error)) ([]T, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make([]T, len(convs))
@@ -300,7 +363,7 @@ func readEach[T any](ctx context.Context, convs []voiceops.Conversation, read fu
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			v, err := read(ctx, c.ID)
+			v, err := read(ctx, c)
 			switch {
 			case errors.Is(err, voiceops.ErrNotFound):
 				return
@@ -394,8 +457,8 @@ func (l Lister) Sample(ctx context.Context, accountID, projectID string, q ListQ
 // whole reads the full records of conversations listed by their
 // intervals, TurnsInFlight at a time; one gone since is left zero.
 func (l Lister) whole(ctx context.Context, accountID, projectID string, convs []voiceops.Conversation) ([]voiceops.Conversation, error) {
-	return readEach(ctx, convs, func(ctx context.Context, id string) (voiceops.Conversation, error) {
-		return l.Store.GetConversation(ctx, accountID, projectID, id)
+	return readEach(ctx, convs, func(ctx context.Context, c voiceops.Conversation) (voiceops.Conversation, error) {
+		return l.Store.GetConversation(ctx, accountID, projectID, c.ID)
 	})
 }
 

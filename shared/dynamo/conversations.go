@@ -45,7 +45,9 @@ import (
 // with a projection (ListConversationIntervals). Turns are separate items
 // (entities and metadata as JSON), so listing conversations never reads
 // them, and Turns is one Query; the marker tells a conversation without
-// turns from no conversation, in that same Query.
+// turns from no conversation, in that same Query. Turn items and markers
+// also carry the keys of the turns index (turnsrun.go), so that a list
+// page reads the turns of adjacent conversations in one Query.
 //
 // Expiry: every item carries the TTL attribute (unix seconds, rounded up)
 // of the conversation's ExpiresAt when it was written, and conversation,
@@ -81,6 +83,11 @@ const (
 	// Conversations listed per hour batch: hours are read in parallel, in
 	// batches that double (up to maxHourBatch) while the page is not full.
 	maxHourBatch = 16
+	// A range of at most shortRangeHours hours is read without the hour
+	// index: its hours are read one at a time while the page is not full,
+	// so at worst 2 x ConversationShards Queries, against the index's
+	// ConversationShards plus one per (hour, shard) that holds some.
+	shortRangeHours = 2
 )
 
 // Attributes of conversations and turns (those of other records, such as
@@ -437,6 +444,7 @@ func encodeTurn(accountID, projectID, conversationID string, exp time.Time, t vo
 		return nil, fmt.Errorf("dynamo: turn index %d out of range", t.Index)
 	}
 	it := turnKey(accountID, projectID, conversationID, t.Index)
+	setTurnsIndexKey(it, accountID, projectID, conversationID, fmt.Sprintf(turnIndexFormat, t.Index))
 	it[attrTurnIndex] = avN(int64(t.Index))
 	setNonEmpty(it, attrUserInput, t.UserInput)
 	setNonEmpty(it, attrUserInputDTMF, t.UserInputDTMF)
@@ -522,6 +530,7 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	_, shard, _ := voiceops.ParseConversationID(c.ID)
 	marker := key(turnsPK(c.AccountID, c.ProjectID, c.ID), skTurnsMarker)
 	marker[attrID] = avS(c.ID)
+	setTurnsIndexKey(marker, c.AccountID, c.ProjectID, c.ID, skTurnsMarker)
 	setExpiry(marker, c.ExpiresAt, 0)
 	table := &s.table
 	items := []types.TransactWriteItem{
@@ -762,7 +771,8 @@ func (s *Conversations) Turns(ctx context.Context, accountID, projectID, convers
 // start time, then ID. Turns are not included. Reads are eventually
 // consistent: a conversation created in the last moment may be missing.
 //
-// Cost: one Query per shard of the hour index, then, per hour with
+// Cost: one Query per shard of the hour index (none when the range spans
+// at most shortRangeHours hours), then, per hour with
 // conversations in the range, one Query per shard holding some (more past
 // 1 MB); hours are read in parallel batches that double while the page is
 // not full, so a dense range reads little more than the page.
@@ -818,9 +828,22 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 	}
 	first := time.UnixMilli(loMS).UTC().Truncate(time.Hour)
 	last := time.UnixMilli(hiMS - 1).UTC().Truncate(time.Hour)
-	hours, err := s.conversationHours(ctx, op, accountID, projectID, first, last)
-	if err != nil {
-		return nil, err
+	var hours []hourShards
+	var err error
+	if last.Sub(first) <= (shortRangeHours-1)*time.Hour {
+		// Reading every shard of a short range costs no more calls than
+		// the hour index would (one Query per shard) and saves its round trip.
+		all := make([]int, voiceops.ConversationShards)
+		for i := range all {
+			all[i] = i
+		}
+		for h := first; !h.After(last); h = h.Add(time.Hour) {
+			hours = append(hours, hourShards{hour: h, shards: all})
+		}
+	} else {
+		if hours, err = s.conversationHours(ctx, op, accountID, projectID, first, last); err != nil {
+			return nil, err
+		}
 	}
 	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals}
 	var out []voiceops.Conversation

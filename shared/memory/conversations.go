@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -384,4 +385,37 @@ func (s *Store) DueConversations(_ context.Context, before time.Time, limit int)
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out[:min(len(out), limit)], nil
+}
+
+var _ voiceops.TurnsRunReader = (*Store)(nil)
+
+// TurnsBetween returns the turns of every live conversation of the project
+// with an ID in [first, last], as Turns would (first and last must carry
+// the same start hour, as in the DynamoDB store).
+func (s *Store) TurnsBetween(ctx context.Context, accountID, projectID, first, last string) (map[string][]voiceops.Turn, error) {
+	a, _, okA := voiceops.ParseConversationID(first)
+	b, _, okB := voiceops.ParseConversationID(last)
+	if !okA || !okB || last < first || !a.Truncate(time.Hour).Equal(b.Truncate(time.Hour)) {
+		return nil, fmt.Errorf("memory: TurnsBetween: %q..%q is not a range of conversation IDs of one hour", first, last)
+	}
+	s.mu.RLock()
+	var ids []string
+	for id := range s.conversations[accountID][projectID] {
+		if id >= first && id <= last {
+			ids = append(ids, id)
+		}
+	}
+	s.mu.RUnlock()
+	out := map[string][]voiceops.Turn{}
+	for _, id := range ids {
+		turns, err := s.Turns(ctx, accountID, projectID, id)
+		if errors.Is(err, voiceops.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = turns
+	}
+	return out, nil
 }

@@ -39,6 +39,7 @@ func RunConversations(t *testing.T, newStores func(t *testing.T) voiceops.Stores
 	t.Run("BySharedID", func(t *testing.T) { testConversationBySharedID(t, newStores) })
 	t.Run("ItemLimit", func(t *testing.T) { testConversationItemLimit(t, newStores) })
 	t.Run("Due", func(t *testing.T) { testDueConversations(t, newStores) })
+	t.Run("TurnsBetween", func(t *testing.T) { testTurnsBetween(t, newStores) })
 }
 
 // testDueConversations: the idle sweep's read finds the conversations in

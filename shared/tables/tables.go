@@ -66,13 +66,22 @@ var Deliveries = Table{
 // OpenGSI is sparse: only conversations in progress carry its keys
 // (open_pk "O#<shard>", open_sk "<idle due>#<conversation id>"), so the
 // idle sweep reads the conversations due with a few queries, never a scan.
+//
+// TurnsGSI holds turn items and turns markers (turns_pk "<acct>#<proj>#<start
+// hour>", turns_sk "<conversation id>#<index>" or "#C"), so that a list page
+// reads the turns of a run of adjacent conversations in one Query instead
+// of one per conversation.
 var Conversations = Table{
 	ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
-	GSIs: []GSI{OpenGSI},
+	GSIs: []GSI{OpenGSI, TurnsGSI},
 }
 
 // OpenGSI is the conversations table's index of conversations in progress.
 var OpenGSI = GSI{Name: "open", PartitionKey: "open_pk", SortKey: "open_sk"}
+
+// TurnsGSI is the conversations table's index of turns by project and the
+// hour their conversation started.
+var TurnsGSI = GSI{Name: "turns", PartitionKey: "turns_pk", SortKey: "turns_sk"}
 
 // Calls holds outbound calls, one item per call SID (shared/dynamo/calls.go).
 // A call expires 2 hours after its terminal status (TTL); reads ignore it

@@ -1,0 +1,16 @@
+package voiceops
+
+import "context"
+
+// TurnsRunReader is implemented by conversation stores that read the turns
+// of a run of conversations at once (a list page's), rather than one read
+// per conversation (Turns).
+type TurnsRunReader interface {
+	// TurnsBetween returns the turns, by conversation ID, of every live
+	// conversation of a project whose ID is in [first, last]; both must
+	// carry the same UTC start hour. A conversation missing from the map
+	// may still exist (written before the store kept turns readable this
+	// way, or too recently: the read may be eventually consistent): read
+	// it with Turns.
+	TurnsBetween(ctx context.Context, accountID, projectID, first, last string) (map[string][]Turn, error)
+}
