@@ -317,7 +317,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Longer than net/http's 5 s grace for a connection that never sent a
+	// request (a client's spare dial, common under load): Shutdown waits
+	// that long for such connections before closing them.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutdownCtx)
