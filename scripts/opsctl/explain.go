@@ -43,7 +43,8 @@ func (t awsTarget) explain(err error) error {
 	case isMissingCredentials(err):
 		return fmt.Errorf("no AWS credentials: opsctl writes to DynamoDB directly, so set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
 			"(for moto or LocalStack any values, e.g. test/test, with AWS_ENDPOINT_URL). For the in-memory dev server, which has no tables, "+
-			"give its credentials file instead: opsctl -credentials creds.json ... (%w)", err)
+			"give its credentials file instead: opsctl -credentials creds.json ...; for the dev server on moto (started with AWS_ENDPOINT_URL), "+
+			"the same AWS_ENDPOINT_URL and -table-prefix voiceops-local (%w)", err)
 	case strings.Contains(msg, "connection refused") && t.endpoint != "":
 		return fmt.Errorf("nothing answers at AWS_ENDPOINT_URL=%s: start moto_server or LocalStack there, or unset it for AWS (%w)", t.endpoint, err)
 	case strings.Contains(msg, "Missing Region") || strings.Contains(msg, "could not find region"):
