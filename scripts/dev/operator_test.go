@@ -14,6 +14,9 @@ import (
 	"github.com/voiceops/opsapi/shared/keys"
 )
 
+// opsctlBuildFlags are go build's flags for opsctl (race_test.go).
+var opsctlBuildFlags []string
+
 // opsctl works on the in-memory dev server through its operator endpoint:
 // the very binary an operator runs, with -credentials.
 func TestOpsctlAgainstTheDevServer(t *testing.T) {
@@ -31,7 +34,8 @@ func TestOpsctlAgainstTheDevServer(t *testing.T) {
 	_, here, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(here), "..", "..")
 	bin := filepath.Join(dir, "opsctl")
-	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "scripts", "opsctl")).CombinedOutput(); err != nil {
+	build := append(append([]string{"build"}, opsctlBuildFlags...), "-o", bin, filepath.Join(root, "scripts", "opsctl"))
+	if out, err := exec.Command("go", build...).CombinedOutput(); err != nil {
 		t.Fatalf("building opsctl: %v\n%s", err, out)
 	}
 	opsctl := func(args ...string) (string, error) {
