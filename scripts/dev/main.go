@@ -277,7 +277,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: withMetrics(registry, withOpenAPI(api)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withOperator(b, keys.Digest(internalKey), withMetrics(registry, withOpenAPI(api))), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that

@@ -37,13 +37,14 @@ func (t awsTarget) explain(err error) error {
 	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "ResourceNotFoundException":
 		hint := "check -region and -table-prefix (the CDK stack's tables are voiceops-<region>-*)"
 		if t.prefix != "voiceops-local" {
-			hint = "for the dev server's tables (dev server and opsctl both with AWS_ENDPOINT_URL), add -table-prefix voiceops-local; for a deployed stack, check -region and your AWS account"
+			hint = "for the dev server's tables (dev server and opsctl both with AWS_ENDPOINT_URL), add -table-prefix voiceops-local; for the in-memory dev server, -credentials creds.json instead; for a deployed stack, check -region and your AWS account"
 		}
 		return fmt.Errorf("a table of %s-* (%s, %s, ...) does not exist %s: %s (%w)", t.prefix, t.names.Config, t.names.Requests, where, hint, err)
 	case isMissingCredentials(err):
 		return fmt.Errorf("no AWS credentials: opsctl writes to DynamoDB directly, so set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "+
-			"(for moto or LocalStack any values, e.g. test/test, with AWS_ENDPOINT_URL). The in-memory dev server has no tables: "+
-			"start it with AWS_ENDPOINT_URL (see the README, \"Dev server flags\") and run opsctl with the same AWS_ENDPOINT_URL and -table-prefix voiceops-local (%w)", err)
+			"(for moto or LocalStack any values, e.g. test/test, with AWS_ENDPOINT_URL). For the in-memory dev server, which has no tables, "+
+			"give its credentials file instead: opsctl -credentials creds.json ...; for the dev server on moto (started with AWS_ENDPOINT_URL), "+
+			"the same AWS_ENDPOINT_URL and -table-prefix voiceops-local (%w)", err)
 	case strings.Contains(msg, "connection refused") && t.endpoint != "":
 		return fmt.Errorf("nothing answers at AWS_ENDPOINT_URL=%s: start moto_server or LocalStack there, or unset it for AWS (%w)", t.endpoint, err)
 	case strings.Contains(msg, "Missing Region") || strings.Contains(msg, "could not find region"):

@@ -27,7 +27,7 @@ func TestMissingCredentialsNameTheFix(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error without credentials")
 	}
-	for _, want := range []string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "-table-prefix voiceops-local"} {
+	for _, want := range []string{"no AWS credentials", "AWS_ACCESS_KEY_ID", "-table-prefix voiceops-local", "-credentials creds.json"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q: %v", want, err)
 		}

@@ -2,7 +2,9 @@
 // creates, lists and revokes keys, and loads the projects' agent
 // configurations, directly in a region's DynamoDB config table; it sets an
 // account's outbound rate (calls table) and Twilio account (the region's
-// Twilio secret). Run
+// Twilio secret). With -credentials it works on a local dev server instead,
+// through the dev server's operator endpoint (shared/operatorapi): the same
+// commands over the same store interfaces. Run
 // `go run ./scripts/opsctl help` for usage.
 package main
 
@@ -29,6 +31,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/operatorapi"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/ratelimit"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
@@ -114,6 +117,11 @@ Commands:
                                              masked unless -reveal-secrets
 
 Global flags (before the command):
+  -credentials FILE     work on the local dev server whose credentials file is
+                        FILE (go run ./scripts/dev -credentials FILE writes it):
+                        its agent_studio_url, internal_key and region; no AWS
+                        needed, any store (default $OPSCTL_CREDENTIALS). Every
+                        command but twilio works there.
   -region us|uk|eu      region the keys are bound to (default $SERVICE_REGION, else us)
   -table-prefix PREFIX  tables are PREFIX-config etc. (default voiceops-<region>,
                         the names the CDK stack gives; the dev server uses
@@ -123,12 +131,14 @@ Global flags (before the command):
   -twilio-secret ID     the Twilio accounts' secret (name or ARN; default
                         <table prefix>/twilio-accounts, the stack's; $TWILIO_SECRET)
 
-AWS credentials and region come from the usual AWS environment or profile.
-Set AWS_ENDPOINT_URL to work against LocalStack or moto.
+Without -credentials, opsctl writes to DynamoDB: AWS credentials and region
+come from the usual AWS environment or profile. Set AWS_ENDPOINT_URL to work
+against LocalStack or moto.
 
 Examples:
   go run ./scripts/opsctl -region us account create -name Acme -id acct_acme
   AWS_ENDPOINT_URL=http://127.0.0.1:5000 go run ./scripts/opsctl -table-prefix voiceops-local account list
+  go run ./scripts/opsctl -credentials creds.json key list -account acct_demo1
 `
 
 func main() {
@@ -142,17 +152,12 @@ func main() {
 type stores struct {
 	accounts voiceops.AccountStore
 	agents   voiceops.AgentConfigStore
-	dni      voiceops.DNIStore
-	limits   ratelimit.Store
-	pacer    rateSetter
+	dni      operatorapi.DNIAdder
+	limits   operatorapi.LimitStore
+	pacer    operatorapi.RateSetter
 	secrets  twilio.SecretsWriter
 	// destinations are the accounts' destination policies (config table).
 	destinations destination.Store
-}
-
-// rateSetter sets an account's outbound rate (dynamo.Pacer).
-type rateSetter interface {
-	SetRate(ctx context.Context, accountID string, rate float64) error
 }
 
 // run executes one command. st, when not nil, replaces the DynamoDB stores
@@ -167,12 +172,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	prefix := global.String("table-prefix", "", "")
 	configTable := global.String("config-table", getenv("CONFIG_TABLE"), "")
 	twilioSecret := global.String("twilio-secret", getenv("TWILIO_SECRET"), "")
+	devCreds := global.String("credentials", getenv("OPSCTL_CREDENTIALS"), "")
 	if err := global.Parse(args); err != nil || global.NArg() == 0 || global.Arg(0) == "help" {
 		fmt.Fprint(stdout, usage)
 		if err != nil && !errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return nil
+	}
+	if *devCreds != "" && st == nil {
+		// The dev server's keys are of its own region.
+		asked := *region
+		if st, *region, err = devStores(*devCreds); err != nil {
+			return err
+		}
+		explicit := false
+		global.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "region" })
+		if explicit && asked != *region {
+			return fmt.Errorf("-region %s, but the dev server of %s serves region %s: drop -region", asked, *devCreds, *region)
+		}
 	}
 	if _, ok := voiceops.LookupRegion(*region); !ok {
 		return fmt.Errorf("-region must be us, uk or eu")
@@ -375,6 +393,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := errors.Join(need(account, "account"), need(twilioSID, "sid"), need(from, "from")); err != nil {
 			return err
 		}
+		if st.secrets == nil {
+			return errNoTwilioSecret
+		}
 		token := getenv("TWILIO_AUTH_TOKEN")
 		if token == "" {
 			return fmt.Errorf("twilio set: put the auth token in $TWILIO_AUTH_TOKEN (never a flag: it would show in the process list and shell history)")
@@ -390,6 +411,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "twilio show":
 		if err := need(account, "account"); err != nil {
 			return err
+		}
+		if st.secrets == nil {
+			return errNoTwilioSecret
 		}
 		a, err := (&twilio.SecretCredentials{Client: st.secrets, SecretID: *twilioSecret, Now: time.Now}).Twilio(ctx, *account)
 		if errors.Is(err, voiceops.ErrNotFound) {
@@ -467,6 +491,10 @@ func limitCommand(ctx context.Context, cmd string, st *stores, accounts voiceops
 	}
 	return nil
 }
+
+// errNoTwilioSecret: the dev server keeps no Twilio secret.
+var errNoTwilioSecret = errors.New("the dev server keeps no Twilio secret: it takes one Twilio account from its environment " +
+	"(TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN, TWILIO_FROM_NUMBER with -telephony twilio); twilio set and show work on a deployed stack, without -credentials")
 
 func envOr(getenv func(string) string, name, def string) string {
 	if v := getenv(name); v != "" {
