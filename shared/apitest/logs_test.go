@@ -39,6 +39,9 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 func (b *syncBuffer) lines() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.buf.Len() == 0 { // nothing written (a fuzz run, say): no line, not one empty line
+		return nil
+	}
 	return strings.Split(strings.TrimSuffix(b.buf.String(), "\n"), "\n")
 }
 
