@@ -161,15 +161,28 @@ func TestUnknownPathAndMethodAnswerJSON(t *testing.T) {
 	for _, tt := range []struct {
 		url, method string
 		status      int
+		doc2        bool // the base host's shape, {"error_message"}; else {"message"}
 	}{
-		{st.Credentials.AgentStudioURL + "/v1/no-such-thing", "GET", 404},
-		{st.Credentials.BaseURL + "/v1/no-such-thing", "GET", 404},
-		{st.Credentials.BaseURL + "/v1/outbound-calling/trigger", "GET", 405},
+		{st.Credentials.AgentStudioURL + "/v1/no-such-thing", "GET", 404, false},
+		// A path of neither host's prefixes: the shape is the host's (the
+		// stage variable error_family), not the path's.
+		{st.Credentials.AgentStudioURL + "/nope", "GET", 404, false},
+		{st.Credentials.BaseURL + "/v1/no-such-thing", "GET", 404, true},
+		{st.Credentials.BaseURL + "/nope", "GET", 404, true},
+		{st.Credentials.AgentStudioURL + "/v1/alerts", "DELETE", 405, false},
+		{st.Credentials.BaseURL + "/v1/outbound-calling/trigger", "GET", 405, true},
 	} {
-		var e jsonError
+		var e struct {
+			Message      *string `json:"message"`
+			ErrorMessage *string `json:"error_message"`
+			RequestID    string  `json:"request_id"`
+		}
 		code, h, b := call(t, tt.method, tt.url, nil, nil, &e)
 		if code != tt.status || e.RequestID == "" || h.Get("X-Request-Id") == "" {
 			t.Errorf("%s %s = %d %s, want the service's JSON %d with request_id", tt.method, tt.url, code, b, tt.status)
+		}
+		if tt.doc2 && (e.ErrorMessage == nil || e.Message != nil) || !tt.doc2 && (e.Message == nil || e.ErrorMessage != nil) {
+			t.Errorf("%s %s = %s, want the host's error shape (doc 2: %v)", tt.method, tt.url, b, tt.doc2)
 		}
 		if tt.status == 405 && h.Get("Allow") == "" {
 			t.Errorf("%s %s: 405 without Allow", tt.method, tt.url)

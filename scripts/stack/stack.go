@@ -173,6 +173,22 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		apis[id] = &api{LogicalID: id, Name: name, ID: apiID}
 		v.Set(id, apiID, map[string]string{"ApiEndpoint": "http://" + ln.Addr().String(), "ApiId": apiID})
 	}
+	for _, id := range tmpl.OfType("AWS::ApiGatewayV2::Stage") {
+		p := tmpl.Resources[id].Properties
+		ref, _ := p["ApiId"].(map[string]any)
+		apiID, _ := ref["Ref"].(string)
+		vars, _ := p["StageVariables"].(map[string]any)
+		if a := apis[apiID]; a != nil && len(vars) > 0 {
+			a.StageVariables = map[string]string{}
+			for k, val := range vars {
+				s, ok := val.(string)
+				if !ok {
+					return nil, fmt.Errorf("stage %s: stage variable %s is not a string", id, k)
+				}
+				a.StageVariables[k] = s
+			}
+		}
+	}
 	for id, r := range tmpl.Resources {
 		if _, done := v.Refs[id]; !done && r.Type != "AWS::Lambda::Function" && r.Type != "AWS::IAM::Role" {
 			v.Set(id, id, map[string]string{}) // integrations, log groups, alarms: only named
@@ -265,7 +281,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if err != nil {
 			return nil, fmt.Errorf("API %s: %w", a.Name, err)
 		}
-		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, Router: router, Invoke: invoke, Log: log})
+		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, Log: log})
 	}
 
 	// Event sources. Lambda polls with the function's role: its policy

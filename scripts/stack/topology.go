@@ -44,6 +44,9 @@ type api struct {
 	Name      string // the API's Name, e.g. voiceops-us-studio
 	ID        string
 	Routes    []apigw.Route
+	// StageVariables are the $default stage's (AWS::ApiGatewayV2::Stage),
+	// given to every event as API Gateway does.
+	StageVariables map[string]string
 }
 
 // byName returns the function of a source name.

@@ -22,8 +22,10 @@ type EventContext struct {
 	APIID      string
 	DomainName string
 	Stage      string
-	RequestID  string
-	Now        time.Time
+	// StageVariables are the stage's (the event's stageVariables).
+	StageVariables map[string]string
+	RequestID      string
+	Now            time.Time
 }
 
 // BuildEvent builds the payload format 2.0 event of a request as API
@@ -77,6 +79,7 @@ func BuildEvent(r *http.Request, body []byte, m Match, ec EventContext) events.A
 		Headers:               headers,
 		QueryStringParameters: qsp,
 		PathParameters:        m.PathParameters,
+		StageVariables:        ec.StageVariables,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:     m.Key,
 			AccountID:    ec.AccountID,

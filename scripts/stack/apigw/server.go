@@ -23,11 +23,13 @@ type API struct {
 	Name    string
 	ID      string
 	Account string
-	Router  *Router
-	Invoke  Invoke
-	Timeout time.Duration // IntegrationTimeout when zero
-	Now     func() time.Time
-	Log     *slog.Logger
+	// StageVariables are the stage's, carried by every event.
+	StageVariables map[string]string
+	Router         *Router
+	Invoke         Invoke
+	Timeout        time.Duration // IntegrationTimeout when zero
+	Now            func() time.Time
+	Log            *slog.Logger
 }
 
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +56,7 @@ func (a *API) handle(r *http.Request, reqID string) Response {
 	if a.Now != nil {
 		now = a.Now
 	}
-	ev := BuildEvent(r, body, m, EventContext{AccountID: a.Account, APIID: a.ID, DomainName: r.Host, Stage: "$default", RequestID: reqID, Now: now()})
+	ev := BuildEvent(r, body, m, EventContext{AccountID: a.Account, APIID: a.ID, DomainName: r.Host, Stage: "$default", StageVariables: a.StageVariables, RequestID: reqID, Now: now()})
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return Gateway(http.StatusInternalServerError, "Internal Server Error")
