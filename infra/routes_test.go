@@ -10,6 +10,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/twilioapi"
 )
@@ -29,7 +30,7 @@ var servedGroups = map[string]struct {
 		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
 	"calls": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
-	"outbound": {BaseHost, [][]httpapi.Route{(&baseapi.Outbound{}).Routes()}},
+	"outbound": {BaseHost, [][]httpapi.Route{(&outboundapi.Outbound{}).Routes()}},
 	"events":   {BaseHost, [][]httpapi.Route{(&baseapi.Events{}).Routes()}},
 }
 

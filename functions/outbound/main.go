@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
@@ -27,6 +26,7 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/internalkey"
 	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
@@ -105,6 +105,6 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+		(&outboundapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: d.Destinations, Region: d.Region, Classify: phone.Classify}}).Routes()))
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -263,7 +264,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.Voice{Engine: engine}).Routes(),
 		(&baseapi.Events{Engine: engine}).Routes(),
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
-		(&baseapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+		(&outboundapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
 		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
 		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),

@@ -16,6 +16,7 @@ import (
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/phone"
 	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
@@ -113,7 +114,7 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&baseapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+		(&outboundapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }
 

@@ -1,6 +1,7 @@
 // Package baseapi serves the routes of the base host (doc 2, {base_url}):
-// chat, the voice intake, DNI, outbound calling, external events, the
-// conversations lists, the concurrency series and the handoff state. Each
+// chat, the voice intake, DNI, external events, the conversations lists,
+// the concurrency series and the handoff state (outbound calling is
+// shared/outboundapi, so that its function links no conversation engine). Each
 // group is a type holding only the interfaces it uses; its Routes method
 // lists every route with its authentication scheme (shared/httpapi).
 package baseapi

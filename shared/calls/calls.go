@@ -1,7 +1,7 @@
 // Package calls is the service that owns outbound calls: their state
 // machine (queued → calling → success | failure) and the answered call's
 // voice conversation. Every change of a call goes through it: the trigger
-// (baseapi's outbound group), the dialer's claim and failures (shared/dialer),
+// (shared/outboundapi), the dialer's claim and failures (shared/dialer),
 // the provider's status reports, answer and turns (Twilio's callbacks in
 // shared/twilioapi, and the dev server's simulator, which take the same
 // path from the provider's report on). Those only parse and call it.

@@ -176,7 +176,7 @@ func PolicyOf(ctx context.Context, st Reader, region voiceops.Region, accountID 
 }
 
 // Checker decides whether an account may call a number: the outbound
-// trigger's one call (baseapi.Outbound.Destinations). The policy is read
+// trigger's one call (outboundapi.Outbound.Destinations). The policy is read
 // on every trigger (one GetItem), so an operator's change applies to the
 // next call.
 type Checker struct {

@@ -17,12 +17,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	callsvc "github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/telephony"
@@ -84,7 +84,7 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	calls := dynamo.NewCalls(db, names.Calls)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
-		(&baseapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true },
+		(&outboundapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true },
 			ValidCountry: func(string) bool { return true },
 			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, ""), Region: voiceops.RegionUS,
 				Classify: func(string) destination.Number {

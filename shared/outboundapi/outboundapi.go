@@ -1,4 +1,10 @@
-package baseapi
+// Package outboundapi serves outbound calling on the base host (doc 2):
+// trigger, status, and the internal route the telephony system moves a
+// call's status with. It is a package of its own, apart from shared/baseapi,
+// so that functions/outbound links the calls service and not the
+// conversation engine, agents and hooks the other base-host groups run
+// (functions/outbound is near its bundle cap; scripts/checklinks).
+package outboundapi
 
 import (
 	"context"
@@ -41,9 +47,9 @@ type Destinations interface {
 // Routes lists the outbound calling routes (doc 2).
 func (g *Outbound) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/v1/outbound-calling/trigger", httpapi.ServiceKey, g.outboundTrigger).Creates(),
-		doc2("GET", "/v1/outbound-calling/{callSid}/status", httpapi.ServiceKey, g.outboundStatus),
-		doc2("POST", "/internal/v1/outbound-calling/{callSid}/status", httpapi.InternalKey, g.outboundMove),
+		{Method: "POST", Path: "/v1/outbound-calling/trigger", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundTrigger, Create: true},
+		{Method: "GET", Path: "/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundStatus},
+		{Method: "POST", Path: "/internal/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.InternalKey, Handle: g.outboundMove},
 	}
 }
 

@@ -1,0 +1,191 @@
+package checklinks
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/voiceops/opsapi/"
+
+// rule forbids a set of packages (module-relative paths; "x/..." is x and
+// everything under it) to the functions it names. "*" is every function;
+// except names the functions the rule does not apply to. Why says what
+// the function runs instead, for the failure message.
+type rule struct {
+	functions []string
+	forbid    []string
+	except    []string
+	why       string
+}
+
+// rules are derived from what each function's handler calls (its main.go).
+var rules = []rule{
+	{functions: []string{"*"}, forbid: []string{"scripts/...", "infra/..."},
+		why: "tools and the CDK app are never deployed code"},
+	{functions: []string{"*"}, forbid: []string{"shared/memory", "shared/testsupport/...", "shared/storetest", "shared/apitest", "shared/apispec"},
+		why: "in-memory stores, test helpers and the OpenAPI document are for tests and the dev server"},
+	{functions: []string{"*"}, forbid: []string{"shared/telemetry/prom", "shared/telephony/simulator", "shared/provision", "shared/operatorapi", "shared/tablestream"},
+		why: "Prometheus exposition, the call simulator, provisioning and the operator API belong to the dev server and tools; Lambda functions emit EMF"},
+	{functions: []string{"*"}, except: []string{"alerts"}, forbid: []string{"shared/console"},
+		why: "only the alerts function serves the console"},
+	{functions: []string{"*"}, except: []string{"outbound"}, forbid: []string{"shared/phone", "shared/outboundapi"},
+		why: "only outbound parses phone numbers (libphonenumber's metadata is megabytes)"},
+	{functions: []string{"*"}, except: []string{"calls", "dialer"}, forbid: []string{"shared/telephony/twilio", "shared/twilioapi"},
+		why: "only the dialer places calls with Twilio and only calls serves its callbacks"},
+	{functions: []string{"*"}, except: []string{"calls", "chat", "conversations", "events", "sweeper"}, forbid: []string{"shared/conversation", "shared/agent", "shared/hooks/..."},
+		why: "only the conversation functions run the conversation engine, agents and hooks"},
+	{functions: []string{"*"}, except: []string{"calls", "chat", "conversations", "events"}, forbid: []string{"shared/baseapi"},
+		why: "shared/baseapi's groups run the conversation engine"},
+	{functions: []string{"outbound"}, forbid: []string{"shared/concurrency", "shared/webhook", "shared/delivery", "shared/alerting", "shared/metrics", "shared/series", "shared/buckets"},
+		why: "outbound triggers and reads calls: it runs no conversations, webhooks or metric series"},
+	{functions: []string{"dialer", "dispatcher", "evaluator", "sweeper"}, forbid: []string{"shared/httpapi", "shared/auth"},
+		why: "queue and schedule consumers serve no HTTP"},
+	{functions: []string{"misdirected"}, forbid: []string{"shared/..."},
+		why: "it answers every request 421 and stays the size of a hello world"},
+}
+
+// listing is the module's packages and each function's dependencies, as
+// the bundles are built (scripts/build.sh: linux/arm64, lambda.norpc).
+type listing struct {
+	packages map[string]bool     // module-relative paths
+	deps     map[string][]string // function name → module-relative deps
+}
+
+func list(t *testing.T) listing {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}", module+"...")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	l := listing{packages: map[string]bool{}, deps: map[string][]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(f[0], module)
+		l.packages[pkg] = true
+		name, ok := strings.CutPrefix(pkg, "functions/")
+		if !ok || strings.Contains(name, "/") {
+			continue
+		}
+		var own []string
+		for _, d := range f[1:] {
+			if rel, ok := strings.CutPrefix(d, module); ok {
+				own = append(own, rel)
+			}
+		}
+		l.deps[name] = own
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// matches says whether pkg is pattern, or under it for "x/...".
+func matches(pattern, pkg string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == dir || strings.HasPrefix(pkg, dir+"/")
+	}
+	return pkg == pattern
+}
+
+func (r rule) appliesTo(fn string) bool {
+	return (slices.Contains(r.functions, "*") || slices.Contains(r.functions, fn)) && !slices.Contains(r.except, fn)
+}
+
+// violations lists "function links package (why)" for every broken rule.
+func violations(l listing) []string {
+	var out []string
+	for fn, deps := range l.deps {
+		for _, r := range rules {
+			if !r.appliesTo(fn) {
+				continue
+			}
+			for _, d := range deps {
+				for _, p := range r.forbid {
+					if matches(p, d) {
+						out = append(out, "functions/"+fn+" links "+d+" ("+r.why+")")
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestFunctionsLinkOnlyWhatTheyRun(t *testing.T) {
+	l := list(t)
+	// Every directory of functions/ is checked: go list must have seen it.
+	dirs, err := os.ReadDir("../../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, ok := l.deps[d.Name()]; d.IsDir() && !ok {
+			t.Errorf("go list did not list functions/%s", d.Name())
+		}
+	}
+	if len(l.deps) < 10 || len(l.deps["outbound"]) == 0 {
+		t.Fatalf("go list found %d functions (%v): want every functions/<name>", len(l.deps), l.deps)
+	}
+	for _, v := range violations(l) {
+		t.Error(v)
+	}
+}
+
+// TestRulesNameRealThings keeps the rules from going stale: a renamed
+// function or package would otherwise make its rule forbid nothing.
+func TestRulesNameRealThings(t *testing.T) {
+	l := list(t)
+	for _, r := range rules {
+		for _, fn := range append(slices.Clone(r.functions), r.except...) {
+			if _, ok := l.deps[fn]; fn != "*" && !ok {
+				t.Errorf("rule %q names functions/%s, which is not a function", r.why, fn)
+			}
+		}
+		for _, p := range r.forbid {
+			found := false
+			for pkg := range l.packages {
+				found = found || matches(p, pkg)
+			}
+			if !found {
+				t.Errorf("rule %q forbids %s, which is no package of the module", r.why, p)
+			}
+		}
+	}
+}
+
+// TestRulesCatchALink checks the checker on a made-up listing: outbound
+// linking the conversation engine through shared/baseapi (as it did).
+func TestRulesCatchALink(t *testing.T) {
+	l := listing{deps: map[string][]string{
+		"outbound": {"shared/baseapi", "shared/conversation", "shared/phone"},
+		"calls":    {"shared/baseapi", "shared/conversation", "shared/telephony/twilio"},
+		"dialer":   {"shared/telephony/twilio", "shared/hooks/lambdainvoke"},
+	}}
+	got := violations(l)
+	want := []string{
+		"functions/dialer links shared/hooks/lambdainvoke",
+		"functions/outbound links shared/baseapi",
+		"functions/outbound links shared/conversation",
+	}
+	var short []string
+	for _, v := range got {
+		short = append(short, v[:strings.Index(v, " (")])
+	}
+	if !slices.Equal(short, want) {
+		t.Errorf("violations = %q, want %q", short, want)
+	}
+}

@@ -1,0 +1,8 @@
+// Package checklinks holds one test: each Lambda function (functions/<name>)
+// links only the packages of what its handler runs. A function's bundle is
+// its Go binary, so a group package that also serves another function's
+// routes drags that function's engine into it (functions/outbound, near its
+// 16 MiB cap, used to link the conversation engine, agents and hooks through
+// shared/baseapi). The rules are in checklinks_test.go; `go test ./...` runs
+// them (one `go list` call, about two seconds).
+package checklinks
