@@ -17,7 +17,7 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
 	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -26,16 +26,6 @@ const (
 	base  = "https://base.example.com"
 	token = twiliofake.AuthToken
 )
-
-type static map[string]twilio.Account
-
-func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
-	a, ok := s[id]
-	if !ok {
-		return twilio.Account{}, voiceops.ErrNotFound
-	}
-	return a, nil
-}
 
 type fixture struct {
 	h      http.Handler
@@ -60,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := &conversation.Engine{Store: f.stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
 	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
-		Creds:         static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
+		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f

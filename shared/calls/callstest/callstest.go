@@ -27,6 +27,7 @@ import (
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
 	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -58,16 +59,6 @@ const (
 	callerID  = twiliofake.FromNumber
 )
 
-type static map[string]twilio.Account
-
-func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
-	a, ok := s[id]
-	if !ok {
-		return twilio.Account{}, voiceops.ErrNotFound
-	}
-	return a, nil
-}
-
 type fixture struct {
 	t   *testing.T
 	env Env
@@ -87,7 +78,7 @@ func newFixture(t *testing.T, env Env) *fixture {
 	engine := &conversation.Engine{Store: env.Stores.Conversations, Configs: env.Configs, Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
 	f.svc = &calls.Service{Calls: env.Calls, Engine: engine, Now: time.Now}
 	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base,
-		Creds: static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
+		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f
 }
