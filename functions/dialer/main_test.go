@@ -20,18 +20,10 @@ import (
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
-
-type creds map[string]twilio.Account
-
-func (c creds) Twilio(_ context.Context, id string) (twilio.Account, error) {
-	a, ok := c[id]
-	if !ok {
-		return twilio.Account{}, voiceops.ErrNotFound
-	}
-	return a, nil
-}
 
 type jobs struct {
 	mu sync.Mutex
@@ -73,7 +65,7 @@ func TestReplaySQSBatch(t *testing.T) {
 	defer fake.Close()
 	m := samples.NewMemory(t)
 	d := &dialer.Dialer{Calls: &calls.Service{Calls: m.Calls, Now: time.Now}, Pacer: memory.NewPacer(), Queue: &jobs{},
-		Provider: &twilio.Provider{Creds: creds{samples.AccountID: {AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: "9f8e7d6c5b4a39281706f5e4d3c2b1a0", FromNumber: "+15005550006"}},
+		Provider: &twilio.Provider{Creds: twiliocreds.Static{samples.AccountID: {AccountSID: twiliofake.AccountSID, AuthToken: twiliofake.AuthToken, FromNumber: twiliofake.FromNumber}},
 			APIBaseURL: fake.URL, CallbackBaseURL: "https://base.example.com"},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: m.Log}
 	h := handler(d)

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +36,7 @@ import (
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/delivery"
+	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -286,14 +286,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// then reads this run's credentials; connections made meanwhile wait
 	// in the listener's backlog.
 	url := "http://" + ln.Addr().String()
-	creds, err := seed(ctx, provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now}, b.configs, url, region, internalKey, prev)
+	creds, err := seed(ctx, demoseed.Stores{Provisioner: provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now},
+		Configs: b.configs, DNI: b.dni}, url, internalKey, prev)
 	if err != nil {
 		_ = ln.Close()
 		return fmt.Errorf("seeding demo accounts: %w", err)
-	}
-	if err := seedDNI(ctx, b.dni, creds); err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("seeding DNI pools: %w", err)
 	}
 	if o.demoData {
 		if err := seedDemo(ctx, api, creds, svc, recorder, time.Now()); err != nil {
@@ -540,23 +537,4 @@ func evaluateEvery(ctx context.Context, ev *evaluator.Evaluator, period time.Dur
 			}
 		}
 	}
-}
-
-func writeCredentials(c Credentials, path string, stdout io.Writer) error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "" {
-		_, err = stdout.Write(b)
-		return err
-	}
-	// Written whole then renamed, so a script polling for the file never
-	// reads half of it.
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

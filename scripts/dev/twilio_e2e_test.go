@@ -1,42 +1,17 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-)
 
-const (
-	fakeSID   = "AC0123456789abcdef0123456789abcdef"
-	fakeToken = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 )
-
-// twilioSign is Twilio's documented signature, computed here.
-func twilioSign(fullURL string, form url.Values) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := fullURL
-	for _, k := range keys {
-		s += k + form.Get(k)
-	}
-	m := hmac.New(sha1.New, []byte(fakeToken))
-	m.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
 
 // TestOutboundThroughTwilio runs the dev server with -telephony twilio
 // against a local fake of Twilio that, like Twilio, takes the create-call
@@ -55,67 +30,26 @@ func TestOutboundThroughTwilio(t *testing.T) {
 	_ = ln.Close()
 	public := "http://" + addr
 
-	post := func(u string, form url.Values, sig string) (int, string) {
-		req, _ := http.NewRequest("POST", u, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Twilio-Signature", sig)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Errorf("POST %s: %v", u, err)
-			return 0, ""
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
-	gather := regexp.MustCompile(`action="([^"]+)"`)
 	type outcome struct {
-		created                url.Values
-		forged, answer, turn   int
-		answerTwiML, turnTwiML string
+		twiliofake.Call
+		forged int
+		err    error
 	}
 	done := make(chan outcome, 1)
-	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(b))
-		if user, pass, _ := r.BasicAuth(); r.URL.Path != "/2010-04-01/Accounts/"+fakeSID+"/Calls.json" || user != fakeSID || pass != fakeToken {
-			t.Errorf("fake Twilio got %s %s as %s", r.Method, r.URL.Path, user)
-			w.WriteHeader(401)
-			return
+	api := &twiliofake.API{Placed: func(created url.Values) { // Twilio's side of the call
+		var o outcome
+		status := created.Get("StatusCallback")
+		o.forged, _, o.err = twiliofake.Post(status, twiliofake.CallbackForm(created, "CallStatus", "busy"),
+			twiliofake.Sign(twiliofake.AuthToken, status, twiliofake.CallbackForm(created, "CallStatus", "completed")))
+		if o.err == nil {
+			o.Call, o.err = twiliofake.PlayCall(created, "balance")
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(201)
-		_, _ = io.WriteString(w, `{"sid":"CAfeedfeedfeedfeedfeedfeedfeedfeed","status":"queued"}`)
-		go func() { // Twilio's side of the call
-			var o outcome
-			o.created = form
-			base := url.Values{"CallSid": {"CAfeedfeedfeedfeedfeedfeedfeedfeed"}, "AccountSid": {fakeSID}, "From": {form.Get("From")}, "To": {form.Get("To")}}
-			with := func(k, v string) url.Values {
-				f := url.Values{}
-				for kk, vv := range base {
-					f[kk] = vv
-				}
-				f.Set(k, v)
-				return f
-			}
-			status := form.Get("StatusCallback")
-			o.forged, _ = post(status, with("CallStatus", "busy"), twilioSign(status, with("CallStatus", "completed")))
-			ringing := with("CallStatus", "ringing")
-			post(status, ringing, twilioSign(status, ringing))
-			answer := with("CallStatus", "in-progress")
-			o.answer, o.answerTwiML = post(form.Get("Url"), answer, twilioSign(form.Get("Url"), answer))
-			if m := gather.FindStringSubmatch(o.answerTwiML); m != nil {
-				turn := with("SpeechResult", "balance")
-				o.turn, o.turnTwiML = post(m[1], turn, twilioSign(m[1], turn))
-			}
-			completed := with("CallStatus", "completed")
-			post(status, completed, twilioSign(status, completed))
-			done <- o
-		}()
-	}))
+		done <- o
+	}}
+	fake := httptest.NewServer(api)
 	defer fake.Close()
 
-	env := map[string]string{"TWILIO_ACCOUNT_SID": fakeSID, "TWILIO_AUTH_TOKEN": fakeToken, "TWILIO_FROM_NUMBER": "+15005550006"}
+	env := map[string]string{"TWILIO_ACCOUNT_SID": twiliofake.AccountSID, "TWILIO_AUTH_TOKEN": twiliofake.AuthToken, "TWILIO_FROM_NUMBER": twiliofake.FromNumber}
 	creds, stop := startDevEnv(t, func(k string) string { return env[k] },
 		"-addr", addr, "-telephony", "twilio", "-public-url", public, "-twilio-api-url", fake.URL)
 	defer func() {
@@ -141,16 +75,22 @@ func TestOutboundThroughTwilio(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the fake Twilio was not asked to place the call within 20 s")
 	}
-	if o.created.Get("To") != "+14155550100" || o.created.Get("From") != "+15005550006" ||
-		o.created.Get("Url") != public+"/v1/telephony/twilio/"+trig.CallSid+"/answer" ||
-		o.created.Get("StatusCallback") != public+"/v1/telephony/twilio/"+trig.CallSid+"/status" {
-		t.Errorf("create-call request %v", o.created)
+	if bad := api.Bad(); len(bad) != 0 {
+		t.Errorf("fake Twilio got bad requests: %v", bad)
+	}
+	if o.err != nil {
+		t.Errorf("a callback was not delivered: %v", o.err)
+	}
+	if o.Created.Get("To") != "+14155550100" || o.Created.Get("From") != "+15005550006" ||
+		o.Created.Get("Url") != public+"/v1/telephony/twilio/"+trig.CallSid+"/answer" ||
+		o.Created.Get("StatusCallback") != public+"/v1/telephony/twilio/"+trig.CallSid+"/status" {
+		t.Errorf("create-call request %v", o.Created)
 	}
 	if o.forged != 403 {
 		t.Errorf("forged callback: %d, want 403", o.forged)
 	}
-	if o.answer != 200 || !strings.Contains(o.answerTwiML, "<Gather") || o.turn != 200 || !strings.Contains(o.turnTwiML, "<Say>") {
-		t.Errorf("answer %d %s; turn %d %s", o.answer, o.answerTwiML, o.turn, o.turnTwiML)
+	if o.Answer != 200 || !strings.Contains(o.AnswerTwiML, "<Gather") || o.Turn != 200 || !strings.Contains(o.TurnTwiML, "<Say>") {
+		t.Errorf("answer %d %s; turn %d %s", o.Answer, o.AnswerTwiML, o.Turn, o.TurnTwiML)
 	}
 	req, _ = http.NewRequest("GET", creds.BaseURL+"/v1/outbound-calling/"+trig.CallSid+"/status", nil)
 	req.Header.Set("X-Service-Auth-Token", proj.ServiceAuthToken)

@@ -4,14 +4,7 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
-	"io"
-	"net/http"
 	"net/url"
-	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,29 +13,8 @@ import (
 
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 )
-
-const (
-	fakeSID   = "AC0123456789abcdef0123456789abcdef"
-	fakeToken = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
-	fakeCall  = "CAfeedfeedfeedfeedfeedfeedfeedfeed"
-)
-
-// twilioSign is Twilio's documented signature (as scripts/dev's test).
-func twilioSign(fullURL string, form url.Values) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := fullURL
-	for _, k := range keys {
-		s += k + form.Get(k)
-	}
-	m := hmac.New(sha1.New, []byte(fakeToken))
-	m.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
 
 // An outbound call through the dialer's queue and the Twilio adapter: the
 // Twilio stand-in takes the create-call request and calls back the calls
@@ -61,54 +33,20 @@ func TestOutboundCallThroughTwilio(t *testing.T) {
 		t.Fatal("no function reads the Twilio secret")
 	}
 	if err := twilio.SetAccount(context.Background(), secretsmanager.NewFromConfig(st.AWS), secretID, acct.AccountID,
-		twilio.Account{AccountSID: fakeSID, AuthToken: fakeToken, FromNumber: "+15005550006"}); err != nil {
+		twilio.Account{AccountSID: twiliofake.AccountSID, AuthToken: twiliofake.AuthToken, FromNumber: twiliofake.FromNumber}); err != nil {
 		t.Fatal(err)
 	}
-	post := func(u string, form url.Values) (int, string) {
-		req, _ := http.NewRequest("POST", u, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Twilio-Signature", twilioSign(u, form))
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Errorf("POST %s: %v", u, err)
-			return 0, ""
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res.StatusCode, string(b)
-	}
-	gather := regexp.MustCompile(`action="([^"]+)"`)
 	type outcome struct {
-		created          url.Values
-		answer, turn     int
-		answerTw, turnTw string
+		twiliofake.Call
+		err error
 	}
 	done := make(chan outcome, 1)
-	twilioStandIn.set(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(b))
-		if user, pass, _ := r.BasicAuth(); r.URL.Path != "/2010-04-01/Accounts/"+fakeSID+"/Calls.json" || user != fakeSID || pass != fakeToken {
-			w.WriteHeader(401)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(201)
-		_, _ = io.WriteString(w, `{"sid":"`+fakeCall+`","status":"queued"}`)
-		go func() {
-			o := outcome{created: form}
-			with := func(k, v string) url.Values {
-				return url.Values{"CallSid": {fakeCall}, "AccountSid": {fakeSID}, "From": {form.Get("From")}, "To": {form.Get("To")}, k: {v}}
-			}
-			status := form.Get("StatusCallback")
-			post(status, with("CallStatus", "ringing"))
-			o.answer, o.answerTw = post(form.Get("Url"), with("CallStatus", "in-progress"))
-			if m := gather.FindStringSubmatch(o.answerTw); m != nil {
-				o.turn, o.turnTw = post(m[1], with("SpeechResult", "balance"))
-			}
-			post(status, with("CallStatus", "completed"))
-			done <- o
-		}()
-	})
+	api := &twiliofake.API{Placed: func(created url.Values) {
+		var o outcome
+		o.Call, o.err = twiliofake.PlayCall(created, "balance")
+		done <- o
+	}}
+	twilioStandIn.set(api.ServeHTTP)
 	h := map[string]string{"X-Service-Auth-Token": proj.ServiceAuthToken}
 	var trig struct{ CallSid string }
 	if code, _, b := call(t, "POST", st.Credentials.BaseURL+"/v1/outbound-calling/trigger", h, map[string]any{"to_number": "+14155550100"}, &trig); code/100 != 2 {
@@ -120,11 +58,17 @@ func TestOutboundCallThroughTwilio(t *testing.T) {
 	case <-time.After(45 * time.Second):
 		t.Fatal("the Twilio stand-in was not asked to place the call within 45 s")
 	}
-	if o.created.Get("To") != "+14155550100" || o.created.Get("Url") != st.Credentials.BaseURL+"/v1/telephony/twilio/"+trig.CallSid+"/answer" {
-		t.Errorf("create-call request %v", o.created)
+	if bad := api.Bad(); len(bad) != 0 {
+		t.Errorf("the Twilio stand-in got bad requests: %v", bad)
 	}
-	if o.answer != 200 || !strings.Contains(o.answerTw, "<Gather") || o.turn != 200 || !strings.Contains(o.turnTw, "<Say>") {
-		t.Errorf("answer %d %s; turn %d %s", o.answer, o.answerTw, o.turn, o.turnTw)
+	if o.err != nil {
+		t.Errorf("a callback was not delivered: %v", o.err)
+	}
+	if o.Created.Get("To") != "+14155550100" || o.Created.Get("Url") != st.Credentials.BaseURL+"/v1/telephony/twilio/"+trig.CallSid+"/answer" {
+		t.Errorf("create-call request %v", o.Created)
+	}
+	if o.Answer != 200 || !strings.Contains(o.AnswerTwiML, "<Gather") || o.Turn != 200 || !strings.Contains(o.TurnTwiML, "<Say>") {
+		t.Errorf("answer %d %s; turn %d %s", o.Answer, o.AnswerTwiML, o.Turn, o.TurnTwiML)
 	}
 	var status map[string]any
 	if code, _, b := call(t, "GET", st.Credentials.BaseURL+"/v1/outbound-calling/"+trig.CallSid+"/status", h, nil, &status); code != 200 || status["status"] != "success" {

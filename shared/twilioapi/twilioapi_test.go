@@ -2,15 +2,11 @@ package twilioapi
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,40 +17,15 @@ import (
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 const (
 	base  = "https://base.example.com"
-	token = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	token = twiliofake.AuthToken
 )
-
-type static map[string]twilio.Account
-
-func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
-	a, ok := s[id]
-	if !ok {
-		return twilio.Account{}, voiceops.ErrNotFound
-	}
-	return a, nil
-}
-
-// sign is Twilio's signature (documented algorithm, computed here).
-func sign(fullURL string, form url.Values) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := fullURL
-	for _, k := range keys {
-		s += k + form.Get(k)
-	}
-	m := hmac.New(sha1.New, []byte(token))
-	m.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
 
 type fixture struct {
 	h      http.Handler
@@ -79,7 +50,7 @@ func newFixture(t *testing.T) *fixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := &conversation.Engine{Store: f.stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
 	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
-		Creds:         static{"acct_a": {AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: token, FromNumber: "+15005550006"}},
+		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f
@@ -104,11 +75,10 @@ func (f *fixture) placed(t *testing.T) voiceops.Call {
 // post sends a callback signed for its URL (sig "": signed correctly).
 func (f *fixture) post(path string, form url.Values, sig string) *httptest.ResponseRecorder {
 	if sig == "" {
-		sig = sign(base+path, form)
+		sig = twiliofake.Sign(token, base+path, form)
 	}
 	req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Twilio-Signature", sig)
+	twiliofake.SetCallback(req, sig)
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)
 	return rec
@@ -131,8 +101,8 @@ func TestInvalidSignaturesChangeNothing(t *testing.T) {
 	for name, sig := range map[string]string{
 		"missing":        "x",
 		"wrong":          "AAAAAAAAAAAAAAAAAAAAAAAAAAA=",
-		"for other URL":  sign(base+"/v1/telephony/twilio/"+voiceops.NewCallSID()+"/status", form),
-		"for other body": sign(base+path, url.Values{"CallSid": {"CAfeed"}, "CallStatus": {"completed"}}),
+		"for other URL":  twiliofake.Sign(token, base+"/v1/telephony/twilio/"+voiceops.NewCallSID()+"/status", form),
+		"for other body": twiliofake.Sign(token, base+path, url.Values{"CallSid": {"CAfeed"}, "CallStatus": {"completed"}}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if rec := f.post(path, form, sig); rec.Code != http.StatusForbidden {

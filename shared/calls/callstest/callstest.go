@@ -7,16 +7,12 @@ package callstest
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +27,8 @@ import (
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
+	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/twilioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -55,21 +53,11 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 
 const (
 	base      = "https://base.example.com"
-	authToken = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+	authToken = twiliofake.AuthToken
 	account   = "acct_calls"
 	project   = "proj_calls"
-	callerID  = "+15005550006"
+	callerID  = twiliofake.FromNumber
 )
-
-type static map[string]twilio.Account
-
-func (s static) Twilio(_ context.Context, id string) (twilio.Account, error) {
-	a, ok := s[id]
-	if !ok {
-		return twilio.Account{}, voiceops.ErrNotFound
-	}
-	return a, nil
-}
 
 type fixture struct {
 	t   *testing.T
@@ -90,7 +78,7 @@ func newFixture(t *testing.T, env Env) *fixture {
 	engine := &conversation.Engine{Store: env.Stores.Conversations, Configs: env.Configs, Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
 	f.svc = &calls.Service{Calls: env.Calls, Engine: engine, Now: time.Now}
 	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base,
-		Creds: static{account: {AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: authToken, FromNumber: callerID}}}
+		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f
 }
@@ -131,28 +119,11 @@ func (f *fixture) conversations(t *testing.T) []voiceops.Conversation {
 	return convs
 }
 
-// sign is Twilio's signature (its documented algorithm, computed here).
-func sign(fullURL string, form url.Values) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := fullURL
-	for _, k := range keys {
-		s += k + form.Get(k)
-	}
-	m := hmac.New(sha1.New, []byte(authToken))
-	m.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
-}
-
 // post sends a correctly signed callback to pathQuery (a path, with its
 // query); token, when set, is Twilio's idempotency token.
 func (f *fixture) post(pathQuery string, form url.Values, token string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest("POST", pathQuery, strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("X-Twilio-Signature", sign(base+pathQuery, form))
+	twiliofake.SetCallback(req, twiliofake.Sign(authToken, base+pathQuery, form))
 	if token != "" {
 		req.Header.Set(twilio.IdempotencyHeader, token)
 	}
