@@ -69,6 +69,31 @@ curl -fsS "http://127.0.0.1:$port/moto-api/" >/dev/null || { cat "$moto_log"; ec
 export TEST_AWS_ENDPOINT="http://127.0.0.1:$port"
 echo "moto_server on $TEST_AWS_ENDPOINT"
 
+# Two chains run side by side (most steps wait on moto, npm, sleeps or
+# jsii as much as on the CPU): the CDK chain (assertions, synth with the
+# real CLI, the bundles, then the stack's scenarios under the Lambda RIE)
+# in the background, its output printed when it ends; and the rest here.
+infra_log=$(mktemp)
+infra_chain() {
+  set -e
+  if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
+    step "go test ./infra (CDK assertions; no -race: jsii is slow under it)"
+    go test -count=1 ./infra/...
+    if [ -x scripts/synth-lint.sh ]; then
+      step "cdk synth (real CDK CLI, building every function), cfn-lint and bundle checks"
+      ./scripts/synth-lint.sh
+    fi
+  fi
+  if [ -x scripts/stack-test.sh ]; then
+    step "the deployed topology on this machine (scripts/stack-test.sh: scenarios on the synthesized stack under the Lambda RIE and moto)"
+    ./scripts/stack-test.sh
+  fi
+}
+( infra_chain ) >"$infra_log" 2>&1 &
+infra_pid=$!
+trap 'kill $moto_pid 2>/dev/null || true; kill $infra_pid 2>/dev/null || true' EXIT
+echo "(the CDK chain runs in the background; its output follows at the end)"
+
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
@@ -84,18 +109,13 @@ go run ./scripts/readme
 step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"
 ./scripts/fuzz.sh
 
-if [ -d infra ] && ls infra/*.go >/dev/null 2>&1; then
-  step "go test ./infra (CDK assertions; no -race: jsii is slow under it)"
-  go test -count=1 ./infra/...
-  if [ -x scripts/synth-lint.sh ]; then
-    step "cdk synth (real CDK CLI, building every function), cfn-lint and bundle checks"
-    ./scripts/synth-lint.sh
-  fi
-fi
-
-if [ -x scripts/stack-test.sh ]; then
-  step "the deployed topology on this machine (scripts/stack-test.sh: scenarios on the synthesized stack under the Lambda RIE and moto)"
-  ./scripts/stack-test.sh
+step "the CDK chain (run in the background since the start)"
+infra_rc=0
+wait "$infra_pid" || infra_rc=$?
+cat "$infra_log"
+if [ "$infra_rc" -ne 0 ]; then
+  echo "the CDK chain failed (exit $infra_rc)"
+  exit 1
 fi
 
 step "all tests passed"
