@@ -44,6 +44,7 @@ type api struct {
 	Name      string // the API's Name, e.g. voiceops-us-studio
 	ID        string
 	Routes    []apigw.Route
+	CORS      *apigw.CORS // its CorsConfiguration; nil for none
 }
 
 // byName returns the function of a source name.
