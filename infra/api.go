@@ -33,11 +33,15 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 	out := map[Host]httpAPI{}
 	for _, host := range servedHosts(fns) {
 		id := constructID(string(host))
-		api := awsapigatewayv2.NewHttpApi(stack, jsii.String(id+"Api"), &awsapigatewayv2.HttpApiProps{
+		props := &awsapigatewayv2.HttpApiProps{
 			ApiName:            jsii.String(cfg.prefix() + "-" + string(host)),
 			Description:        jsii.String(fmt.Sprintf("VoiceOps %s host (%s)", host, cfg.Region.Name)),
 			CreateDefaultStage: jsii.Bool(false),
-		})
+		}
+		if host == BaseHost {
+			props.CorsPreflight = baseCORS() // the console's calls (console.go)
+		}
+		api := awsapigatewayv2.NewHttpApi(stack, jsii.String(id+"Api"), props)
 		stageProps := &awsapigatewayv2.HttpStageProps{
 			HttpApi:    api,
 			StageName:  jsii.String("$default"),

@@ -565,6 +565,7 @@ func envDisagreements(f Function) []string {
 	agree(lambdamain.InternalKeyEnv, f.ReadsInternalKey, "ReadsInternalKey")
 	agree(lambdamain.TwilioSecretEnv, f.ReadsTwilio, "ReadsTwilio")
 	agree(lambdamain.PublicBaseURLEnv, f.ReadsTwilio, "ReadsTwilio (Twilio calls the base host back)")
+	agree(lambdamain.ConsoleBaseURLEnv, servesConsole(f), "a /console route (the console calls the base host)")
 	delete(names, lambdamain.RegionEnv) // the stack's region: any function may read it
 	for n := range names {
 		out = append(out, fmt.Sprintf("environment names %s, which infra does not set", n))
@@ -584,9 +585,9 @@ type deps struct {
 // newFunctions creates every function with its environment and grants, and
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
-	// The value of each variable; PUBLIC_BASE_URL and SHARD_QUEUE_URL are
-	// added with the base host's API (publicBaseURLs) and the shard queue
-	// (addEvaluatorSources).
+	// The value of each variable; PUBLIC_BASE_URL, CONSOLE_BASE_URL and
+	// SHARD_QUEUE_URL are added with the base host's API (publicBaseURLs,
+	// consoleBaseURLs) and the shard queue (addEvaluatorSources).
 	values := map[string]*string{
 		lambdamain.RegionEnv:        jsii.String(cfg.Region.Name),
 		lambdamain.QueueEnv:         d.queue.delivery.QueueUrl(),

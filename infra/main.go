@@ -189,6 +189,7 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	}
 	apis := newAPIs(stack, cfg, fns, lambdas)
 	publicBaseURLs(cfg, fns, lambdas, apis)
+	consoleBaseURLs(cfg, fns, lambdas, apis)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
 	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)

@@ -217,7 +217,7 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 				switch v {
 				case lambdamain.RegionEnv:
 					vars[v] = r.Name
-				case lambdamain.PublicBaseURLEnv:
+				case lambdamain.PublicBaseURLEnv, lambdamain.ConsoleBaseURLEnv:
 					vars[v] = assertions.Match_AnyValue()
 				default:
 					vars[v] = obj{"Ref": assertions.Match_AnyValue()}

@@ -6,6 +6,8 @@
 # a chat ended by the sweeper, an outbound call through the dialer and a
 # Twilio stand-in, a failing receiver spending its retry schedule, the
 # issue-18 defects (deadline, JSON 404/405, Idempotency-Key with a comma),
+# the console calling the base host across origins (CSP, CORS; in headless
+# chromium when installed),
 # no AccessDenied; the time to notify and each function's cold start are
 # printed (figures only). STACK_ASSEMBLY=DIR reuses a cloud assembly
 # instead of synthesizing; STACK_CACHE=DIR holds the RIE and the builds.

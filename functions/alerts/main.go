@@ -46,6 +46,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	consoleRoutes, err := console.RoutesWith(env.ConsoleBaseURL)
+	if err != nil {
+		return err
+	}
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
@@ -60,7 +64,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
 			return counts.Touch(ctx, accountID, projectID, time.Now())
 		},
-		Metrics: metrics,
+		Metrics: metrics, Console: consoleRoutes,
 	})), lambda.WithContext(ctx))
 	return nil
 }
@@ -88,14 +92,21 @@ type deps struct {
 	Endpoints voiceops.EndpointStore
 	Projects  httpapi.ProjectReader
 	Series    *series.Reader
+	// Console is the console's routes (console.RoutesWith the base
+	// host's URL); nil serves console.Routes().
+	Console []httpapi.Route
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	consoleRoutes := d.Console
+	if consoleRoutes == nil {
+		consoleRoutes = console.Routes()
+	}
 	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc,
 			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
-		console.Routes(),
+		consoleRoutes,
 		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

@@ -429,6 +429,7 @@ func functionEnv() []string {
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=bench", "AWS_SECRET_ACCESS_KEY=bench", "SERVICE_REGION=us",
 		"CONFIG_TABLE=bench", "METRICS_TABLE=bench", "DELIVERIES_TABLE=bench", "CONVERSATIONS_TABLE=bench", "CALLS_TABLE=bench",
 		"DELIVERY_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/000000000000/bench", "INTERNAL_KEY_PARAMETER=bench",
+		"CONSOLE_BASE_URL=https://base.bench.example", // a URL: the console checks it at start
 		"MESSAGE=use a regional address", "AWS_LAMBDA_FUNCTION_NAME=bench", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=1024", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST")
 }
 

@@ -170,7 +170,11 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		}
 		listeners[id] = ln
 		apiID := randomID(10)
-		apis[id] = &api{LogicalID: id, Name: name, ID: apiID}
+		cors, err := apigw.ParseCORS(tmpl.Resources[id].Properties["CorsConfiguration"])
+		if err != nil {
+			return nil, fmt.Errorf("API %s: %w", name, err)
+		}
+		apis[id] = &api{LogicalID: id, Name: name, ID: apiID, CORS: cors}
 		v.Set(id, apiID, map[string]string{"ApiEndpoint": "http://" + ln.Addr().String(), "ApiId": apiID})
 	}
 	for _, id := range tmpl.OfType("AWS::ApiGatewayV2::Stage") {
@@ -281,7 +285,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if err != nil {
 			return nil, fmt.Errorf("API %s: %w", a.Name, err)
 		}
-		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, Log: log})
+		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, CORS: a.CORS, Log: log})
 	}
 
 	// Event sources. Lambda polls with the function's role: its policy

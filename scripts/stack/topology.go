@@ -44,6 +44,7 @@ type api struct {
 	Name      string // the API's Name, e.g. voiceops-us-studio
 	ID        string
 	Routes    []apigw.Route
+	CORS      *apigw.CORS // its CorsConfiguration; nil for none
 	// StageVariables are the $default stage's (AWS::ApiGatewayV2::Stage),
 	// given to every event as API Gateway does.
 	StageVariables map[string]string

@@ -9,8 +9,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 
@@ -21,12 +24,37 @@ import (
 //go:embed static
 var static embed.FS
 
-// Policy is the console's Content-Security-Policy: its own scripts,
-// styles and API only; no inline code, no frames, no other origin.
-// connect-src also allows the base host when the operator names one
-// (base-host pages), which the page does from its own origin only here.
+// Policy is the console's Content-Security-Policy when both hosts are its
+// own origin (the dev server): its own scripts, styles and API only; no
+// inline code, no frames, no other origin. Deployed, connect-src names
+// the base host's origin too (PolicyFor).
 const Policy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// PolicyFor is the policy of a console whose base host is at origin
+// ("" when it is the console's own): connect-src 'self' and that origin,
+// nothing wider.
+func PolicyFor(origin string) string {
+	if origin == "" {
+		return Policy
+	}
+	return strings.Replace(Policy, "connect-src 'self';", "connect-src 'self' "+origin+";", 1)
+}
+
+// BaseOrigin checks the base host's URL (the alerts function's
+// CONSOLE_BASE_URL) and returns its origin, scheme://host[:port]; "" for
+// "" (the base host is the console's own origin).
+func BaseOrigin(baseURL string) (string, error) {
+	if baseURL == "" {
+		return "", nil
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
+		strings.ContainsAny(u.Host, " ;'*") {
+		return "", fmt.Errorf("console: the base host's URL %q is not an http(s) URL with a host", baseURL)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
 
 // file is one embedded file, ready to serve.
 type file struct {
@@ -58,27 +86,58 @@ func load() map[string]file {
 	return out
 }
 
-// Routes lists the console's routes: public (the files hold no data).
+// Routes lists the routes of a console whose base host is its own origin
+// (the dev server serves both hosts on one).
 func Routes() []httpapi.Route {
+	routes, _ := RoutesWith("")
+	return routes
+}
+
+// RoutesWith lists the console's routes, public (the files hold no data),
+// for a base host at baseURL ("" for the console's own origin): the page
+// reads it from /console/config.json, and the CSP's connect-src allows
+// its origin.
+func RoutesWith(baseURL string) ([]httpapi.Route, error) {
+	origin, err := BaseOrigin(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := json.Marshal(struct {
+		BaseURL string `json:"base_url"`
+	}{strings.TrimSuffix(baseURL, "/")})
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(cfg)
+	c := site{policy: PolicyFor(origin), config: file{body: cfg, contentType: "application/json", etag: `"` + hex.EncodeToString(sum[:8]) + `"`}}
 	return []httpapi.Route{
 		// The page itself at /console too: API Gateway's {proxy+} needs a
 		// segment, so /console/ may not reach the function deployed.
-		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: serve},
-		{Method: "GET", Path: "/console/{file...}", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: serve},
-	}
+		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
+		{Method: "GET", Path: "/console/{file...}", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
+	}, nil
 }
 
-func serve(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
+// site is a console: its policy and its config.json.
+type site struct {
+	policy string
+	config file
+}
+
+func (c site) serve(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	name := r.PathValue("file")
 	if name == "" {
 		name = "index.html"
 	}
 	f, ok := files[name]
+	if name == "config.json" {
+		f, ok = c.config, true
+	}
 	if !ok {
 		return voiceops.Errorf(voiceops.KindNotFound, "not found")
 	}
 	h := w.Header()
-	h.Set("Content-Security-Policy", Policy)
+	h.Set("Content-Security-Policy", c.policy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")

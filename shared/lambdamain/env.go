@@ -33,10 +33,19 @@ type Alerts struct {
 	MetricsTable    string              `env:"METRICS_TABLE"`
 	RequestsTable   string              `env:"REQUESTS_TABLE"`
 	DeliveryQueue   string              `env:"DELIVERY_QUEUE_URL"`
+	// The base host's URL, which the console it serves calls.
+	ConsoleBaseURL string `env:"CONSOLE_BASE_URL"`
 }
 
 // Webhooks is the environment of functions/webhooks.
-type Webhooks Alerts
+type Webhooks struct {
+	Region          voiceops.RegionInfo `env:"SERVICE_REGION"`
+	ConfigTable     string              `env:"CONFIG_TABLE"`
+	DeliveriesTable string              `env:"DELIVERIES_TABLE"`
+	MetricsTable    string              `env:"METRICS_TABLE"`
+	RequestsTable   string              `env:"REQUESTS_TABLE"`
+	DeliveryQueue   string              `env:"DELIVERY_QUEUE_URL"`
+}
 
 // Dispatcher is the environment of functions/dispatcher.
 type Dispatcher struct {
@@ -131,7 +140,7 @@ var Environments = map[string]any{
 // Known lists every variable an environment struct may name: the
 // constants of lambdamain.go, the tables' (shared/tables) and TwilioAPIEnv.
 func Known() []string {
-	names := []string{RegionEnv, QueueEnv, ShardQueueEnv, OutboundQueueEnv, TwilioSecretEnv, PublicBaseURLEnv, InternalKeyEnv, TwilioAPIEnv}
+	names := []string{RegionEnv, QueueEnv, ShardQueueEnv, OutboundQueueEnv, TwilioSecretEnv, PublicBaseURLEnv, ConsoleBaseURLEnv, InternalKeyEnv, TwilioAPIEnv}
 	for _, t := range tables.All {
 		names = append(names, t.EnvVar)
 	}

@@ -34,6 +34,10 @@ const (
 	// PublicBaseURLEnv is the base host's public URL, which Twilio calls
 	// back (status callbacks, the answer URL).
 	PublicBaseURLEnv = "PUBLIC_BASE_URL"
+	// ConsoleBaseURLEnv is the base host's URL as the operators' console
+	// (served by the studio host) calls it: the console's config.json and
+	// its CSP's connect-src name it (shared/console).
+	ConsoleBaseURLEnv = "CONSOLE_BASE_URL"
 	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).

@@ -28,6 +28,7 @@ type API struct {
 	Router         *Router
 	Invoke         Invoke
 	Timeout        time.Duration // IntegrationTimeout when zero
+	CORS           *CORS         // the API's CorsConfiguration; nil for none
 	Now            func() time.Time
 	Log            *slog.Logger
 }
@@ -35,7 +36,15 @@ type API struct {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := newRequestID()
 	w.Header().Set("Apigw-Requestid", reqID)
-	resp := a.handle(r, reqID)
+	var resp Response
+	if pre, ok := a.CORS.preflightOf(r); ok {
+		resp = pre
+	} else {
+		resp = a.handle(r, reqID)
+		if a.CORS != nil {
+			a.CORS.respond(r, &resp)
+		}
+	}
 	for k, vs := range resp.Headers {
 		w.Header()[k] = vs
 	}

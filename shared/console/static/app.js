@@ -13,6 +13,10 @@ const $main = document.getElementById("main");
 const $nav = document.getElementById("nav");
 const $status = document.getElementById("status");
 let timers = [];
+// The base host's URL (doc 2: conversations, concurrency, handoff state)
+// from /console/config.json: "" where it is this origin (the dev server),
+// deployed its own API's URL, which the CSP's connect-src names.
+let BASE = "";
 
 // --- DOM and API helpers ---------------------------------------------------
 
@@ -44,7 +48,7 @@ class APIError extends Error {
 async function api(path, opts = {}) {
   const headers = { "x-api-key": sessionStorage.getItem(KEY) || "" };
   if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method: opts.method || "GET", headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const res = await fetch((opts.base ? BASE : "") + path, { method: opts.method || "GET", headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   const text = await res.text();
   const body = text ? JSON.parse(text) : null;
   if (!res.ok) throw new APIError(res.status, body);
@@ -469,7 +473,7 @@ async function concurrencyPage() {
     if (!sp) { box.replaceChildren(h("p", { class: "muted" }, "Name an account and a project.")); return; }
     const end = minute(Date.now()).getTime(), start = end - 7 * 24 * 36e5;
     try {
-      const r = await api(`/v1${sp}/conversations/concurrency` + q({ start_time: iso(start), end_time: iso(end), slice_by: "variant" }));
+      const r = await api(`/v1${sp}/conversations/concurrency` + q({ start_time: iso(start), end_time: iso(end), slice_by: "variant" }), { base: true });
       const byVariant = {};
       for (const i of r.intervals) (byVariant[i.variant_name || i.variant_id || "all"] ||= []).push({ t: Date.parse(i.time), v: i.max_concurrent_conversations });
       const names = Object.keys(byVariant);
@@ -494,7 +498,7 @@ async function conversationsPage() {
     const end = Date.now(), start = end - 30 * 24 * 36e5;
     const params = { start_time: iso(start), end_time: iso(end), limit: 20, channel: channel.value || null, in_progress: inProgress.value || null, cursor: cursors[cursors.length - 1] };
     if (query.value) Object.assign(params, { query_type: "transcript", query: query.value });
-    const r = await api(`/v3${sp}/conversations` + q(params));
+    const r = await api(`/v3${sp}/conversations` + q(params), { base: true });
     body.replaceChildren(...r.conversations.map((c) => h("tr", {}, h("td", {}, h("a", { href: "#/conversations/" + c.id }, fmtTime(c.started_at))),
       h("td", {}, c.channel), h("td", {}, c.in_progress ? "in progress" : "ended"), h("td", {}, c.num_turns), h("td", {}, c.handoff ? "handoff → " + c.handoff_destination : "—"))));
     if (!r.conversations.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No conversations.")));
@@ -515,7 +519,7 @@ async function conversationPage(id) {
   if (!sp) { location.hash = "#/conversations"; return; }
   // The list filtered to this conversation's start finds it with its turns.
   const started = Number(id.slice(5, 18));
-  const r = await api(`/v3${sp}/conversations` + q({ start_time: iso(started), end_time: iso(started + 1), limit: 50 }));
+  const r = await api(`/v3${sp}/conversations` + q({ start_time: iso(started), end_time: iso(started + 1), limit: 50 }), { base: true });
   const c = r.conversations.find((x) => x.id === id);
   if (!c) { $main.append(h("p", { class: "error" }, "Conversation not found in this project.")); return; }
   $main.append(h("p", {}, h("a", { href: "#/conversations" }, "← Conversations")), h("h1", {}, "Conversation ", c.id),
@@ -527,7 +531,7 @@ async function conversationPage(id) {
       t.user_input || t.user_input_dtmf ? h("div", { class: "turn user" }, h("span", { class: "muted" }, fmtTime(t.user_input_datetime), " caller: "), t.user_input || "DTMF " + t.user_input_dtmf) : "",
       h("div", { class: "turn agent" }, h("span", { class: "muted" }, fmtTime(t.agent_response_datetime), " agent: "), t.agent_response)])));
   if (c.handoff) {
-    const hs = await api(`/v1${sp}/handoff_state` + q({ id: c.id }));
+    const hs = await api(`/v1${sp}/handoff_state` + q({ id: c.id }), { base: true });
     $main.append(h("h2", {}, "Handoff state"), h("pre", { id: "handoff-state" }, JSON.stringify(hs.data, null, 2)));
   }
 }
@@ -538,4 +542,7 @@ document.getElementById("signout").addEventListener("click", () => {
   route();
 });
 window.addEventListener("hashchange", route);
-route();
+fetch("/console/config.json")
+  .then((res) => (res.ok ? res.json() : Promise.reject(new Error("HTTP " + res.status))))
+  .then((c) => { BASE = c.base_url || ""; route(); })
+  .catch((e) => { route(); say("Cannot read the console's configuration (" + e.message + "): the base host's pages may fail."); });
