@@ -172,15 +172,7 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 		names["#reason"], values[":reason"] = attrReason, avS(reason)
 		update += ", #reason = :reason"
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: callKey(sid),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #status = :from"),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	out, err := s.updateCall(ctx, sid, update, "attribute_exists(#pk) AND #status = :from", names, values)
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
 			return voiceops.Call{}, voiceops.ErrNotFound
@@ -229,15 +221,7 @@ func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token stri
 		next = "#steps = :prev AND #rstep = :prev"
 	}
 	takeover := "#steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n) AND #stepns < :stale"
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: callKey(sid),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #status IN (:queued, :calling) AND ((" + next + ") OR (" + takeover + "))"),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	out, err := s.updateCall(ctx, sid, update, "attribute_exists(#pk) AND #status IN (:queued, :calling) AND (("+next+") OR ("+takeover+"))", names, values)
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
 			return voiceops.Call{}, voiceops.ErrNotFound
@@ -267,15 +251,7 @@ func (s *Calls) ReplyCallStep(ctx context.Context, sid, conversationID string, r
 		values[":conv"] = avS(conversationID)
 		update += ", #gtext = :text, #gend = :end, #conv = :conv"
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: callKey(sid),
-		UpdateExpression:                    aws.String(update),
-		ConditionExpression:                 aws.String("attribute_exists(#pk) AND #steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n)"),
-		ExpressionAttributeNames:            names,
-		ExpressionAttributeValues:           values,
-		ReturnValues:                        types.ReturnValueAllNew,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	out, err := s.updateCall(ctx, sid, update, "attribute_exists(#pk) AND #steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n)", names, values)
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
 			return voiceops.Call{}, voiceops.ErrNotFound
@@ -334,4 +310,19 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		return voiceops.Call{}, r.err
 	}
 	return c, nil
+}
+
+// updateCall applies update to the call sid under cond, returning the new
+// item, or on a failed condition the item as it was (so a retried write
+// can recognise its own landed attempt).
+func (s *Calls) updateCall(ctx context.Context, sid, update, cond string, names map[string]string, values item) (*dynamodb.UpdateItemOutput, error) {
+	return s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: callKey(sid),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
 }
