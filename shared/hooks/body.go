@@ -133,10 +133,10 @@ func ParseAnswer(data []byte) (Result, error) {
 
 func parseAnswer(data []byte) (Result, error) {
 	var res Result
-	if len(bytes.TrimSpace(data)) == 0 {
+	if len(trimJSONSpace(data)) == 0 {
 		return res, nil
 	}
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+	if bytes.Equal(trimJSONSpace(data), []byte("null")) {
 		return res, nil
 	}
 	raw, err := objectFields(data, "answer",
@@ -324,7 +324,7 @@ func objectFields(data []byte, what string, allowed ...string) (map[string]json.
 		if err := dec.Decode(&v); err != nil {
 			return nil, notJSON
 		}
-		if v = bytes.TrimSpace(v); !bytes.Equal(v, []byte("null")) {
+		if v = trimJSONSpace(v); !bytes.Equal(v, []byte("null")) {
 			raw[key] = v
 		}
 	}
@@ -336,3 +336,7 @@ func objectFields(data []byte, what string, allowed ...string) (map[string]json.
 	}
 	return raw, nil
 }
+
+// trimJSONSpace trims JSON's four whitespace bytes only: bytes.TrimSpace also
+// trims \v, \f and Unicode spaces, which would let "null\v" pass as null.
+func trimJSONSpace(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }

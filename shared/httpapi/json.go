@@ -85,7 +85,7 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 		}
 		return nil, &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "could not read the request body", Fields: []voiceops.FieldError{}}
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
+	if len(bytes.Trim(body, " \t\r\n")) == 0 { // JSON whitespace only, not \v or Unicode spaces
 		if optional {
 			return &Object{}, nil
 		}

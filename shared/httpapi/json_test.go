@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -187,4 +190,19 @@ func FuzzCheckJSON(f *testing.F) {
 			t.Fatalf("CheckJSON(%q) = %v, want accepted %v", body, err, want)
 		}
 	})
+}
+
+// TestReadObjectEmptyBody: only JSON whitespace makes an empty body; a body of
+// \v or a Unicode space is not JSON and is refused even where a body is optional.
+func TestReadObjectEmptyBody(t *testing.T) {
+	for _, tt := range []struct {
+		body string
+		ok   bool
+	}{{"", true}, {" \t\r\n", true}, {"\v", false}, {"\f", false}, {"\u00a0", false}} {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tt.body))
+		_, err := ReadObject(httptest.NewRecorder(), r, true)
+		if (err == nil) != tt.ok {
+			t.Errorf("ReadObject(%q) error %v, want ok=%v", tt.body, err, tt.ok)
+		}
+	}
 }
