@@ -103,5 +103,5 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&baseapi.Voice{Engine: d.Engine}).Routes(),
 		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now}, Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
+		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics}, Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

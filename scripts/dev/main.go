@@ -223,7 +223,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
-	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext}
+	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry}
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -104,7 +105,15 @@ type Service struct {
 	Sleep     func(ctx context.Context, d time.Duration) error
 	StepWait  time.Duration // default DefaultStepWait
 	StepLease time.Duration // default DefaultStepLease
+	// Telemetry counts the provider's outcomes (telemetry.Dials, outcome
+	// DialEnded); nil counts nothing.
+	Telemetry telemetry.Recorder
 }
+
+// DialEnded is the Dials outcome of a call the provider reported ended;
+// its reason is the provider's (completed, busy, no-answer, failed,
+// canceled). The dialer counts the outcomes it sees itself (placed, failed).
+const DialEnded = "ended"
 
 func (s *Service) now() time.Time { return s.Now().UTC() }
 
@@ -232,6 +241,13 @@ func (s *Service) Report(ctx context.Context, sid string, st telephony.Status) (
 		}
 	}
 	c, err := s.Calls.MoveCall(ctx, sid, to, reason, at)
+	if err == nil && to.Terminal() {
+		// Counted once: a repeated or late report fails the transition.
+		if reason == "" {
+			reason = string(telephony.StatusCompleted)
+		}
+		telemetry.Or(s.Telemetry).Record(telemetry.Dials, 1, DialEnded, reason)
+	}
 	if errors.Is(err, voiceops.ErrCallTransition) {
 		c, err = s.Calls.GetCall(ctx, sid, at)
 	}

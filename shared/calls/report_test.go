@@ -2,11 +2,13 @@ package calls_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	callsvc "github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -22,20 +24,22 @@ func TestReport(t *testing.T) {
 		reports    []telephony.Status
 		want       voiceops.CallStatus
 		wantReason string
+		wantDials  []string // the Dials counts, "outcome/reason"
 	}{
-		{"answered", true, []telephony.Status{"initiated", "ringing", "in-progress", "completed"}, voiceops.CallSuccess, ""},
-		{"busy", true, []telephony.Status{"ringing", "busy"}, voiceops.CallFailure, "busy"},
-		{"no-answer then late ringing", true, []telephony.Status{"no-answer", "ringing", "in-progress"}, voiceops.CallFailure, "no-answer"},
-		{"canceled", true, []telephony.Status{"canceled"}, voiceops.CallFailure, "canceled"},
-		{"duplicate completed, then failed", true, []telephony.Status{"completed", "completed", "failed"}, voiceops.CallSuccess, ""},
-		{"unknown status ignored", true, []telephony.Status{"weird"}, voiceops.CallCalling, ""},
-		{"failed overtakes the claim", false, []telephony.Status{"failed"}, voiceops.CallFailure, "failed"},
+		{"answered", true, []telephony.Status{"initiated", "ringing", "in-progress", "completed"}, voiceops.CallSuccess, "", []string{"ended/completed"}},
+		{"busy", true, []telephony.Status{"ringing", "busy"}, voiceops.CallFailure, "busy", []string{"ended/busy"}},
+		{"no-answer then late ringing", true, []telephony.Status{"no-answer", "ringing", "in-progress"}, voiceops.CallFailure, "no-answer", []string{"ended/no-answer"}},
+		{"canceled", true, []telephony.Status{"canceled"}, voiceops.CallFailure, "canceled", []string{"ended/canceled"}},
+		{"duplicate completed, then failed", true, []telephony.Status{"completed", "completed", "failed"}, voiceops.CallSuccess, "", []string{"ended/completed"}},
+		{"unknown status ignored", true, []telephony.Status{"weird"}, voiceops.CallCalling, "", nil},
+		{"failed overtakes the claim", false, []telephony.Status{"failed"}, voiceops.CallFailure, "failed", []string{"ended/failed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			calls := memory.NewCalls()
 			at := t0
-			svc := &callsvc.Service{Calls: calls, Now: func() time.Time { return at }}
+			var dials dialCounts
+			svc := &callsvc.Service{Calls: calls, Now: func() time.Time { return at }, Telemetry: &dials}
 			c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_a", ProjectID: "proj_a", ToNumber: "+14155550100",
 				Status: voiceops.CallQueued, CreatedAt: t0, UpdatedAt: t0}
 			if err := calls.CreateCall(ctx, c); err != nil {
@@ -57,10 +61,24 @@ func TestReport(t *testing.T) {
 			if got.Status != tc.want || got.Reason != tc.wantReason {
 				t.Errorf("after %v: %s %q, want %s %q", tc.reports, got.Status, got.Reason, tc.want, tc.wantReason)
 			}
+			if !slices.Equal(dials, tc.wantDials) {
+				t.Errorf("after %v: Dials counted %v, want %v", tc.reports, dials, tc.wantDials)
+			}
 		})
 	}
 	svc := &callsvc.Service{Calls: memory.NewCalls(), Now: time.Now}
 	if _, err := svc.Report(context.Background(), voiceops.NewCallSID(), "completed"); err != voiceops.ErrNotFound {
 		t.Errorf("unknown call: %v", err)
+	}
+}
+
+// dialCounts records the Dials counts as "outcome/reason".
+type dialCounts []string
+
+func (d *dialCounts) Record(m telemetry.Metric, v float64, dims ...string) {
+	if m.Name == telemetry.Dials.Name {
+		for range int(v) {
+			*d = append(*d, dims[0]+"/"+dims[1])
+		}
 	}
 }

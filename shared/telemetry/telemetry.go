@@ -78,7 +78,7 @@ var (
 		Help: "delivery attempts queued for later after a retryable outcome"}
 
 	Dials = Metric{Name: "Dials", Unit: Count, Dims: []string{DimOutcome, DimReason}, Sets: [][]string{{DimOutcome}, {DimOutcome, DimReason}},
-		Help: "outbound calls the dialer placed or failed, by outcome and failure reason"}
+		Help: "outbound calls by outcome: placed or failed (the dialer), ended (the provider's report; reason completed, busy, no-answer, failed, canceled)"}
 	IdleEnds = Metric{Name: "IdleEnds", Unit: Count, Dims: nil, Sets: [][]string{{}},
 		Help: "conversations ended by the idle sweep"}
 )
