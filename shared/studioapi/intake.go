@@ -159,14 +159,16 @@ func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voice
 	if v, ok := o.Str("metric", true); ok {
 		e.Kind = metrics.Kind(v)
 	}
-	if e.Kind == metrics.TurnLatency || e.Kind.IsCount() {
-		if e.Kind.IsCount() {
+	// The kind's value (voiceops' table) says what "value" must be.
+	switch v := e.Kind.Value(); v {
+	case voiceops.ValueCount, voiceops.ValueLatency:
+		if v == voiceops.ValueCount {
 			e.Value = 1 // the default count
 		}
-		if raw, ok := o.Take("value", e.Kind == metrics.TurnLatency, false); ok {
-			e.Value = metricValue(raw, e.Kind.IsCount())
+		if raw, ok := o.Take("value", v == voiceops.ValueLatency, false); ok {
+			e.Value = metricValue(raw, v == voiceops.ValueCount)
 		}
-	} else { // activity ignores its value; an unknown metric is reported below
+	default: // activity ignores its value; an unknown metric is reported below
 		o.Has("value")
 	}
 	if v, ok := o.Str("at", false); ok {
