@@ -28,6 +28,7 @@ func RunMetrics(t *testing.T, newStore func(t *testing.T) buckets.Store) {
 	t.Run("InvalidBuckets", func(t *testing.T) { testMetricsInvalid(t, newStore(t)) })
 	t.Run("ManyBuckets", func(t *testing.T) { testMetricsMany(t, newStore(t)) })
 	t.Run("ConcurrentRecords", func(t *testing.T) { testMetricsConcurrent(t, newStore(t)) })
+	t.Run("EveryKind", func(t *testing.T) { testMetricsEveryKind(t, newStore(t)) })
 }
 
 // metricsBase is a whole minute half an hour ago: well inside the retention.

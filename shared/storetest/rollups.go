@@ -19,6 +19,7 @@ func RunRollups(t *testing.T, newStores func(t *testing.T) (buckets.Store, serie
 	t.Run("PutAndRead", func(t *testing.T) { testRollupsPutAndRead(t, newStores) })
 	t.Run("Expiry", func(t *testing.T) { testRollupsExpiry(t, newStores) })
 	t.Run("BesideMinutes", func(t *testing.T) { testRollupsBesideMinutes(t, newStores) })
+	t.Run("EveryKind", func(t *testing.T) { testRollupsEveryKind(t, newStores) })
 }
 
 // hourBucket returns an hour's roll-up of scope s: n API errors and turns
