@@ -9,9 +9,11 @@ import (
 // TestMetricSources: every rule metric reads a known kind, a count as a
 // sum, turn latencies as a percentile.
 func TestMetricSources(t *testing.T) {
+	// The metrics of the kinds before keep their names and order (stored
+	// rules name them); a new kind adds to them.
 	want := []Metric{"turn_latency_p50", "turn_latency_p95", "api_errors", "function_errors", "call_crashes", "call_volume"}
-	if !slices.Equal(Metrics, want) {
-		t.Errorf("Metrics = %v, want %v", Metrics, want)
+	if !slices.Equal(Metrics[:min(len(want), len(Metrics))], want) {
+		t.Errorf("Metrics = %v, want them to begin with %v", Metrics, want)
 	}
 	for _, m := range Metrics {
 		src, ok := m.Source()
