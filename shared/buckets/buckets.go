@@ -63,8 +63,8 @@ func (c *Counts) Set(k metrics.Kind, n int64) bool {
 
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
-	for i, n := range o.n {
-		c.n[i] += n
+	for i := range c.n {
+		c.n[i] += o.n[i]
 	}
 }
 
@@ -107,8 +107,8 @@ type Bucket struct {
 // get here.
 func (b *Bucket) add(e metrics.Event) {
 	b.Counts.n[activity]++
-	i, _ := e.Kind.Index()
-	switch e.Kind.Value() {
+	i, value := e.Kind.Lookup()
+	switch value {
 	case voiceops.ValueLatency: // the one latency kind: the sketch is its
 		v := e.Value
 		if !(v >= minLatencyMS) { // also NaN

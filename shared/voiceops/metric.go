@@ -99,10 +99,19 @@ func (k MetricKind) Index() (int, bool) {
 
 // Value returns what the kind's values are; 0 for an unknown kind.
 func (k MetricKind) Value() MetricValue {
-	if i, ok := k.Index(); ok {
-		return metricKindDefs[i].Value
+	_, v := k.Lookup()
+	return v
+}
+
+// Lookup returns the kind's Index and Value at once (-1 and 0 for an
+// unknown kind): one look in the table, for the code that counts events.
+func (k MetricKind) Lookup() (int, MetricValue) {
+	for i := range metricKindDefs {
+		if metricKindDefs[i].Kind == k {
+			return i, metricKindDefs[i].Value
+		}
 	}
-	return 0
+	return -1, 0
 }
 
 // IsCount reports whether the kind's value is a count.
