@@ -69,7 +69,7 @@ func TestReplayEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Activity; got != int64(body.Accepted) {
+			if got := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Of(metrics.Activity); got != int64(body.Accepted) {
 				t.Errorf("%d events stored for %s, want %d", got, samples.AccountID, body.Accepted)
 			}
 		})

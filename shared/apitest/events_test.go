@@ -190,8 +190,8 @@ func TestExternalEventWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := buckets.Summarize(bs, h.clock.Now().Add(-3600e9), h.clock.Now().Add(60e9)); s.Counts.FunctionErrors != 1 {
-		t.Errorf("function errors %d, want 1", s.Counts.FunctionErrors)
+	if s := buckets.Summarize(bs, h.clock.Now().Add(-3600e9), h.clock.Now().Add(60e9)); s.Counts.Of(metrics.FunctionErrors) != 1 {
+		t.Errorf("function errors %d, want 1", s.Counts.Of(metrics.FunctionErrors))
 	}
 }
 

@@ -143,11 +143,11 @@ func TestIntakeAccepts(t *testing.T) {
 		scope metrics.Scope
 		want  buckets.Counts
 	}{
-		{metrics.Scope{AccountID: "acct_a"}, buckets.Counts{Activity: 6, Turns: 2, APIErrors: 3, CallVolume: 1, CallCrashes: 1}},
-		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}, buckets.Counts{Activity: 2, Turns: 2}},
-		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a2"}, buckets.Counts{Activity: 2, CallVolume: 1, CallCrashes: 1}},
-		{metrics.Scope{AccountID: "acct_b"}, buckets.Counts{Activity: 1}},
-		{metrics.Scope{AccountID: "acct_unknown_to_us", ProjectID: "proj_x"}, buckets.Counts{Activity: 1}},
+		{metrics.Scope{AccountID: "acct_a"}, buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 6, metrics.TurnLatency: 2, metrics.APIErrors: 3, metrics.CallVolume: 1, metrics.CallCrashes: 1})},
+		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}, buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 2, metrics.TurnLatency: 2})},
+		{metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a2"}, buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 2, metrics.CallVolume: 1, metrics.CallCrashes: 1})},
+		{metrics.Scope{AccountID: "acct_b"}, buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 1})},
+		{metrics.Scope{AccountID: "acct_unknown_to_us", ProjectID: "proj_x"}, buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 1})},
 	} {
 		if got := h.summary(tc.scope).Counts; got != tc.want {
 			t.Errorf("%v: %+v, want %+v", tc.scope, got, tc.want)
@@ -181,7 +181,7 @@ func TestIntakeBatchLimit(t *testing.T) {
 	if res.JSON(t)["accepted"] != float64(metrics.MaxBatch) || h.metrics.adds != 1 {
 		t.Errorf("1000 events: %s in %d writes", res.body, h.metrics.adds)
 	}
-	if got := h.summary(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}).Counts.CallVolume; got != metrics.MaxBatch {
+	if got := h.summary(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}).Counts.Of(metrics.CallVolume); got != metrics.MaxBatch {
 		t.Errorf("call_volume %d", got)
 	}
 	res = h.post(testInternalKey, eventsBody(append(batch, ev)...)).expect(t, http.StatusUnprocessableEntity)

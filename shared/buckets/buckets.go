@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -20,59 +21,95 @@ import (
 // the sketch's range, and so the size of a stored bucket.
 const minLatencyMS = 0.001
 
-// Counts are the exact counts of a bucket or of a window.
+// Counts are the exact counts of a bucket or of a window: one per metric
+// kind, in the order of voiceops.MetricKinds (the table they derive from,
+// so a new kind is counted without a change here). A count kind's is the
+// sum of its values; a latency kind's is how many latencies (turns); that
+// of activity is how many events of any kind (the scope reported
+// something). Counts are comparable with ==.
 type Counts struct {
-	Activity       int64 // events of every kind: the scope reported something
-	Turns          int64 // turn latencies (the sketch's count)
-	APIErrors      int64
-	FunctionErrors int64
-	CallCrashes    int64
-	CallVolume     int64
+	n [voiceops.NumMetricKinds]int64
+}
+
+// NewCounts returns the counts byKind; it panics on an unknown kind (it is
+// for counts written in code).
+func NewCounts(byKind map[metrics.Kind]int64) Counts {
+	var c Counts
+	for k, n := range byKind {
+		if !c.Set(k, n) {
+			panic(fmt.Sprintf("buckets.NewCounts: unknown metric kind %q", k))
+		}
+	}
+	return c
+}
+
+// Of returns the count of kind k (0 for an unknown kind).
+func (c Counts) Of(k metrics.Kind) int64 {
+	if i, ok := k.Index(); ok {
+		return c.n[i]
+	}
+	return 0
+}
+
+// Set sets the count of kind k; false (and nothing set) for an unknown
+// kind.
+func (c *Counts) Set(k metrics.Kind, n int64) bool {
+	i, ok := k.Index()
+	if ok {
+		c.n[i] = n
+	}
+	return ok
 }
 
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
-	c.Activity += o.Activity
-	c.Turns += o.Turns
-	c.APIErrors += o.APIErrors
-	c.FunctionErrors += o.FunctionErrors
-	c.CallCrashes += o.CallCrashes
-	c.CallVolume += o.CallVolume
+	for i := range c.n {
+		c.n[i] += o.n[i]
+	}
 }
 
 // IsZero reports whether nothing at all was counted.
 func (c Counts) IsZero() bool { return c == Counts{} }
 
-// of returns the count of a count kind.
-func (c *Counts) of(k metrics.Kind) *int64 {
-	switch k {
-	case metrics.APIErrors:
-		return &c.APIErrors
-	case metrics.FunctionErrors:
-		return &c.FunctionErrors
-	case metrics.CallCrashes:
-		return &c.CallCrashes
-	case metrics.CallVolume:
-		return &c.CallVolume
+// String lists the non-zero counts, such as "activity=3 turn_latency=2"
+// (test failures print it).
+func (c Counts) String() string {
+	var b strings.Builder
+	for i, k := range voiceops.MetricKinds {
+		if c.n[i] != 0 {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			fmt.Fprintf(&b, "%s=%d", k, c.n[i])
+		}
 	}
-	return nil
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }
+
+// activity is the index of the activity count, which every event adds to.
+var activity, _ = metrics.Activity.Index()
 
 // Bucket is what one scope reported in one minute.
 type Bucket struct {
 	Scope  metrics.Scope
 	Minute time.Time // truncated to the minute, UTC
 	Counts Counts
-	// Latency holds the turn latencies (ms); nil when there were none.
+	// Latency holds the turn latencies (ms), the latency kind's values
+	// (one such kind: voiceops' table); nil when there were none.
 	Latency *Sketch
 }
 
-// add counts one event into the bucket. Values out of range are clamped:
-// metrics.Event.Check refuses them before they get here.
+// add counts one event into the bucket, as its kind's value says. Values
+// out of range are clamped: metrics.Event.Check refuses them before they
+// get here.
 func (b *Bucket) add(e metrics.Event) {
-	b.Counts.Activity++
-	switch {
-	case e.Kind == metrics.TurnLatency:
+	b.Counts.n[activity]++
+	i, value := e.Kind.Lookup()
+	switch value {
+	case voiceops.ValueLatency: // the one latency kind: the sketch is its
 		v := e.Value
 		if !(v >= minLatencyMS) { // also NaN
 			v = 0
@@ -82,10 +119,10 @@ func (b *Bucket) add(e metrics.Event) {
 			b.Latency = NewSketch()
 		}
 		_ = b.Latency.Add(v) // within the sketch's range by construction
-		b.Counts.Turns++
-	case e.Kind.IsCount():
+		b.Counts.n[i]++
+	case voiceops.ValueCount:
 		if e.Value > 0 { // also false for NaN
-			*b.Counts.of(e.Kind) += int64(math.Round(min(e.Value, metrics.MaxCount)))
+			b.Counts.n[i] += int64(math.Round(min(e.Value, metrics.MaxCount)))
 		}
 	}
 }

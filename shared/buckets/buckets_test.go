@@ -195,8 +195,8 @@ func TestPercentilesWithinOnePercent(t *testing.T) {
 			}
 			rng.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
 			s := buckets.Summarize(bucketsOf(buckets.Aggregate(events), metrics.Scope{AccountID: "acct_a"}), from, to)
-			if s.Counts.Turns != int64(len(tc.data)) {
-				t.Fatalf("%d turns counted, want %d", s.Counts.Turns, len(tc.data))
+			if s.Counts.Of(metrics.TurnLatency) != int64(len(tc.data)) {
+				t.Fatalf("%d turns counted, want %d", s.Counts.Of(metrics.TurnLatency), len(tc.data))
 			}
 			sorted := slices.Sorted(slices.Values(tc.data))
 			for _, c := range []struct {
@@ -272,18 +272,12 @@ func TestAggregateMakesFewBuckets(t *testing.T) {
 		events = append(events, ev(kind, "acct_a", proj, value, t0.Add(time.Duration(rng.IntN(180))*time.Second)))
 		for _, s := range []metrics.Scope{{AccountID: "acct_a"}, {AccountID: "acct_a", ProjectID: proj}} {
 			c := want[s]
-			c.Activity++
-			switch kind {
-			case metrics.TurnLatency:
-				c.Turns++
-			case metrics.APIErrors:
-				c.APIErrors += int64(value)
-			case metrics.FunctionErrors:
-				c.FunctionErrors += int64(value)
-			case metrics.CallCrashes:
-				c.CallCrashes += int64(value)
-			case metrics.CallVolume:
-				c.CallVolume += int64(value)
+			c.Set(metrics.Activity, c.Of(metrics.Activity)+1)
+			switch {
+			case kind.IsLatency():
+				c.Set(kind, c.Of(kind)+1)
+			case kind.IsCount():
+				c.Set(kind, c.Of(kind)+int64(value))
 			}
 			want[s] = c
 		}
@@ -300,8 +294,8 @@ func TestAggregateMakesFewBuckets(t *testing.T) {
 		if !b.Minute.Equal(metrics.Minute(b.Minute)) || b.Minute.Location() != time.UTC || b.Minute.Before(t0) || !b.Minute.Before(t0.Add(3*time.Minute)) {
 			t.Errorf("bucket minute %v", b.Minute)
 		}
-		if b.Latency == nil || int64(b.Latency.GetCount()) != b.Counts.Turns {
-			t.Errorf("bucket %v %v: sketch does not hold its %d turns", b.Scope, b.Minute, b.Counts.Turns)
+		if b.Latency == nil || int64(b.Latency.GetCount()) != b.Counts.Of(metrics.TurnLatency) {
+			t.Errorf("bucket %v %v: sketch does not hold its %d turns", b.Scope, b.Minute, b.Counts.Of(metrics.TurnLatency))
 		}
 		c := got[b.Scope]
 		c.Add(b.Counts)
@@ -330,8 +324,8 @@ func TestSummarizeLeavesBucketsAlone(t *testing.T) {
 		ev(metrics.TurnLatency, "acct_a", "", 300, t0.Add(-time.Minute)),
 	})
 	s := buckets.Summarize(bs, t0.Add(-time.Hour), t0)
-	if s.Counts.Turns != 2 {
-		t.Fatalf("turns %d", s.Counts.Turns)
+	if s.Counts.Of(metrics.TurnLatency) != 2 {
+		t.Fatalf("turns %d", s.Counts.Of(metrics.TurnLatency))
 	}
 	for _, b := range bs {
 		if b.Latency.GetCount() != 1 {
@@ -351,7 +345,7 @@ func TestCombine(t *testing.T) {
 		t.Fatalf("%d bs, want 2 (account and project)", len(out))
 	}
 	for _, x := range out {
-		if x.Counts != (buckets.Counts{Activity: 3, Turns: 2, CallVolume: 2}) || x.Latency.GetCount() != 2 {
+		if x.Counts != (buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 3, metrics.TurnLatency: 2, metrics.CallVolume: 2})) || x.Latency.GetCount() != 2 {
 			t.Errorf("%v: %+v, sketch count %v", x.Scope, x.Counts, x.Latency.GetCount())
 		}
 	}
@@ -405,7 +399,7 @@ func TestRecorder(t *testing.T) {
 		t.Fatalf("AddBuckets calls %d, bs %v; want one call with 2 buckets", len(f.added), f.added)
 	}
 	for _, b := range f.added[0] {
-		if b.Counts.APIErrors != 1000 || b.Counts.Activity != 1000 {
+		if b.Counts.Of(metrics.APIErrors) != 1000 || b.Counts.Of(metrics.Activity) != 1000 {
 			t.Errorf("%v: %+v", b.Scope, b.Counts)
 		}
 	}

@@ -59,13 +59,10 @@ func (s Summary) Value(m voiceops.Metric) (value int64, ok bool) {
 	if !known || !s.Active() {
 		return 0, false
 	}
-	if src.Kind == metrics.TurnLatency {
+	if src.Quantile > 0 { // a latency kind's: the sketch is its
 		return s.percentile(src.Quantile)
 	}
-	if n := s.Counts.of(src.Kind); n != nil {
-		return *n, true
-	}
-	return 0, false
+	return s.Counts.Of(src.Kind), true
 }
 
 // percentile returns the q-quantile of the latencies by the nearest-rank

@@ -187,8 +187,8 @@ func testVoiceConversation(t *testing.T, f *fixture) {
 	}
 	// Metrics: one call, a latency per turn, activity.
 	s := f.counts()
-	if s.Counts.CallVolume != 1 || s.Latency == nil || s.Latency.GetCount() != 6 {
-		t.Errorf("metrics: volume %d, latencies %v", s.Counts.CallVolume, s.Latency)
+	if s.Counts.Of(metrics.CallVolume) != 1 || s.Latency == nil || s.Latency.GetCount() != 6 {
+		t.Errorf("metrics: volume %d, latencies %v", s.Counts.Of(metrics.CallVolume), s.Latency)
 	}
 	// Another project's view does not find it.
 	if _, err := f.e.Respond(ctx, "acct", "other", id, TurnInput{}); !errors.Is(err, ErrNoSuchConv) {
@@ -220,8 +220,8 @@ func TestCrashedCallsAreCounted(t *testing.T) {
 	if _, err := f.e.Close(context.Background(), "acct", "proj", id, voiceops.EndCrashed); err != nil {
 		t.Fatal(err)
 	}
-	if s := f.counts(); s.Counts.CallCrashes != 1 {
-		t.Errorf("call_crashes %d", s.Counts.CallCrashes)
+	if s := f.counts(); s.Counts.Of(metrics.CallCrashes) != 1 {
+		t.Errorf("call_crashes %d", s.Counts.Of(metrics.CallCrashes))
 	}
 }
 
@@ -265,7 +265,7 @@ func TestProjectFunctions(t *testing.T) {
 			if c.handoffTo != "" && (a.Handoff == nil || a.Handoff.Destination != c.handoffTo || a.Handoff.SIP == nil) {
 				t.Errorf("handoff %+v", a.Handoff)
 			}
-			if got := f.counts().Counts.FunctionErrors; got != c.wantErrs {
+			if got := f.counts().Counts.Of(metrics.FunctionErrors); got != c.wantErrs {
 				t.Errorf("function_errors %d, want %d", got, c.wantErrs)
 			}
 			conv, _ := f.e.Store.GetConversation(context.Background(), "acct", "proj", id)
@@ -348,14 +348,14 @@ func TestStateLimit(t *testing.T) {
 	}
 	id := f.start().Conversation.ID
 	f.say(id, TurnInput{Message: "hello"})
-	if got := f.counts().Counts.FunctionErrors; got != 0 {
+	if got := f.counts().Counts.Of(metrics.FunctionErrors); got != 0 {
 		t.Fatalf("function_errors after a state under the limit: %d", got)
 	}
 	a := f.say(id, TurnInput{Message: "again"})
 	if a.Response == "" || a.End {
 		t.Errorf("the turn did not go on: %+v", a)
 	}
-	if got := f.counts().Counts.FunctionErrors; got != 1 {
+	if got := f.counts().Counts.Of(metrics.FunctionErrors); got != 1 {
 		t.Errorf("function_errors after a state over the limit: %d, want 1", got)
 	}
 	conv, err := f.e.Store.GetConversation(context.Background(), "acct", "proj", id)

@@ -73,11 +73,11 @@ func TestExternalEvent(t *testing.T) {
 
 	// A failing function counts a function error; the event is still stored.
 	fn.err = errors.New("boom")
-	before := f.counts().Counts.FunctionErrors
+	before := f.counts().Counts.Of(voiceops.KindFunctionErrors)
 	if _, err := f.e.ExternalEvent(ctx, "acct", "proj", ExternalEvent{ID: id, ContentType: "text/plain", Body: []byte("hi")}); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.counts().Counts.FunctionErrors; got != before+1 {
+	if got := f.counts().Counts.Of(voiceops.KindFunctionErrors); got != before+1 {
 		t.Errorf("function errors %d, want %d", got, before+1)
 	}
 	stored, _ = f.stores.Conversations.GetConversation(ctx, "acct", "proj", id)

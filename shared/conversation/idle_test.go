@@ -79,7 +79,7 @@ func testIdleEnd(t *testing.T, f *fixture) {
 	if !c.InProgress {
 		t.Errorf("the chat with recent activity was ended")
 	}
-	if got := f.counts().Counts.CallCrashes; got != 1 {
+	if got := f.counts().Counts.Of(voiceops.KindCallCrashes); got != 1 {
 		t.Errorf("call_crashes %d, want 1 (the voice call)", got)
 	}
 	// The on_end function ran for both.

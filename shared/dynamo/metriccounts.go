@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // MetricCounts writes counts on the metrics table: what a function that
@@ -33,7 +35,7 @@ func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string
 	if projectID != "" {
 		partitions = append(partitions, MetricPartition(accountID, projectID))
 	}
-	one := []MetricNumber{{Attr: MetricAttrActivity, Value: "1"}, {Attr: MetricAttrAPIErrors, Value: "1"}}
+	one := []MetricNumber{{Attr: MetricCountAttr(voiceops.KindActivity), Value: "1"}, {Attr: MetricCountAttr(voiceops.KindAPIErrors), Value: "1"}}
 	for _, pk := range partitions {
 		if err := AddMetrics(ctx, m.db, m.table, pk, minute, now, one); err != nil {
 			return wrap("APIError", err)

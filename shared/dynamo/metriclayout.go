@@ -40,8 +40,10 @@ import (
 //	                        never read.
 //
 // <minute> is the minute's unix seconds in MetricMinuteDigits digits.
-// Attributes of shards and closed minutes: the counts activity, turns,
-// api_errors, function_errors, call_crashes, call_volume (absent when 0);
+// Attributes of shards and closed minutes: one count per metric kind
+// (voiceops' table), named after the kind (MetricCountAttr: activity,
+// turns for turn_latency, api_errors, function_errors, call_crashes,
+// call_volume; absent when 0);
 // the latency sketch as one number per bin (b<index>, and bz for the zero
 // count: MetricBinAttr), so that DynamoDB adds sketches in place; v, a
 // version that every write adds 1 to; expires_at = minute + 48 h
@@ -86,12 +88,6 @@ const (
 	// ended within MetricWriteTimeout, with 40 s to spare for clocks.
 	MetricClosedAfter = 2 * time.Minute
 
-	MetricAttrActivity       = "activity"
-	MetricAttrTurns          = "turns"
-	MetricAttrAPIErrors      = "api_errors"
-	MetricAttrFunctionErrors = "function_errors"
-	MetricAttrCallCrashes    = "call_crashes"
-	MetricAttrCallVolume     = "call_volume"
 	// MetricAttrLatency is the layout before's sketch (DDSketch's protobuf
 	// encoding), read until those items expire.
 	MetricAttrLatency   = "latency"
@@ -105,6 +101,21 @@ const (
 	metricClosed    = "C#"
 	metricTouch     = "T#"
 )
+
+// metricCountAttrBefore names the counts stored under another name than
+// their kind's before the kinds were one table: items keep them.
+var metricCountAttrBefore = map[voiceops.MetricKind]string{voiceops.KindTurnLatency: "turns"}
+
+// MetricCountAttr is the attribute of kind k's count: the kind's name (a
+// new kind needs nothing here), but "turns" for turn_latency, as stored
+// before the kinds were one table. A kind's name never collides with the
+// other attributes (a test holds every kind to it).
+func MetricCountAttr(k voiceops.MetricKind) string {
+	if a, ok := metricCountAttrBefore[k]; ok {
+		return a
+	}
+	return string(k)
+}
 
 // MetricPartition returns the partition key of a scope's items (an
 // account's, or with projectID a project's).

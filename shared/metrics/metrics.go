@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +21,9 @@ import (
 )
 
 // Kind is what an event reports: the "metric" of the intake. The kinds are
-// defined in voiceops, with the rule metrics that read them
-// (voiceops.MetricSource); these names are theirs.
+// defined in one table in voiceops (metric.go), with what their values are
+// and the rule metrics that read them; the validation here follows it.
+// The names below are the table's, for the producers of these kinds.
 type Kind = voiceops.MetricKind
 
 const (
@@ -63,8 +63,8 @@ type Event struct {
 	AccountID string
 	ProjectID string // "" = no project: it counts for the account only
 	Kind      Kind
-	// Value is the latency in milliseconds (TurnLatency) or the count
-	// (count kinds), taken as is: 0 counts nothing but is still activity.
+	// Value is the latency in milliseconds (a latency kind) or the count
+	// (a count kind), taken as is: 0 counts nothing but is still activity.
 	// It is ignored for Activity.
 	Value float64
 	At    time.Time
@@ -103,12 +103,12 @@ func (e Event) problems(now time.Time, checkAge bool) []voiceops.FieldError {
 	if e.ProjectID != "" && !voiceops.ValidTenantID(e.ProjectID) {
 		fail("project_id", "must be null or a project ID: 1 to 64 letters, digits, _ or -")
 	}
-	switch {
-	case !slices.Contains(Kinds, e.Kind):
+	switch v := e.Kind.Value(); {
+	case v == 0:
 		fail("metric", voiceops.OneOf(Kinds))
-	case e.Kind == TurnLatency && !(e.Value >= 0 && e.Value <= MaxLatencyMS):
+	case v == voiceops.ValueLatency && !(e.Value >= 0 && e.Value <= MaxLatencyMS):
 		fail("value", fmt.Sprintf("must be a number of milliseconds from 0 to %d", MaxLatencyMS))
-	case e.Kind.IsCount() && !(e.Value >= 0 && e.Value <= MaxCount && e.Value == math.Trunc(e.Value)):
+	case v == voiceops.ValueCount && !(e.Value >= 0 && e.Value <= MaxCount && e.Value == math.Trunc(e.Value)):
 		fail("value", fmt.Sprintf("must be an integer count from 0 to %d", MaxCount))
 	}
 	switch {

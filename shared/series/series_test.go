@@ -165,7 +165,7 @@ func TestRollupsAndSeries(t *testing.T) {
 		t.Errorf("second run: %+v %v, want nothing rolled", again, err)
 	}
 	got, err := hours.ReadHours(ctx, s, final, final.Add(time.Hour))
-	if err != nil || len(got) != 1 || got[0].Counts.APIErrors != 3 {
+	if err != nil || len(got) != 1 || got[0].Counts.Of(metrics.APIErrors) != 3 {
 		t.Fatalf("roll-up of the final hour: %+v %v, want 3 API errors", got, err)
 	}
 	reader := &series.Reader{Minutes: minutes, Hours: hours, Now: func() time.Time { return real }}
@@ -182,8 +182,8 @@ func TestRollupsAndSeries(t *testing.T) {
 		w, ok := want[p.At]
 		switch {
 		case p.At.Equal(final):
-			if p.Value == nil || *p.Value != got[0].Counts.APIErrors {
-				t.Errorf("final hour: %v, want the roll-up's %d", p.Value, got[0].Counts.APIErrors)
+			if p.Value == nil || *p.Value != got[0].Counts.Of(metrics.APIErrors) {
+				t.Errorf("final hour: %v, want the roll-up's %d", p.Value, got[0].Counts.Of(metrics.APIErrors))
 			}
 		case ok:
 			if p.Value == nil || *p.Value != w {

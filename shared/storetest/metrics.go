@@ -28,6 +28,7 @@ func RunMetrics(t *testing.T, newStore func(t *testing.T) buckets.Store) {
 	t.Run("InvalidBuckets", func(t *testing.T) { testMetricsInvalid(t, newStore(t)) })
 	t.Run("ManyBuckets", func(t *testing.T) { testMetricsMany(t, newStore(t)) })
 	t.Run("ConcurrentRecords", func(t *testing.T) { testMetricsConcurrent(t, newStore(t)) })
+	t.Run("EveryKind", func(t *testing.T) { testMetricsEveryKind(t, newStore(t)) })
 }
 
 // metricsBase is a whole minute half an hour ago: well inside the retention.
@@ -67,11 +68,11 @@ func mustRead(t *testing.T, st buckets.Store, s metrics.Scope, from, to time.Tim
 		if i > 0 && !bs[i-1].Minute.Before(b.Minute) {
 			t.Errorf("ReadBuckets(%v): minutes not ascending and distinct: %v then %v", s, bs[i-1].Minute, b.Minute)
 		}
-		if b.Latency != nil && int64(b.Latency.GetCount()) != b.Counts.Turns {
-			t.Errorf("ReadBuckets(%v): bucket %v: sketch count %v, turns %d", s, b.Minute, b.Latency.GetCount(), b.Counts.Turns)
+		if b.Latency != nil && int64(b.Latency.GetCount()) != b.Counts.Of(metrics.TurnLatency) {
+			t.Errorf("ReadBuckets(%v): bucket %v: sketch count %v, turns %d", s, b.Minute, b.Latency.GetCount(), b.Counts.Of(metrics.TurnLatency))
 		}
-		if b.Latency == nil && b.Counts.Turns != 0 {
-			t.Errorf("ReadBuckets(%v): bucket %v: %d turns and no sketch", s, b.Minute, b.Counts.Turns)
+		if b.Latency == nil && b.Counts.Of(metrics.TurnLatency) != 0 {
+			t.Errorf("ReadBuckets(%v): bucket %v: %d turns and no sketch", s, b.Minute, b.Counts.Of(metrics.TurnLatency))
 		}
 	}
 	return bs
@@ -177,7 +178,7 @@ func testMetricsAddsMerge(t *testing.T, st buckets.Store) {
 	if len(got) != 1 {
 		t.Fatalf("%d buckets, want 1: %v", len(got), minutesOf(got))
 	}
-	if want := (buckets.Counts{Activity: 6, Turns: 4, APIErrors: 2}); got[0].Counts != want {
+	if want := (buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 6, metrics.TurnLatency: 4, metrics.APIErrors: 2})); got[0].Counts != want {
 		t.Errorf("counts %+v, want %+v", got[0].Counts, want)
 	}
 	all := buckets.Aggregate([]metrics.Event{latency(100, 1), latency(200, 59), latency(300, 30), latency(400, 31)})
@@ -235,7 +236,7 @@ func testMetricsScopes(t *testing.T, st buckets.Store) {
 		got := mustRead(t, st, tc.s, base, base.Add(time.Minute))
 		var n int64
 		for _, x := range got {
-			n += x.Counts.APIErrors
+			n += x.Counts.Of(metrics.APIErrors)
 		}
 		if n != tc.want || (tc.want == 0) != (len(got) == 0) {
 			t.Errorf("scope %v: %d api_errors in %d buckets, want %d", tc.s, n, len(got), tc.want)
@@ -266,14 +267,14 @@ func testMetricsCopies(t *testing.T, st buckets.Store) {
 	}
 	// The caller changes what it passed, and what it read.
 	_ = buckets[0].Latency.Add(5000)
-	buckets[0].Counts.Turns = 99
+	buckets[0].Counts.Set(metrics.TurnLatency, 99)
 	got := mustRead(t, st, s, base, base.Add(time.Minute))
 	if len(got) != 1 || got[0].Latency.GetCount() != 1 {
 		t.Fatalf("the store shares the sketch it was given: %+v", got)
 	}
 	_ = got[0].Latency.Add(5000)
 	again := mustRead(t, st, s, base, base.Add(time.Minute))
-	if len(again) != 1 || again[0].Latency.GetCount() != 1 || again[0].Counts.Turns != 1 {
+	if len(again) != 1 || again[0].Latency.GetCount() != 1 || again[0].Counts.Of(metrics.TurnLatency) != 1 {
 		t.Errorf("the store shares the sketch it returned: %+v", again)
 	}
 }
@@ -323,7 +324,7 @@ func testMetricsMany(t *testing.T, st buckets.Store) {
 			t.Fatalf("%v: %d buckets, want 90", sc, len(got))
 		}
 		sum := buckets.Summarize(got, base, base.Add(90*time.Minute))
-		if want := (buckets.Counts{Activity: 180, Turns: 90, CallVolume: 90}); sum.Counts != want {
+		if want := (buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 180, metrics.TurnLatency: 90, metrics.CallVolume: 90})); sum.Counts != want {
 			t.Errorf("%v: counts %+v, want %+v", sc, sum.Counts, want)
 		}
 		if p50, ok := sum.Value(voiceops.MetricTurnLatencyP50); !ok || p50 < 53 || p50 > 55 {
@@ -359,7 +360,7 @@ func testMetricsConcurrent(t *testing.T, st buckets.Store) {
 	}
 	for _, sc := range []metrics.Scope{s, {AccountID: s.AccountID}} {
 		got := mustRead(t, st, sc, base, base.Add(time.Minute))
-		if len(got) != 1 || got[0].Counts.Turns != writers*each || got[0].Counts.Activity != writers*each {
+		if len(got) != 1 || got[0].Counts.Of(metrics.TurnLatency) != writers*each || got[0].Counts.Of(metrics.Activity) != writers*each {
 			t.Errorf("%v: %d concurrent events recorded as %+v", sc, writers*each, got)
 		}
 	}

@@ -19,6 +19,7 @@ func RunRollups(t *testing.T, newStores func(t *testing.T) (buckets.Store, serie
 	t.Run("PutAndRead", func(t *testing.T) { testRollupsPutAndRead(t, newStores) })
 	t.Run("Expiry", func(t *testing.T) { testRollupsExpiry(t, newStores) })
 	t.Run("BesideMinutes", func(t *testing.T) { testRollupsBesideMinutes(t, newStores) })
+	t.Run("EveryKind", func(t *testing.T) { testRollupsEveryKind(t, newStores) })
 }
 
 // hourBucket returns an hour's roll-up of scope s: n API errors and turns
@@ -65,12 +66,12 @@ func testRollupsPutAndRead(t *testing.T, newStores func(t *testing.T) (buckets.S
 	mustNil(t, "PutHours again", hs.PutHours(ctx(t), []buckets.Bucket{hourBucket(s, h0, 3)}))
 	got, err = hs.ReadHours(ctx(t), s, h0, h0.Add(time.Hour))
 	mustNil(t, "ReadHours after a replace", err)
-	if len(got) != 1 || got[0].Counts.APIErrors != 3 || got[0].Latency != nil {
+	if len(got) != 1 || got[0].Counts.Of(metrics.APIErrors) != 3 || got[0].Latency != nil {
 		t.Errorf("after a second roll-up of h0: %+v, want 3 api errors and no latency", got)
 	}
 	got, err = hs.ReadHours(ctx(t), other, h0.Add(-time.Hour), h0.Add(3*time.Hour))
 	mustNil(t, "ReadHours of another scope", err)
-	if len(got) != 1 || got[0].Counts.APIErrors != 7 {
+	if len(got) != 1 || got[0].Counts.Of(metrics.APIErrors) != 7 {
 		t.Errorf("the other scope's roll-ups: %+v", got)
 	}
 	// An invalid bucket writes nothing.

@@ -34,11 +34,11 @@ import (
 //   - account_id and project_id must have the shape of IDs (1 to 64 letters,
 //     digits, "_" or "-") but are not looked up: the producers are trusted,
 //     and an event for an unknown scope is recorded and never read.
-//   - metric: turn_latency, api_errors, function_errors, call_crashes,
-//     call_volume or activity. value: for turn_latency a required JSON
-//     number of milliseconds, 0 to 86400000 (one day); for the counts an
-//     optional JSON integer literal, 0 to 2147483647, default 1; for
-//     activity it is ignored, whatever it is.
+//   - metric: a kind of voiceops' table (metric.go). value, as the kind's
+//     value type says: for a latency (turn_latency) a required JSON number
+//     of milliseconds, 0 to 86400000 (one day); for a count (api_errors,
+//     ...) an optional JSON integer literal, 0 to 2147483647, default 1;
+//     for activity it is ignored, whatever it is.
 //   - at: optional RFC 3339 time, default the time of receipt; at most 2
 //     hours old and at most 1 minute ahead of the receiver's clock.
 //   - Unknown fields, top level or in an event, are 422; null is accepted
@@ -159,14 +159,16 @@ func readMetricEvent(raw json.RawMessage, now time.Time) (metrics.Event, []voice
 	if v, ok := o.Str("metric", true); ok {
 		e.Kind = metrics.Kind(v)
 	}
-	if e.Kind == metrics.TurnLatency || e.Kind.IsCount() {
-		if e.Kind.IsCount() {
+	// The kind's value (voiceops' table) says what "value" must be.
+	switch v := e.Kind.Value(); v {
+	case voiceops.ValueCount, voiceops.ValueLatency:
+		if v == voiceops.ValueCount {
 			e.Value = 1 // the default count
 		}
-		if raw, ok := o.Take("value", e.Kind == metrics.TurnLatency, false); ok {
-			e.Value = metricValue(raw, e.Kind.IsCount())
+		if raw, ok := o.Take("value", v == voiceops.ValueLatency, false); ok {
+			e.Value = metricValue(raw, v == voiceops.ValueCount)
 		}
-	} else { // activity ignores its value; an unknown metric is reported below
+	default: // activity ignores its value; an unknown metric is reported below
 		o.Has("value")
 	}
 	if v, ok := o.Str("at", false); ok {

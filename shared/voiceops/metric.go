@@ -1,11 +1,15 @@
 package voiceops
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // MetricKind is what a metric event reports: the "metric" of the internal
 // intake, counted per scope and minute by shared/metrics.
 type MetricKind string
 
+// The kinds, each defined once in metricKindDefs below.
 const (
 	// KindTurnLatency is one turn's latency; the value is milliseconds.
 	KindTurnLatency MetricKind = "turn_latency"
@@ -19,23 +23,110 @@ const (
 	KindActivity MetricKind = "activity"
 )
 
-// MetricKinds lists every kind in documentation order.
-var MetricKinds = []MetricKind{KindTurnLatency, KindAPIErrors, KindFunctionErrors, KindCallCrashes, KindCallVolume, KindActivity}
+// MetricValue is what the value of a kind's events is: it decides how the
+// intake validates them, how buckets count them and which rule metrics
+// read them.
+type MetricValue int
 
-// IsCount reports whether the kind's value is a count.
-func (k MetricKind) IsCount() bool {
-	switch k {
-	case KindAPIErrors, KindFunctionErrors, KindCallCrashes, KindCallVolume:
-		return true
-	}
-	return false
+const (
+	// ValueCount: an integer count (the intake's default is 1); a bucket
+	// keeps the exact sum, and the rule metric named after the kind is the
+	// sum over its window.
+	ValueCount MetricValue = iota + 1
+	// ValueLatency: milliseconds, 0 to 86,400,000; a bucket counts the
+	// events and keeps their values in a sketch, and each of the kind's
+	// Percentiles is a rule metric, <kind>_p<N>.
+	ValueLatency
+	// ValueIgnored: the event only marks activity; the value is ignored.
+	ValueIgnored
+)
+
+// MetricKindDef is one kind of metric event: the entry of metricKindDefs.
+type MetricKindDef struct {
+	Kind  MetricKind
+	Value MetricValue
+	// Percentiles, for a latency kind, are the rule metrics it feeds:
+	// <kind>_p<N>, the N-th percentile (nearest rank) of the window.
+	Percentiles []int
 }
 
+// metricKindDefs is the one list of metric kinds, in documentation order.
+// Everything else is derived from it: the rule metrics (Metrics, Source),
+// the intake's validation (shared/metrics, shared/studioapi), a bucket's
+// counts (shared/buckets: one count per kind), the DynamoDB attributes
+// (shared/dynamo: named after the kind) and the contract test that every
+// store keeps every kind's counts (shared/storetest). The OpenAPI
+// document's enums are checked against it (shared/apispec). Adding a kind
+// is an entry here, its enum values in shared/apispec/openapi.json, and
+// its producer. One limit: a bucket has one latency sketch, turn_latency's
+// (a test fails on a second latency kind).
+var metricKindDefs = [...]MetricKindDef{
+	{Kind: KindTurnLatency, Value: ValueLatency, Percentiles: []int{50, 95}},
+	{Kind: KindAPIErrors, Value: ValueCount},
+	{Kind: KindFunctionErrors, Value: ValueCount},
+	{Kind: KindCallCrashes, Value: ValueCount},
+	{Kind: KindCallVolume, Value: ValueCount},
+	{Kind: KindActivity, Value: ValueIgnored},
+}
+
+// NumMetricKinds is how many kinds there are: the length of a bucket's
+// counts.
+const NumMetricKinds = len(metricKindDefs)
+
+// MetricKinds lists every kind in documentation order.
+var MetricKinds = func() []MetricKind {
+	ks := make([]MetricKind, len(metricKindDefs))
+	for i, d := range metricKindDefs {
+		ks[i] = d.Kind
+	}
+	return ks
+}()
+
+// MetricKindDefs returns every kind's definition, in documentation order
+// (a copy).
+func MetricKindDefs() []MetricKindDef { return append([]MetricKindDef(nil), metricKindDefs[:]...) }
+
+// Index returns the kind's place in MetricKinds (and so in a bucket's
+// counts); false for an unknown kind.
+func (k MetricKind) Index() (int, bool) {
+	for i := range metricKindDefs {
+		if metricKindDefs[i].Kind == k {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Value returns what the kind's values are; 0 for an unknown kind.
+func (k MetricKind) Value() MetricValue {
+	_, v := k.Lookup()
+	return v
+}
+
+// Lookup returns the kind's Index and Value at once (-1 and 0 for an
+// unknown kind): one look in the table, for the code that counts events.
+func (k MetricKind) Lookup() (int, MetricValue) {
+	for i := range metricKindDefs {
+		if metricKindDefs[i].Kind == k {
+			return i, metricKindDefs[i].Value
+		}
+	}
+	return -1, 0
+}
+
+// IsCount reports whether the kind's value is a count.
+func (k MetricKind) IsCount() bool { return k.Value() == ValueCount }
+
+// IsLatency reports whether the kind's value is a latency in milliseconds.
+func (k MetricKind) IsLatency() bool { return k.Value() == ValueLatency }
+
 // Metric is what an alert rule watches: a statistic, over the rule's
-// window, of one kind of metric event (its MetricSource). Names derive
-// from the kinds, so each is written once.
+// window, of one kind of metric event (its MetricSource). The metrics
+// derive from metricKindDefs: one per count kind, named after it, and one
+// per percentile of a latency kind.
 type Metric string
 
+// The rule metrics by name, for the code that names one.
 const (
 	MetricTurnLatencyP50 = Metric(KindTurnLatency + "_p50")
 	MetricTurnLatencyP95 = Metric(KindTurnLatency + "_p95")
@@ -49,25 +140,35 @@ const (
 type MetricSource struct {
 	// Kind is the events it reads.
 	Kind MetricKind
-	// Quantile, for turn latencies, is the percentile of the window's
+	// Quantile, for a latency kind, is the percentile of the window's
 	// latencies (nearest rank). It is 0 for a count, whose value is the sum
 	// of the window's values.
 	Quantile float64
 }
 
-// metricSources defines every rule metric, in documentation order: the one
-// table joining rule metrics to metric kinds.
-var metricSources = [...]struct {
+// metricSource is one rule metric and how it is computed.
+type metricSource struct {
 	metric Metric
 	source MetricSource
-}{
-	{MetricTurnLatencyP50, MetricSource{Kind: KindTurnLatency, Quantile: 0.50}},
-	{MetricTurnLatencyP95, MetricSource{Kind: KindTurnLatency, Quantile: 0.95}},
-	{MetricAPIErrors, MetricSource{Kind: KindAPIErrors}},
-	{MetricFunctionErrors, MetricSource{Kind: KindFunctionErrors}},
-	{MetricCallCrashes, MetricSource{Kind: KindCallCrashes}},
-	{MetricCallVolume, MetricSource{Kind: KindCallVolume}},
 }
+
+// metricSources joins every rule metric to its kind, in documentation
+// order: derived from metricKindDefs.
+var metricSources = func() []metricSource {
+	var out []metricSource
+	for _, d := range metricKindDefs {
+		switch d.Value {
+		case ValueCount:
+			out = append(out, metricSource{Metric(d.Kind), MetricSource{Kind: d.Kind}})
+		case ValueLatency:
+			for _, p := range d.Percentiles {
+				m := Metric(string(d.Kind) + "_p" + strconv.Itoa(p))
+				out = append(out, metricSource{m, MetricSource{Kind: d.Kind, Quantile: float64(p) / 100}})
+			}
+		}
+	}
+	return out
+}()
 
 // Metrics lists every metric in documentation order.
 var Metrics = func() []Metric {

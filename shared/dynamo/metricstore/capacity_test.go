@@ -125,8 +125,8 @@ func TestMetricsCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 		closing := rec.Take()
-		if sum := buckets.Summarize(got, from, to); sum.Counts.Turns != int64(n) {
-			t.Errorf("%d events: the evaluation counts %d turns", n, sum.Counts.Turns)
+		if sum := buckets.Summarize(got, from, to); sum.Counts.Of(metrics.TurnLatency) != int64(n) {
+			t.Errorf("%d events: the evaluation counts %d turns", n, sum.Counts.Of(metrics.TurnLatency))
 		}
 		perEvent := writes.WRU / float64(min(n, counted1)) / 2 // two scopes per event
 		t.Logf("%6d events: write %.2f WRU per event and scope (%d calls); evaluation %d items, %.1f RRU, %d calls; with a compaction %d items, %.1f RRU, %.0f WRU",

@@ -33,8 +33,8 @@ func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute))
-		if v, _ := sum.Value(voiceops.MetricAPIErrors); v != want || sum.Counts.Activity != want {
-			t.Errorf("%v: api_errors %d activity %d, want %d", scope, v, sum.Counts.Activity, want)
+		if v, _ := sum.Value(voiceops.MetricAPIErrors); v != want || sum.Counts.Of(metrics.Activity) != want {
+			t.Errorf("%v: api_errors %d activity %d, want %d", scope, v, sum.Counts.Of(metrics.Activity), want)
 		}
 	}
 }

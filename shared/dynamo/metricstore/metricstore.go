@@ -23,6 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // The items are laid out as shared/dynamo's metriclayout.go says.
@@ -109,19 +110,12 @@ func metricCeilMinute(t time.Time) time.Time {
 }
 
 // numbers returns what a bucket adds to its minute: its non-zero counts
-// and its sketch's bins.
+// (every kind's, named by dynamo.MetricCountAttr) and its sketch's bins.
 func numbers(b buckets.Bucket) []dynamo.MetricNumber {
 	var out []dynamo.MetricNumber
-	for _, c := range []struct {
-		attr string
-		n    int64
-	}{
-		{dynamo.MetricAttrActivity, b.Counts.Activity}, {dynamo.MetricAttrTurns, b.Counts.Turns},
-		{dynamo.MetricAttrAPIErrors, b.Counts.APIErrors}, {dynamo.MetricAttrFunctionErrors, b.Counts.FunctionErrors},
-		{dynamo.MetricAttrCallCrashes, b.Counts.CallCrashes}, {dynamo.MetricAttrCallVolume, b.Counts.CallVolume},
-	} {
-		if c.n != 0 {
-			out = append(out, dynamo.MetricNumber{Attr: c.attr, Value: strconv.FormatInt(c.n, 10)})
+	for _, k := range voiceops.MetricKinds {
+		if n := b.Counts.Of(k); n != 0 {
+			out = append(out, dynamo.MetricNumber{Attr: dynamo.MetricCountAttr(k), Value: strconv.FormatInt(n, 10)})
 		}
 	}
 	if b.Latency != nil {
@@ -157,10 +151,10 @@ func decodeMetricItem(s metrics.Scope, it item) (b buckets.Bucket, closed bool, 
 		}
 		return n
 	}
-	b = buckets.Bucket{Scope: s, Minute: minute, Counts: buckets.Counts{
-		Activity: count(dynamo.MetricAttrActivity), Turns: count(dynamo.MetricAttrTurns), APIErrors: count(dynamo.MetricAttrAPIErrors),
-		FunctionErrors: count(dynamo.MetricAttrFunctionErrors), CallCrashes: count(dynamo.MetricAttrCallCrashes), CallVolume: count(dynamo.MetricAttrCallVolume),
-	}}
+	b = buckets.Bucket{Scope: s, Minute: minute}
+	for _, k := range voiceops.MetricKinds {
+		b.Counts.Set(k, count(dynamo.MetricCountAttr(k)))
+	}
 	if bad != nil {
 		return buckets.Bucket{}, false, bad
 	}

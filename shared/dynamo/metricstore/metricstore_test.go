@@ -203,7 +203,7 @@ func TestMetricsItems(t *testing.T) {
 		}
 	}
 	got, err := st.ReadBuckets(t.Context(), s, late, current.Add(time.Minute))
-	want := buckets.Counts{Activity: 40, Turns: 20, APIErrors: 20}
+	want := buckets.NewCounts(map[metrics.Kind]int64{metrics.Activity: 40, metrics.TurnLatency: 20, metrics.APIErrors: 20})
 	if err != nil || len(got) != 2 || got[0].Counts != want || got[1].Counts != want {
 		t.Errorf("ReadBuckets: %+v, %v; want two minutes of %+v", got, err, want)
 	}
@@ -425,7 +425,7 @@ func TestMetricsLateWriteDuringCompaction(t *testing.T) {
 	}
 	for i := range 2 {
 		got, err := st.ReadBuckets(t.Context(), s, start, start.Add(time.Minute))
-		if err != nil || len(got) != 1 || got[0].Counts.CallVolume != 3 {
+		if err != nil || len(got) != 1 || got[0].Counts.Of(metrics.CallVolume) != 3 {
 			t.Errorf("read %d: %+v, %v; want call_volume 3", i, got, err)
 		}
 	}
@@ -495,7 +495,7 @@ func TestMetricsCallBudget(t *testing.T) {
 		t.Errorf("pages of 7 over 30 items: %d Query calls, want at least 5", q)
 	}
 	for i, b := range got {
-		if !b.Minute.Equal(base.Add(time.Duration(i)*time.Minute)) || b.Counts.CallVolume != 1 {
+		if !b.Minute.Equal(base.Add(time.Duration(i)*time.Minute)) || b.Counts.Of(metrics.CallVolume) != 1 {
 			t.Errorf("bucket %d: %v %+v", i, b.Minute, b.Counts)
 		}
 	}
@@ -525,7 +525,7 @@ func TestMetricsExpiredItemsIgnored(t *testing.T) {
 	put(time.Now().Add(-time.Second), 100)
 	put(time.Now().Add(time.Hour), 3)
 	got, err := st.ReadBuckets(t.Context(), s, minute, minute.Add(time.Minute))
-	if err != nil || len(got) != 1 || got[0].Counts.CallVolume != 3 {
+	if err != nil || len(got) != 1 || got[0].Counts.Of(metrics.CallVolume) != 3 {
 		t.Errorf("ReadBuckets: %+v, %v; want the live item only (call_volume 3)", got, err)
 	}
 }

@@ -106,8 +106,8 @@ func metricItem(b *testing.B, bk buckets.Bucket) map[string]types.AttributeValue
 	}
 	return map[string]types.AttributeValue{
 		"pk": &types.AttributeValueMemberS{Value: metricstore.Partition(bk.Scope)}, "sk": &types.AttributeValueMemberS{Value: dynamo.MetricClosedKey(bk.Minute)},
-		"expires_at": n(bk.Minute.Add(30 * 24 * time.Hour).Unix()), dynamo.MetricAttrActivity: n(bk.Counts.Activity),
-		dynamo.MetricAttrTurns: n(bk.Counts.Turns), dynamo.MetricAttrAPIErrors: n(bk.Counts.APIErrors),
+		"expires_at": n(bk.Minute.Add(30 * 24 * time.Hour).Unix()), "activity": n(bk.Counts.Of(metrics.Activity)),
+		"turns": n(bk.Counts.Of(metrics.TurnLatency)), "api_errors": n(bk.Counts.Of(metrics.APIErrors)),
 		dynamo.MetricAttrLatency: &types.AttributeValueMemberB{Value: enc},
 	}
 }

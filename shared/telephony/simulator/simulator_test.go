@@ -97,7 +97,7 @@ func TestTestNumbers(t *testing.T) {
 	bs, err := metricStore.ReadBuckets(ctx, metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a"}, time.Now().Add(-time.Hour), time.Now().Add(time.Minute))
 	volume := int64(0)
 	for _, b := range bs {
-		volume += int64(b.Counts.CallVolume)
+		volume += int64(b.Counts.Of(metrics.CallVolume))
 	}
 	if err != nil || volume != 1 {
 		t.Errorf("call_volume %d %v, want 1", volume, err)
