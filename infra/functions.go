@@ -57,7 +57,8 @@ type QueueConsumer struct {
 
 // Function is one Lambda function: what it is built from, what it may touch
 // and what invokes it. Adding a function to the product is one entry in
-// Functions (and its directory under functions/).
+// Functions (and its directory under functions/); one that serves routes
+// is also in shared/catalog, which gives it its routes.
 type Function struct {
 	// Name is the directory under functions/ that the function is built
 	// from (see bundle.go).
