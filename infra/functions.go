@@ -17,24 +17,26 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/voiceops/opsapi/shared/catalog"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/tables"
 )
 
-// Host is one of the two public hosts a regional stack serves.
-type Host string
+// Host is one of the two public hosts a regional stack serves (the
+// catalog's: shared/catalog).
+type Host = catalog.Host
 
 const (
 	// StudioHost serves doc 1 ({agent_studio_url}): alerts, webhooks and the
 	// internal metric intake.
-	StudioHost Host = "studio"
+	StudioHost = catalog.Studio
 	// BaseHost serves doc 2 ({base_url}): conversations, chat, calls, events.
-	BaseHost Host = "base"
+	BaseHost = catalog.Base
 )
 
 // Hosts lists every host; each regional stack has one HTTP API per host.
-var Hosts = []Host{StudioHost, BaseHost}
+var Hosts = catalog.Hosts
 
 // Route is one API Gateway HTTP API route. Method is an HTTP method or "ANY";
 // Path may end in a greedy "{proxy+}" segment.
@@ -55,7 +57,8 @@ type QueueConsumer struct {
 
 // Function is one Lambda function: what it is built from, what it may touch
 // and what invokes it. Adding a function to the product is one entry in
-// Functions (and its directory under functions/).
+// Functions (and its directory under functions/); one that serves routes
+// is also in shared/catalog, which gives it its routes.
 type Function struct {
 	// Name is the directory under functions/ that the function is built
 	// from (see bundle.go).
@@ -103,6 +106,8 @@ type Function struct {
 	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
+	// Routes are derived from the catalog (shared/catalog): one per path
+	// of the function's groups (withCatalogRoutes), never written here.
 	// Every route is ANY: a wrong method reaches the function that owns
 	// the path, which answers 405 with Allow (API Gateway would answer
 	// 404 {"message":"Not Found"} itself).
@@ -135,14 +140,35 @@ type Function struct {
 	ShardFanout bool
 }
 
-// apiRoutes returns the routes of a resource-collection endpoint group:
-// the collection and everything below it.
-func apiRoutes(host Host, paths ...string) []Route {
+// gatewayRoutes returns the API Gateway routes of a catalog function: one
+// ANY route per path of its groups, a ServeMux "{rest...}" becoming API
+// Gateway's greedy "{rest+}".
+func gatewayRoutes(f catalog.Function) []Route {
 	var rs []Route
-	for _, p := range paths {
-		rs = append(rs, Route{Host: host, Method: "ANY", Path: p})
+	for _, g := range f.Groups {
+		for _, r := range g.Routes {
+			path := r.Path
+			if strings.HasSuffix(path, "...}") {
+				path = strings.TrimSuffix(path, "...}") + "+}"
+			}
+			rt := Route{Host: g.Host, Method: "ANY", Path: path}
+			if !slices.Contains(rs, rt) {
+				rs = append(rs, rt)
+			}
+		}
 	}
 	return rs
+}
+
+// withCatalogRoutes gives each function of the catalog its API Gateway
+// routes (gatewayRoutes).
+func withCatalogRoutes(fns []Function) []Function {
+	for i, f := range fns {
+		if cf, ok := catalog.Lookup(f.Name); ok {
+			fns[i].Routes = gatewayRoutes(cf)
+		}
+	}
+	return fns
 }
 
 // withDerivedTimeouts gives each function with a request Deadline and no
@@ -158,7 +184,7 @@ func withDerivedTimeouts(fns []Function) []Function {
 }
 
 // Functions is every Lambda function of a regional stack.
-var Functions = withDerivedTimeouts([]Function{
+var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 	{
 		// Also our additions: the rules' history, the metric series
 		// (reads the metrics table), the preview, and the console's files.
@@ -179,10 +205,6 @@ var Functions = withDerivedTimeouts([]Function{
 			requestGuards,
 		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Routes: apiRoutes(StudioHost, "/v1/alert-rules", "/v1/alert-rules/{proxy+}", "/v1/alerts",
-			"/v1/metrics", "/console", "/console/{proxy+}",
-			// The studio host's part of the OpenAPI document and its reference (shared/apidocs).
-			"/openapi.json", "/docs"),
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
@@ -196,7 +218,6 @@ var Functions = withDerivedTimeouts([]Function{
 			requestGuards,
 		},
 		SendsToQueue: true, // test and retry enqueue deliveries
-		Routes:       apiRoutes(StudioHost, "/v1/webhook-endpoints", "/v1/webhook-endpoints/{proxy+}"),
 	},
 	{
 		// Drains the delivery queue: signs and sends each attempt, writes
@@ -232,7 +253,6 @@ var Functions = withDerivedTimeouts([]Function{
 			on(tables.Metrics, updateItem),
 		},
 		ReadsInternalKey: true,
-		Routes:           []Route{{Host: StudioHost, Method: "ANY", Path: "/internal/v1/metric-events"}},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -285,11 +305,6 @@ var Functions = withDerivedTimeouts([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
-		Routes: []Route{
-			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/create"},
-			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/respond"},
-			{Host: BaseHost, Method: "ANY", Path: "/{version}/{account_id}/{project_id}/chat/close"},
-		},
 	},
 	{
 		// A project's conversations (doc 2): the conversations list (v3 and
@@ -307,15 +322,6 @@ var Functions = withDerivedTimeouts([]Function{
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
-		Routes: []Route{
-			{Host: BaseHost, Method: "ANY", Path: "/v3/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/{account_id}/{project_id}/handoff_state"},
-			// The base host's part of the OpenAPI document and its reference (shared/apidocs).
-			{Host: BaseHost, Method: "ANY", Path: "/openapi.json"},
-			{Host: BaseHost, Method: "ANY", Path: "/docs"},
-		},
 	},
 	{
 		// The telephony system's voice intake (internal key), DNI, and
@@ -335,17 +341,6 @@ var Functions = withDerivedTimeouts([]Function{
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
-		Routes: []Route{
-			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls"},
-			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/turns"},
-			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/voice/calls/{conversation_id}/end"},
-			// DNI reservations (project-scoped x-api-key); a call on a reserved
-			// number consumes its reservation (config table).
-			{Host: BaseHost, Method: "ANY", Path: "/v1/conversations/dni-reservation"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/status"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/answer"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/telephony/twilio/{callSid}/turns/{conversation_id}"},
-		},
 	},
 	{
 		// Outbound calling: trigger and status (service key) and the
@@ -361,11 +356,6 @@ var Functions = withDerivedTimeouts([]Function{
 		},
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
-		Routes: []Route{
-			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/trigger"},
-			{Host: BaseHost, Method: "ANY", Path: "/v1/outbound-calling/{callSid}/status"},
-			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/outbound-calling/{callSid}/status"},
-		},
 	},
 	{
 		// The $default route of both hosts: the JSON 404 of a path no
@@ -386,12 +376,8 @@ var Functions = withDerivedTimeouts([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
-		Routes: []Route{
-			{Host: BaseHost, Method: "ANY", Path: "/v1/external-events/webhook"},
-			{Host: BaseHost, Method: "ANY", Path: "/internal/v1/agentic-dial/bridge-ended"},
-		},
 	},
-})
+}))
 
 // ProjectFunctionPrefix starts the name of every Lambda function a project
 // may use as one of its functions (hooks): the grant stays narrow.

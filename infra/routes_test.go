@@ -3,40 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/apidocs"
-	"github.com/voiceops/opsapi/shared/baseapi"
-	"github.com/voiceops/opsapi/shared/console"
+	"github.com/voiceops/opsapi/shared/catalog"
 	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/outboundapi"
-	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/twilioapi"
 )
 
-// servedGroups is what each functions/<name>/main.go serves (its handler's
-// groups) and on which host: the routes of the code, to hold against the
-// API Gateway routes of Functions.
-var servedGroups = map[string]struct {
-	host   Host
-	groups [][]httpapi.Route
-}{
-	"alerts":   {StudioHost, [][]httpapi.Route{(&studioapi.Alerts{}).Routes(), console.Routes(), apidocs.Routes(apidocs.Studio)}},
-	"webhooks": {StudioHost, [][]httpapi.Route{(&studioapi.Webhooks{}).Routes()}},
-	"intake":   {StudioHost, [][]httpapi.Route{(&studioapi.Intake{}).Routes()}},
-	"chat":     {BaseHost, [][]httpapi.Route{(&baseapi.Chat{}).Routes()}},
-	"conversations": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
-	"calls": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
-	"outbound": {BaseHost, [][]httpapi.Route{(&outboundapi.Outbound{}).Routes()}},
-	"events":   {BaseHost, [][]httpapi.Route{(&baseapi.Events{}).Routes()}},
-}
-
 // gatewayMatches reports whether the API Gateway route gw takes a request
-// for the mux route r (its parameters stand for any one segment).
-func gatewayMatches(gw Route, r httpapi.Route) bool {
+// for the catalog route r (its parameters stand for any one segment).
+func gatewayMatches(gw Route, r catalog.Route) bool {
 	if gw.Method != "ANY" && gw.Method != r.Method {
 		return false
 	}
@@ -56,43 +33,50 @@ func gatewayMatches(gw Route, r httpapi.Route) bool {
 	return len(gs) == len(rs)
 }
 
-// TestHTTPRoutesMatchTheGatewayRoutes: every route a function serves
-// reaches it through API Gateway (and through no other function), and
-// every API Gateway route of a function leads to a route it serves.
+// TestHTTPRoutesMatchTheGatewayRoutes: the functions with routes are the
+// catalog's (shared/catalog, which tests hold each function's handler to),
+// every catalog route reaches its function through API Gateway (and no
+// other function), and every API Gateway route of a function leads to a
+// catalog route of its own.
 func TestHTTPRoutesMatchTheGatewayRoutes(t *testing.T) {
+	for _, cf := range catalog.Functions {
+		if !slices.ContainsFunc(Functions, func(f Function) bool { return f.Name == cf.Name }) {
+			t.Errorf("catalog function %s is not in Functions", cf.Name)
+		}
+	}
 	for _, f := range Functions {
-		served, ok := servedGroups[f.Name]
+		served, ok := catalog.Lookup(f.Name)
 		if len(f.Routes) == 0 {
 			if ok {
-				t.Errorf("%s serves HTTP routes but has no API Gateway route", f.Name)
+				t.Errorf("%s serves HTTP routes (catalog) but has no API Gateway route", f.Name)
 			}
 			continue
 		}
 		if !ok {
-			t.Errorf("%s has API Gateway routes: add what its main.go serves to servedGroups", f.Name)
+			t.Errorf("%s has API Gateway routes but is not in shared/catalog", f.Name)
 			continue
 		}
-		for _, g := range served.groups {
-			for _, r := range g {
+		for _, g := range served.Groups {
+			for _, r := range g.Routes {
 				var owners []string
 				for _, other := range Functions {
 					for _, gw := range other.Routes {
-						if gw.Host == served.host && gatewayMatches(gw, r) {
+						if gw.Host == g.Host && gatewayMatches(gw, r) {
 							owners = append(owners, other.Name)
 							break
 						}
 					}
 				}
 				if len(owners) != 1 || owners[0] != f.Name {
-					t.Errorf("%s serves %s on the %s host; API Gateway sends it to %v", f.Name, r.Pattern(), served.host, owners)
+					t.Errorf("%s serves %s on the %s host; API Gateway sends it to %v", f.Name, r.Pattern(), g.Host, owners)
 				}
 			}
 		}
 		for _, gw := range f.Routes {
 			used := false
-			for _, g := range served.groups {
-				for _, r := range g {
-					used = used || (gw.Host == served.host && gatewayMatches(gw, r))
+			for _, g := range served.Groups {
+				for _, r := range g.Routes {
+					used = used || (gw.Host == g.Host && gatewayMatches(gw, r))
 				}
 			}
 			if !used {
@@ -102,17 +86,42 @@ func TestHTTPRoutesMatchTheGatewayRoutes(t *testing.T) {
 	}
 }
 
+// TestGatewayRoutesAreTheCatalogs: each path of a catalog function's groups
+// is one ANY route (a ServeMux "{rest...}" API Gateway's "{rest+}").
+func TestGatewayRoutesAreTheCatalogs(t *testing.T) {
+	f := catalog.Function{Name: "f", Groups: []catalog.Group{
+		{Host: catalog.Studio, Routes: []catalog.Route{{Method: "GET", Path: "/a/{id}"}, {Method: "PATCH", Path: "/a/{id}"}, {Method: "GET", Path: "/c/{file...}"}}},
+		{Host: catalog.Base, Routes: []catalog.Route{{Method: "GET", Path: "/a/{id}"}}},
+	}}
+	want := []Route{
+		{Host: StudioHost, Method: "ANY", Path: "/a/{id}"},
+		{Host: StudioHost, Method: "ANY", Path: "/c/{file+}"},
+		{Host: BaseHost, Method: "ANY", Path: "/a/{id}"},
+	}
+	if got := gatewayRoutes(f); !slices.Equal(got, want) {
+		t.Errorf("gatewayRoutes = %v, want %v", got, want)
+	}
+	chat, _ := catalog.Lookup("chat")
+	for _, f := range Functions {
+		if f.Name == "chat" && !slices.Equal(f.Routes, gatewayRoutes(chat)) {
+			t.Errorf("chat's routes %v are not the catalog's %v", f.Routes, gatewayRoutes(chat))
+		}
+	}
+}
+
 func TestGatewayMatches(t *testing.T) {
 	for _, c := range []struct {
 		gw   Route
-		r    httpapi.Route
+		r    catalog.Route
 		want bool
 	}{
-		{Route{Method: "ANY", Path: "/v1/alert-rules/{proxy+}"}, httpapi.Route{Method: "PATCH", Path: "/v1/alert-rules/{rule_id}"}, true},
-		{Route{Method: "ANY", Path: "/v1/alert-rules/{proxy+}"}, httpapi.Route{Method: "GET", Path: "/v1/alert-rules"}, false},
-		{Route{Method: "POST", Path: "/v1/outbound-calling/trigger"}, httpapi.Route{Method: "GET", Path: "/v1/outbound-calling/trigger"}, false},
-		{Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, httpapi.Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, true},
-		{Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, httpapi.Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"}, false},
+		{Route{Method: "ANY", Path: "/v1/alert-rules/{proxy+}"}, catalog.Route{Method: "PATCH", Path: "/v1/alert-rules/{rule_id}"}, true},
+		{Route{Method: "ANY", Path: "/v1/alert-rules/{proxy+}"}, catalog.Route{Method: "GET", Path: "/v1/alert-rules"}, false},
+		{Route{Method: "POST", Path: "/v1/outbound-calling/trigger"}, catalog.Route{Method: "GET", Path: "/v1/outbound-calling/trigger"}, false},
+		{Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, catalog.Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, true},
+		{Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations"}, catalog.Route{Method: "GET", Path: "/v1/{account_id}/{project_id}/conversations/concurrency"}, false},
+		{Route{Method: "ANY", Path: "/console/{file+}"}, catalog.Route{Method: "GET", Path: "/console/{file...}"}, true},
+		{Route{Method: "ANY", Path: "/console/{file+}"}, catalog.Route{Method: "GET", Path: "/console"}, false},
 	} {
 		if got := gatewayMatches(c.gw, c.r); got != c.want {
 			t.Errorf("%v vs %v: %v", c.gw, c.r, got)

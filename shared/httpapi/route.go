@@ -78,23 +78,13 @@ func (r Route) Creates() Route { r.Create = true; return r }
 // Pattern is the route's ServeMux pattern, "METHOD /path".
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
-// Patterns lists the patterns of the given groups: infra's tests compare
-// them with the API Gateway routes of each function.
-func Patterns(groups ...[]Route) []string {
-	var out []string
-	for _, g := range groups {
-		for _, r := range g {
-			out = append(out, r.Pattern())
-		}
-	}
-	return out
-}
-
 // familyOf tells which document a path that matched no route belongs to:
-// doc 1 lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*.
+// doc 1 lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
+// the studio host's additions (/v1/metrics, /console): the catalog's
+// studio paths (shared/catalog; family_catalog_test.go).
 func familyOf(r *http.Request) Family {
 	p := r.URL.Path
-	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi"} {
+	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi", "/v1/metrics", "/console"} {
 		if strings.HasPrefix(p, prefix) {
 			return Doc1
 		}

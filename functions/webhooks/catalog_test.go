@@ -1,0 +1,18 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/catalog/catalogtest"
+	"github.com/voiceops/opsapi/shared/telemetry"
+)
+
+// TestServesItsCatalogRoutes: the handler serves exactly the routes that
+// shared/catalog gives the function, which infra's API Gateway routes,
+// the dev server and the OpenAPI document are held to.
+func TestServesItsCatalogRoutes(t *testing.T) {
+	catalogtest.ServesFunction(t, "webhooks", func(m telemetry.Recorder) catalogtest.Lambda {
+		return handler(deps{Metrics: m, Log: slog.New(slog.DiscardHandler)})
+	})
+}
