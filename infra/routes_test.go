@@ -9,6 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/console"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
@@ -27,7 +28,7 @@ var servedGroups = map[string]struct {
 	"intake":   {StudioHost, [][]httpapi.Route{(&studioapi.Intake{}).Routes()}},
 	"chat":     {BaseHost, [][]httpapi.Route{(&baseapi.Chat{}).Routes()}},
 	"conversations": {BaseHost, [][]httpapi.Route{
-		(&baseapi.Conversations{}).Routes(), (&baseapi.Concurrency{}).Routes(), (&baseapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
+		(&conversationsapi.Conversations{}).Routes(), (&conversationsapi.Concurrency{}).Routes(), (&conversationsapi.Handoff{}).Routes(), apidocs.Routes(apidocs.Base)}},
 	"calls": {BaseHost, [][]httpapi.Route{
 		(&baseapi.Voice{}).Routes(), (&baseapi.DNI{}).Routes(), (&twilioapi.Callbacks{}).Routes()}},
 	"outbound": {BaseHost, [][]httpapi.Route{(&outboundapi.Outbound{}).Routes()}},

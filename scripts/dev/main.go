@@ -35,6 +35,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/destination"
@@ -266,9 +267,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
 		(&outboundapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
-		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
-		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
-		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
+		(&conversationsapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&conversationsapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&conversationsapi.Handoff{Store: b.stores.Conversations}).Routes(),
 		callbacks,
 	)
 	go evaluateEvery(ctx, ev, o.evalEvery, log)

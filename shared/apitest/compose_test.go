@@ -13,6 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -98,9 +99,9 @@ func (d Deps) studio() [][]httpapi.Route {
 
 func (d Deps) conversations() [][]httpapi.Route {
 	return [][]httpapi.Route{
-		(&baseapi.Conversations{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
-		(&baseapi.Concurrency{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
-		(&baseapi.Handoff{Store: d.Stores.Conversations}).Routes(),
+		(&conversationsapi.Conversations{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&conversationsapi.Concurrency{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&conversationsapi.Handoff{Store: d.Stores.Conversations}).Routes(),
 	}
 }
 
