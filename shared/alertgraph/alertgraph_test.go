@@ -28,8 +28,11 @@ func TestGraphWakesAndMarks(t *testing.T) {
 	}
 	var touched []touch
 	g := New(Deps{Rules: stores.Rules, Endpoints: stores.Endpoints, Marks: stores.Evaluations,
-		Touch: func(_ context.Context, a, p string, at time.Time) error { touched = append(touched, touch{a, p, at}); return nil },
-		Now:   func() time.Time { return t0 }, Log: slog.New(slog.DiscardHandler)})
+		Touch: func(_ context.Context, a, p string, at time.Time) error {
+			touched = append(touched, touch{a, p, at})
+			return nil
+		},
+		Now: func() time.Time { return t0 }, Log: slog.New(slog.DiscardHandler)})
 	proj := "proj_1"
 	r, err := g.Service.CreateRule(ctx, "acct_1", voiceops.RuleInput{Name: "n", ProjectID: &proj, Metric: voiceops.MetricAPIErrors,
 		Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m})
