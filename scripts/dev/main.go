@@ -338,10 +338,10 @@ type backend struct {
 	// watchMetrics calls notify with the scopes of the metric data stored
 	// from now on, until ctx ends.
 	watchMetrics func(ctx context.Context, notify func(...metrics.Scope)) error
+	close        func()
 	// touch wakes watchMetrics for a scope, storing no data
 	// (alertgraph.Deps.Touch).
 	touch func(ctx context.Context, accountID, projectID string, at time.Time) error
-	close func()
 }
 
 // openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating

@@ -30,15 +30,12 @@ import (
 // dependencies, composed the way scripts/dev composes them, through the
 // functions' graph constructors (shared/convgraph, alertgraph).
 type Deps struct {
-	Stores    voiceops.Stores
-	Auth      *auth.Authenticator
-	Now       func() time.Time
-	Log       *slog.Logger
-	URLPolicy voiceops.URLPolicy
-	Metrics   *buckets.Recorder
-	// Touch wakes the evaluator for a created or changed rule's scope
-	// (alertgraph.Deps.Touch: the harness's memory.Metrics.Touch).
-	Touch             func(ctx context.Context, accountID, projectID string, at time.Time) error
+	Stores            voiceops.Stores
+	Auth              *auth.Authenticator
+	Now               func() time.Time
+	Log               *slog.Logger
+	URLPolicy         voiceops.URLPolicy
+	Metrics           *buckets.Recorder
 	InternalKeyDigest string
 	Outbox            Outbox
 	Conversations     *conversation.Engine
@@ -54,6 +51,9 @@ type Deps struct {
 	// Destinations are the accounts' outbound destination policies (the
 	// accounts are of region us).
 	Destinations destination.Store
+	// Touch wakes the evaluator for a created or changed rule's scope
+	// (alertgraph.Deps.Touch: the harness's memory.Metrics.Touch).
+	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 }
 
 // Outbox is the delivery machinery the studio groups use.
