@@ -19,9 +19,9 @@ fuzztime=${FUZZTIME:-4s}
 targets=(
   "./shared/apitest FuzzRoutes"
   "./shared/baseapi FuzzPayloadEventID"
-  "./shared/baseapi FuzzConvQuery"
-  "./shared/baseapi FuzzDecodeCursor"
-  "./shared/baseapi FuzzAppendJSONString"
+  "./shared/conversationsapi FuzzConvQuery"
+  "./shared/conversationsapi FuzzDecodeCursor"
+  "./shared/conversationsapi FuzzAppendJSONString"
   "./shared/httpapi FuzzParseObject"
   "./shared/httpapi FuzzPlainString"
   "./shared/httpapi FuzzCheckJSON"

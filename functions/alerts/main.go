@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/shared/alertgraph"
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
@@ -56,14 +57,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 	counts := dynamo.NewMetricCounts(db, env.MetricsTable)
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
+		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: counts.Touch,
 		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts,
 		Series:     &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
 		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards: httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		EvaluateSoon: func(ctx context.Context, accountID, projectID string) error {
-			return counts.Touch(ctx, accountID, projectID, time.Now())
-		},
+		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics, Console: consoleRoutes,
 	})), lambda.WithContext(ctx))
 	return nil
@@ -74,7 +72,7 @@ type deps struct {
 	Keys  httpapi.Authenticator
 	Rules voiceops.RuleStore
 	// Marks are the evaluator's marks, shown as last_evaluated_at by the
-	// reads (alerting.WithMarks); nil shows the rules' own.
+	// reads (alertgraph); nil shows the rules' own.
 	Marks      voiceops.EvaluationStore
 	Fanout     alerting.Fanout
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
@@ -83,9 +81,9 @@ type deps struct {
 	Log        *slog.Logger
 	// Metrics receives the request metrics (lambdamain.Metrics).
 	Metrics telemetry.Recorder
-	// EvaluateSoon wakes the evaluator for a created or changed rule's
-	// scope (alerting.Service.EvaluateSoon).
-	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
+	// Touch wakes the evaluator for a created or changed rule's scope
+	// (alertgraph.Deps.Touch: dynamo.MetricCounts.Touch).
+	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Our additions: the rules' history (with the endpoints whose
 	// deliveries it shows), the metric series and the preview.
 	History   voiceops.HistoryStore
@@ -103,9 +101,9 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	if consoleRoutes == nil {
 		consoleRoutes = console.Routes()
 	}
-	svc := &alerting.Service{Rules: d.Rules, Fanout: d.Fanout, Now: d.Now, Log: d.Log, EvaluateSoon: d.EvaluateSoon}
+	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Touch: d.Touch, Now: d.Now, Log: d.Log})
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(d.Rules, d.Marks), Service: svc,
+		(&studioapi.Alerts{Rules: g.Rules, Service: g.Service,
 			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
 		consoleRoutes,
 		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs

@@ -15,7 +15,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/apidocs"
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
@@ -68,8 +68,8 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
-		(&baseapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
-		(&baseapi.Handoff{Store: d.Conversations}).Routes(),
+		(&conversationsapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
+		(&conversationsapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
+		(&conversationsapi.Handoff{Store: d.Conversations}).Routes(),
 		apidocs.Routes(apidocs.Base))) // the base host's /openapi.json and /docs
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
+	"github.com/voiceops/opsapi/shared/evalgraph"
 	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/queue"
@@ -86,15 +87,8 @@ type evaluatorFn struct {
 }
 
 func newEvaluator(b backend, now func() time.Time) evaluatorFn {
-	outbox := delivery.NewOutbox(b.Stores, b.Queue, now)
-	e := &evaluator.Evaluator{
-		Rules: b.Stores.Rules, Events: b.Stores.Events, Metrics: b.Metrics, Marks: b.Stores.Evaluations,
-		Fanout: outbox.Fanout, Now: now, Log: b.Log, Telemetry: b.Telemetry,
-	}
-	if b.Rollups != nil {
-		roller := &series.Roller{Minutes: b.Metrics, Hours: b.Rollups, Scopes: series.AccountScopes(b.Stores.Accounts), Now: now, Due: series.RollWindow}
-		e.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
-	}
+	e := evalgraph.New(evalgraph.Deps{Stores: b.Stores, Metrics: b.Metrics, Rollups: b.Rollups,
+		Fanout: delivery.NewOutbox(b.Stores, b.Queue, now).Fanout, Telemetry: b.Telemetry, Now: now, Log: b.Log})
 	return evaluatorFn{e, b.SendShard}
 }
 

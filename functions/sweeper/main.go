@@ -17,16 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
-	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 func main() {
@@ -48,14 +45,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	batch := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(batch, handler(&conversation.Engine{
-		Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
-		Metrics: &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)},
-		// Deployed stacks call only public addresses and Lambda ARNs.
-		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
-		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: lambdamain.Logger(),
-		Telemetry: batch,
-	})), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(convgraph.New(convgraph.Deps{
+		Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
+		Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg)),
+		Now: time.Now, Log: lambdamain.Logger(), Telemetry: batch,
+	}))), lambda.WithContext(ctx))
 	return nil
 }
 

@@ -12,8 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -47,10 +46,10 @@ func TestReplayScheduledEvent(t *testing.T) {
 	}
 	idle := open(now.Add(-time.Hour), now.Add(-30*time.Minute))
 	active := open(now.Add(-time.Hour), now.Add(10*time.Minute))
-	e := &conversation.Engine{
-		Store: m.Stores().Conversations, Configs: m.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
+	e := convgraph.New(convgraph.Deps{
+		Conversations: m.Stores().Conversations, Configs: m.AgentConfigs(),
 		Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	})
 	res, err := handler(e)(ctx, ev)
 	if err != nil || res.Ended != 1 {
 		t.Fatalf("run: %+v %v, want 1 ended", res, err)

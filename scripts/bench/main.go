@@ -150,16 +150,16 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\n", row.label, num(r["ns/op"]), num(r["allocs/op"]), ratio(r["ns/op"], bare))
 	}
 
-	fmt.Fprintln(out, "\nConversations page, 5000 conversations (shared/baseapi)\tms/op\tallocs/op\tx encoding/json")
-	page := get("./shared/baseapi", "^BenchmarkConversationPage$")
+	fmt.Fprintln(out, "\nConversations page, 5000 conversations (shared/conversationsapi)\tms/op\tallocs/op\tx encoding/json")
+	page := get("./shared/conversationsapi", "^BenchmarkConversationPage$")
 	for _, kind := range []string{"page", "all"} {
 		ours, std := page["BenchmarkConversationPage/append/"+kind], page["BenchmarkConversationPage/encoding-json/"+kind]
 		fmt.Fprintf(out, "  appender, %s\t%s\t%s\t%s\n", kind, ms(ours["ns/op"]), num(ours["allocs/op"]), ratio(ours["ns/op"], std["ns/op"]))
 		fmt.Fprintf(out, "  encoding/json, %s (baseline)\t%s\t%s\t1.00\n", kind, ms(std["ns/op"]), num(std["allocs/op"]))
 	}
 
-	fmt.Fprintln(out, "\nConcurrency sweep, one week of 100,000 conversations (shared/baseapi)\tms/op\tbody bytes\t")
-	conc := get("./shared/baseapi", "^BenchmarkConcurrencyWeek$")
+	fmt.Fprintln(out, "\nConcurrency sweep, one week of 100,000 conversations (shared/conversationsapi)\tms/op\tbody bytes\t")
+	conc := get("./shared/conversationsapi", "^BenchmarkConcurrencyWeek$")
 	for _, s := range []string{"", "variant"} {
 		r := conc["BenchmarkConcurrencyWeek/slice_by="+s]
 		label := "whole project"

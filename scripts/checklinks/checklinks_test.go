@@ -37,10 +37,16 @@ var rules = []rule{
 		why: "only outbound parses phone numbers (libphonenumber's metadata is megabytes)"},
 	{functions: []string{"*"}, except: []string{"calls", "dialer"}, forbid: []string{"shared/telephony/twilio", "shared/twilioapi"},
 		why: "only the dialer places calls with Twilio and only calls serves its callbacks"},
-	{functions: []string{"*"}, except: []string{"calls", "chat", "conversations", "events", "sweeper"}, forbid: []string{"shared/conversation", "shared/agent", "shared/hooks/..."},
-		why: "only the conversation functions run the conversation engine, agents and hooks"},
-	{functions: []string{"*"}, except: []string{"calls", "chat", "conversations", "events"}, forbid: []string{"shared/baseapi"},
+	{functions: []string{"*"}, except: []string{"calls", "chat", "events", "sweeper"}, forbid: []string{"shared/conversation", "shared/convgraph", "shared/agent", "shared/hooks/..."},
+		why: "only the conversation functions run the conversation engine, agents and hooks (conversations only lists and reads: shared/convlist)"},
+	{functions: []string{"*"}, except: []string{"calls", "chat", "events"}, forbid: []string{"shared/baseapi"},
 		why: "shared/baseapi's groups run the conversation engine"},
+	{functions: []string{"*"}, except: []string{"conversations"}, forbid: []string{"shared/conversationsapi"},
+		why: "only conversations serves the lists, the concurrency series and the handoff state"},
+	{functions: []string{"*"}, except: []string{"evaluator"}, forbid: []string{"shared/evaluator", "shared/evalgraph"},
+		why: "only the evaluator function evaluates rules; the others wake it through the metric data"},
+	{functions: []string{"*"}, except: []string{"alerts", "webhooks"}, forbid: []string{"shared/alertgraph"},
+		why: "only alerts and webhooks change rules and endpoints"},
 	{functions: []string{"outbound"}, forbid: []string{"shared/concurrency", "shared/webhook", "shared/delivery", "shared/alerting", "shared/metrics", "shared/series", "shared/buckets"},
 		why: "outbound triggers and reads calls: it runs no conversations, webhooks or metric series"},
 	{functions: []string{"dialer", "dispatcher", "evaluator", "sweeper"}, forbid: []string{"shared/httpapi", "shared/auth"},
@@ -168,15 +174,21 @@ func TestRulesNameRealThings(t *testing.T) {
 }
 
 // TestRulesCatchALink checks the checker on a made-up listing: outbound
-// linking the conversation engine through shared/baseapi (as it did).
+// linking the conversation engine through shared/baseapi (as it did), and
+// conversations linking it (as it did through shared/conversation's Lister).
 func TestRulesCatchALink(t *testing.T) {
 	l := listing{deps: map[string][]string{
 		"outbound": {"shared/baseapi", "shared/conversation", "shared/phone"},
 		"calls":    {"shared/baseapi", "shared/conversation", "shared/telephony/twilio"},
 		"dialer":   {"shared/telephony/twilio", "shared/hooks/lambdainvoke"},
+		// The lists through a group package that also runs the engine.
+		"conversations": {"shared/conversationsapi", "shared/convlist", "shared/baseapi", "shared/conversation", "shared/agent"},
 	}}
 	got := violations(l)
 	want := []string{
+		"functions/conversations links shared/agent",
+		"functions/conversations links shared/baseapi",
+		"functions/conversations links shared/conversation",
 		"functions/dialer links shared/hooks/lambdainvoke",
 		"functions/outbound links shared/baseapi",
 		"functions/outbound links shared/conversation",

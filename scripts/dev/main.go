@@ -27,22 +27,23 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/alerting"
+	"github.com/voiceops/opsapi/shared/alertgraph"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/dialer"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
+	"github.com/voiceops/opsapi/shared/evalgraph"
 	"github.com/voiceops/opsapi/shared/evaluator"
-	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -193,20 +194,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	recorder := &buckets.Recorder{Store: b.metrics}
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
-	engine := &conversation.Engine{
-		Store: b.stores.Conversations, Configs: b.configs, DNI: b.dni,
-		Functions: hooks.NewRunner(hooks.Options{AllowLoopback: o.allowLoopback}),
-		Metrics:   recorder,
-		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: o.allowLoopback}), Policy: policy},
-		Now:       time.Now, Log: log, ChatIdleTimeout: o.idleTimeout,
-		Telemetry: registry,
-	}
-	ev := &evaluator.Evaluator{
-		Rules: b.stores.Rules, Events: b.stores.Events, Metrics: b.metrics, Marks: b.stores.Evaluations,
-		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log, Telemetry: registry,
-	}
-	roller := &series.Roller{Minutes: b.metrics, Hours: b.rollups, Scopes: series.AccountScopes(b.stores.Accounts), Now: time.Now, Due: series.RollWindow}
-	ev.Rollup = func(ctx context.Context, shard int) error { _, err := roller.RollShard(ctx, shard); return err }
+	// The functions' graphs (shared/convgraph, evalgraph, alertgraph) on
+	// this server's stores.
+	engine := convgraph.New(convgraph.Deps{Conversations: b.stores.Conversations, Configs: b.configs, DNI: b.dni, Metrics: b.metrics,
+		AllowLoopback: o.allowLoopback, ChatIdleTimeout: o.idleTimeout, Telemetry: registry, Now: time.Now, Log: log})
+	ev := evalgraph.New(evalgraph.Deps{Stores: b.stores, Metrics: b.metrics, Rollups: b.rollups, Fanout: b.dispatcher.Fanout,
+		Telemetry: registry, Now: time.Now, Log: log})
 	// Stored metric data drives the evaluation, as the metrics table's
 	// stream does deployed: the memory store notifies the trigger in
 	// process; with AWS_ENDPOINT_URL the table's stream is read.
@@ -215,11 +208,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	go trigger.Run(ctx)
-	svc := &alerting.Service{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log,
-		EvaluateSoon: func(_ context.Context, accountID, projectID string) error {
-			trigger.Notify(metrics.Scope{AccountID: accountID, ProjectID: projectID})
-			return nil
-		}}
+	// A created or changed rule's scope is touched, and evaluated through
+	// the trigger like stored data, as deployed.
+	alerts := alertgraph.New(alertgraph.Deps{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Marks: b.stores.Evaluations,
+		Fanout: b.dispatcher.Fanout, Touch: b.touch, Now: time.Now, Log: log})
+	svc := alerts.Service
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
@@ -254,7 +247,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
 		},
 	},
-		(&studioapi.Alerts{Rules: alerting.WithMarks(b.stores.Rules, b.stores.Evaluations), Service: svc,
+		(&studioapi.Alerts{Rules: alerts.Rules, Service: svc,
 			History: b.stores.History, Endpoints: b.stores.Endpoints, Projects: b.stores.Accounts,
 			Series: &series.Reader{Minutes: b.metrics, Hours: b.rollups, Now: time.Now}, Now: time.Now}).Routes(),
 		console.Routes(),
@@ -266,9 +259,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
 		(&outboundapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
-		(&baseapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
-		(&baseapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
-		(&baseapi.Handoff{Store: b.stores.Conversations}).Routes(),
+		(&conversationsapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&conversationsapi.Concurrency{Store: b.stores.Conversations, Now: time.Now}).Routes(),
+		(&conversationsapi.Handoff{Store: b.stores.Conversations}).Routes(),
 		callbacks,
 	)
 	go evaluateEvery(ctx, ev, o.evalEvery, log)
@@ -346,6 +339,9 @@ type backend struct {
 	// from now on, until ctx ends.
 	watchMetrics func(ctx context.Context, notify func(...metrics.Scope)) error
 	close        func()
+	// touch wakes watchMetrics for a scope, storing no data
+	// (alertgraph.Deps.Touch).
+	touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 }
 
 // openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating
@@ -379,7 +375,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
 		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), destinations: mem.Destinations(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
-			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, close: q.Close,
+			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, touch: ms.Touch, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
 		}, nil
@@ -437,7 +433,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: dynamo.Destinations(store), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
-		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
+		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch, touch: dynamo.NewMetricCounts(db, names.Metrics).Touch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
 		startDialer: func(ctx context.Context, d *dialer.Dialer) func() {
 			ctx, stop := context.WithCancel(ctx)

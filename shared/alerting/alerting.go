@@ -31,7 +31,8 @@ type Service struct {
 	// within about a second when its scope has data. Deployed it writes an
 	// empty item on the metrics table (dynamo.MetricCounts.Touch), which
 	// the table's stream turns into an evaluation like any other data; the
-	// dev server notifies its trigger. Best effort: the schedule evaluates
+	// dev server's memory store notifies its trigger the same way
+	// (shared/alertgraph wires it). Best effort: the schedule evaluates
 	// the rule anyway.
 	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
 }

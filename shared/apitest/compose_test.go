@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/voiceops/opsapi/shared/alertgraph"
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
@@ -13,6 +14,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/destination"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -25,7 +27,8 @@ import (
 )
 
 // Deps is what the tests hand to the groups: the union of their
-// dependencies, composed the way scripts/dev composes them.
+// dependencies, composed the way scripts/dev composes them, through the
+// functions' graph constructors (shared/convgraph, alertgraph).
 type Deps struct {
 	Stores            voiceops.Stores
 	Auth              *auth.Authenticator
@@ -48,6 +51,9 @@ type Deps struct {
 	// Destinations are the accounts' outbound destination policies (the
 	// accounts are of region us).
 	Destinations destination.Store
+	// Touch wakes the evaluator for a created or changed rule's scope
+	// (alertgraph.Deps.Touch: the harness's memory.Metrics.Touch).
+	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -79,16 +85,21 @@ func (d Deps) now() func() time.Time {
 }
 
 func (d Deps) studio() [][]httpapi.Route {
-	svc := &alerting.Service{Rules: d.Stores.Rules, Endpoints: d.Stores.Endpoints, Now: d.now(), Log: d.Log}
+	var fanout alerting.Fanout
 	if d.Outbox != nil {
-		svc.Fanout = d.Outbox.Fanout
+		fanout = d.Outbox.Fanout
 	}
+	// The alerts function's graph: the evaluator's marks on the reads, and
+	// the wake-up of a changed rule's scope.
+	g := alertgraph.New(alertgraph.Deps{Rules: d.Stores.Rules, Endpoints: d.Stores.Endpoints, Marks: d.Stores.Evaluations,
+		Fanout: fanout, Touch: d.Touch, Now: d.now(), Log: d.Log})
+	svc := g.Service
 	var recorder studioapi.Recorder
 	if d.Metrics != nil {
 		recorder = d.Metrics
 	}
 	return [][]httpapi.Route{
-		(&studioapi.Alerts{Rules: d.Stores.Rules, Service: svc, History: d.Stores.History, Endpoints: d.Stores.Endpoints,
+		(&studioapi.Alerts{Rules: g.Rules, Service: svc, History: d.Stores.History, Endpoints: d.Stores.Endpoints,
 			Projects: d.Stores.Accounts, Series: d.Series, Now: d.now()}).Routes(),
 		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: d.now()}).Routes(),
@@ -98,9 +109,9 @@ func (d Deps) studio() [][]httpapi.Route {
 
 func (d Deps) conversations() [][]httpapi.Route {
 	return [][]httpapi.Route{
-		(&baseapi.Conversations{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
-		(&baseapi.Concurrency{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
-		(&baseapi.Handoff{Store: d.Stores.Conversations}).Routes(),
+		(&conversationsapi.Conversations{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&conversationsapi.Concurrency{Store: d.Stores.Conversations, Now: d.now()}).Routes(),
+		(&conversationsapi.Handoff{Store: d.Stores.Conversations}).Routes(),
 	}
 }
 

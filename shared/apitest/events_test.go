@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
@@ -86,16 +85,13 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 	if err := agent.PutConfig(ctx, h.store.AgentConfigs(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	log := suiteLogger()
-	h.h = All(Deps{
-		Stores: h.stores, Auth: auth.New(h.stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now, Log: log,
-		InternalKeyDigest: keys.Digest(testInternalKey),
-		Guards:            h.deps.Guards,
-		Conversations: &conversation.Engine{
-			Store: h.stores.Conversations, Configs: h.store.AgentConfigs(), Functions: h.fn,
-			Metrics: &buckets.Recorder{Store: h.metrics}, Now: h.clock.Now, Log: log,
-		},
-	})
+	// The harness's graph, its engine with a recording function runner
+	// and a metric store of its own.
+	engine := convgraph.New(convgraph.Deps{Conversations: h.stores.Conversations, Configs: h.store.AgentConfigs(), DNI: h.store.DNI(),
+		Metrics: h.metrics, Now: h.clock.Now, Log: suiteLogger()})
+	engine.Functions = h.fn
+	h.deps.Conversations = engine
+	h.h = flushEach(All(h.deps))
 	h.conv = h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
 	h.conv2 = h.chat("POST", "/v1/acct_a/proj_a2/chat/create", h.keyA, h.agent2, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
 	return h

@@ -18,15 +18,18 @@ import (
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/delivery"
 	"github.com/voiceops/opsapi/shared/destination"
-	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/evalgraph"
+	"github.com/voiceops/opsapi/shared/evaluator"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -90,6 +93,60 @@ type harness struct {
 	requests *memory.Requests
 	// deps is what h.h was composed from.
 	deps Deps
+	// metrics holds the metric data (the engine's events, API errors, the
+	// intake's), on h.clock; its additions and touches go on stream.
+	metrics *memory.Metrics
+	// stream is the metrics table's stream: the scopes whose data was
+	// stored or touched, until deliverStream hands them to evaluator.
+	stream *scopeStream
+	// evaluator is the evaluator function's graph on the harness's stores
+	// (shared/evalgraph).
+	evaluator *evaluator.Evaluator
+}
+
+// scopeStream is the metrics table's stream in the harness: the memory
+// metric store notifies it of the scopes it stored data for (or touched),
+// and a test delivers them to the evaluator as the stream's event source
+// mapping would, after the request that wrote them.
+type scopeStream struct {
+	mu     sync.Mutex
+	scopes []metrics.Scope
+}
+
+func (s *scopeStream) add(scopes []metrics.Scope) {
+	s.mu.Lock()
+	s.scopes = append(s.scopes, scopes...)
+	s.mu.Unlock()
+}
+
+// take removes and returns the scopes on the stream, each once, in order.
+func (s *scopeStream) take() []metrics.Scope {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []metrics.Scope
+	for _, sc := range s.scopes {
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	s.scopes = nil
+	return out
+}
+
+// deliverStream evaluates the scopes on the stream with the evaluator
+// function's graph (its stream batch: EvaluateScopes), and returns them
+// with the evaluation's stats.
+func (h *harness) deliverStream() ([]metrics.Scope, evaluator.Stats) {
+	h.t.Helper()
+	scopes := h.stream.take()
+	if len(scopes) == 0 {
+		return nil, evaluator.Stats{}
+	}
+	st, err := h.evaluator.EvaluateScopes(context.Background(), scopes)
+	if err != nil {
+		h.t.Fatalf("evaluating %v: %v", scopes, err)
+	}
+	return scopes, st
 }
 
 // dialQueue keeps the dial jobs it is sent; err, when set, fails them.
@@ -207,10 +264,22 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	if wrap != nil {
 		stores = wrap(stores)
 	}
+	// The metric data and its stream, on the harness's clock.
+	h.metrics, h.stream = memory.NewMetrics(), &scopeStream{}
+	h.metrics.Now = h.clock.Now
+	h.metrics.OnAdd(h.stream.add)
+	rollups := memory.NewRollups()
+	rollups.Now = h.clock.Now
+	outbox := recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h}
+	h.evaluator = evalgraph.New(evalgraph.Deps{Stores: stores, Metrics: h.metrics, Rollups: rollups, Fanout: outbox.Fanout,
+		Now: h.clock.Now, Log: suiteLogger()})
 	h.deps = Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
 		Log:               suiteLogger(),
-		Outbox:            recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h},
+		Outbox:            outbox,
+		Metrics:           &buckets.Recorder{Store: h.metrics},
+		Touch:             h.metrics.Touch,
+		Series:            &series.Reader{Minutes: h.metrics, Hours: rollups, Now: h.clock.Now},
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		DNI:               h.store.DNI(),
 		Calls:             h.calls,
@@ -218,12 +287,9 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
 		Telemetry:         suiteMetrics,
 		Destinations:      h.store.Destinations(),
-		Conversations: &conversation.Engine{
-			Store: stores.Conversations, Configs: h.store.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
-			DNI:     h.store.DNI(),
-			Metrics: &buckets.Recorder{Store: memory.NewMetrics()},
-			Now:     h.clock.Now, Log: suiteLogger(),
-		},
+		// The chat, calls and events functions' engine graph.
+		Conversations: convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: h.store.AgentConfigs(), DNI: h.store.DNI(),
+			Metrics: h.metrics, Now: h.clock.Now, Log: suiteLogger()}),
 	}
 	h.h = flushEach(All(h.deps))
 	noteSecrets(h.keyA, h.keyB, h.projKey, h.projKey2, h.agent, h.agent2, h.service, h.service2)

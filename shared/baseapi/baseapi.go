@@ -1,7 +1,8 @@
-// Package baseapi serves the routes of the base host (doc 2, {base_url}):
-// chat, the voice intake, DNI, external events, the conversations lists,
-// the concurrency series and the handoff state (outbound calling is
-// shared/outboundapi, so that its function links no conversation engine). Each
+// Package baseapi serves the routes of the base host (doc 2, {base_url})
+// that run conversations: chat, the voice intake, DNI and external events
+// (outbound calling is shared/outboundapi, and the conversations lists,
+// the concurrency series and the handoff state shared/conversationsapi, so
+// that their functions link no conversation engine). Each
 // group is a type holding only the interfaces it uses; its Routes method
 // lists every route with its authentication scheme (shared/httpapi).
 package baseapi

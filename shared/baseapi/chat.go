@@ -2,8 +2,6 @@ package baseapi
 
 import (
 	"net/http"
-	"regexp"
-	"sync"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/conversation"
@@ -28,11 +26,6 @@ func (g *Chat) Routes() []httpapi.Route {
 
 var errNoVersion = voiceops.Errorf(voiceops.KindNotFound, "unknown API version: chat is served under /v1/")
 
-// langPattern accepts language codes with a region (en-GB, es-419, zh-Hant-TW).
-var langPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$`)
-}) // compiled on first use: package init stays cheap
-
 // readLangs reads the optional language codes of a chat body.
 func readLangs(o *httpapi.Object) (asr, tts string) {
 	for _, f := range []struct {
@@ -40,7 +33,7 @@ func readLangs(o *httpapi.Object) (asr, tts string) {
 		dst  *string
 	}{{"asr_lang_code", &asr}, {"tts_lang_code", &tts}} {
 		if v, ok := o.Str(f.name, false); ok {
-			if !langPattern().MatchString(v) {
+			if !voiceops.ValidLanguageCode(v) {
 				o.Fail(f.name, "must be a language code with a region, such as en-GB")
 			}
 			*f.dst = v

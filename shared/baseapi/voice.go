@@ -48,7 +48,7 @@ func (g *Voice) voiceStart(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 	in.ToNumber, _ = o.Str("to_number", true)
 	in.VariantID, _ = o.Str("variant_id", false)
 	if v, ok := o.Str("language", false); ok {
-		if !langPattern().MatchString(v) {
+		if !voiceops.ValidLanguageCode(v) {
 			o.Fail("language", "must be a language code with a region, such as en-GB")
 		}
 		in.ASRLang, in.TTSLang = v, v

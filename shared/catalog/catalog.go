@@ -134,14 +134,14 @@ var (
 		{"POST", "/v1/external-events/webhook"},
 		{"POST", "/internal/v1/agentic-dial/bridge-ended"},
 	}}
-	Conversations = Group{Name: "baseapi.Conversations", Host: Base, Routes: []Route{
+	Conversations = Group{Name: "conversationsapi.Conversations", Host: Base, Routes: []Route{
 		{"GET", "/v3/{account_id}/{project_id}/conversations"},
 		{"GET", "/v1/{account_id}/{project_id}/conversations"},
 	}}
-	Concurrency = Group{Name: "baseapi.Concurrency", Host: Base, Routes: []Route{
+	Concurrency = Group{Name: "conversationsapi.Concurrency", Host: Base, Routes: []Route{
 		{"GET", "/v1/{account_id}/{project_id}/conversations/concurrency"},
 	}}
-	Handoff = Group{Name: "baseapi.Handoff", Host: Base, Routes: []Route{
+	Handoff = Group{Name: "conversationsapi.Handoff", Host: Base, Routes: []Route{
 		{"GET", "/v1/{account_id}/{project_id}/handoff_state"},
 	}}
 	Outbound = Group{Name: "outboundapi.Outbound", Host: Base, Routes: []Route{

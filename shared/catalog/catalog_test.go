@@ -15,6 +15,7 @@ import (
 	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/catalog"
 	"github.com/voiceops/opsapi/shared/console"
+	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
@@ -24,21 +25,21 @@ import (
 // code is each group's Routes() as the code lists them, by catalog name.
 // A new group is one line here (and its entry in the catalog).
 var code = map[string][]httpapi.Route{
-	"studioapi.Alerts":       (&studioapi.Alerts{}).Routes(),
-	"studioapi.Webhooks":     (&studioapi.Webhooks{}).Routes(),
-	"studioapi.Intake":       (&studioapi.Intake{}).Routes(),
-	"console.Routes":         console.Routes(),
-	"apidocs.Routes(Studio)": apidocs.Routes(apidocs.Studio),
-	"apidocs.Routes(Base)":   apidocs.Routes(apidocs.Base),
-	"baseapi.Chat":           (&baseapi.Chat{}).Routes(),
-	"baseapi.Voice":          (&baseapi.Voice{}).Routes(),
-	"baseapi.DNI":            (&baseapi.DNI{}).Routes(),
-	"baseapi.Events":         (&baseapi.Events{}).Routes(),
-	"baseapi.Conversations":  (&baseapi.Conversations{}).Routes(),
-	"baseapi.Concurrency":    (&baseapi.Concurrency{}).Routes(),
-	"baseapi.Handoff":        (&baseapi.Handoff{}).Routes(),
-	"outboundapi.Outbound":   (&outboundapi.Outbound{}).Routes(),
-	"twilioapi.Callbacks":    (&twilioapi.Callbacks{}).Routes(),
+	"studioapi.Alerts":               (&studioapi.Alerts{}).Routes(),
+	"studioapi.Webhooks":             (&studioapi.Webhooks{}).Routes(),
+	"studioapi.Intake":               (&studioapi.Intake{}).Routes(),
+	"console.Routes":                 console.Routes(),
+	"apidocs.Routes(Studio)":         apidocs.Routes(apidocs.Studio),
+	"apidocs.Routes(Base)":           apidocs.Routes(apidocs.Base),
+	"baseapi.Chat":                   (&baseapi.Chat{}).Routes(),
+	"baseapi.Voice":                  (&baseapi.Voice{}).Routes(),
+	"baseapi.DNI":                    (&baseapi.DNI{}).Routes(),
+	"baseapi.Events":                 (&baseapi.Events{}).Routes(),
+	"conversationsapi.Conversations": (&conversationsapi.Conversations{}).Routes(),
+	"conversationsapi.Concurrency":   (&conversationsapi.Concurrency{}).Routes(),
+	"conversationsapi.Handoff":       (&conversationsapi.Handoff{}).Routes(),
+	"outboundapi.Outbound":           (&outboundapi.Outbound{}).Routes(),
+	"twilioapi.Callbacks":            (&twilioapi.Callbacks{}).Routes(),
 }
 
 func patterns(rs []catalog.Route) []string {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/testsupport/capacity"
@@ -93,11 +93,11 @@ func TestTurnAndPageCapacity(t *testing.T) {
 			cv = nx
 		}
 	}
-	lister := conversation.Lister{Store: s}
+	lister := convlist.Lister{Store: s}
 	page := func(from, to time.Time) (int, capacity.Tally) {
 		rec.Take()
 		n := 0
-		_, err := lister.Page(ctx, "acct_a", "proj_page", conversation.ListQuery{
+		_, err := lister.Page(ctx, "acct_a", "proj_page", convlist.ListQuery{
 			From: from, To: to, Limit: 30, Match: func(voiceops.Conversation) bool { return true },
 		}, func(cv voiceops.Conversation, turns []voiceops.Turn) bool {
 			if len(turns) != 5 {

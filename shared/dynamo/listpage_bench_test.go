@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -45,10 +45,10 @@ func BenchmarkListPage30Dynamo(b *testing.B) {
 			cv = nx
 		}
 	}
-	lister := conversation.Lister{Store: s}
+	lister := convlist.Lister{Store: s}
 	for b.Loop() {
 		n := 0
-		_, err := lister.Page(ctx, "acct_a", "proj_page", conversation.ListQuery{
+		_, err := lister.Page(ctx, "acct_a", "proj_page", convlist.ListQuery{
 			From: time.UnixMilli(0), To: now, Limit: 30, Match: func(voiceops.Conversation) bool { return true },
 		}, func(_ voiceops.Conversation, turns []voiceops.Turn) bool {
 			if len(turns) == 5 {

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -53,7 +53,7 @@ func TestPageTurnsOfItemsBeforeTheIndex(t *testing.T) {
 		t.Fatalf("TurnsBetween: %d conversations, %v; want 3 (the older one is not in the index)", len(runs), err)
 	}
 	got := 0
-	_, err = conversation.Lister{Store: s}.Page(ctx, "acct_a", "proj_a", conversation.ListQuery{
+	_, err = convlist.Lister{Store: s}.Page(ctx, "acct_a", "proj_a", convlist.ListQuery{
 		From: base.Add(-time.Minute), To: now, Limit: 10, Match: func(voiceops.Conversation) bool { return true },
 	}, func(cv voiceops.Conversation, turns []voiceops.Turn) bool {
 		if want := fmt.Sprintf("hello %d", got); len(turns) != 1 || turns[0].AgentResponse != want || cv.ID != ids[got] {

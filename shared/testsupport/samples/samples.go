@@ -21,8 +21,8 @@ import (
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
@@ -251,13 +251,14 @@ func NewMemory(t *testing.T) *Memory {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec := &buckets.Recorder{Store: memory.NewMetrics()}
+	metricStore := memory.NewMetrics()
 	return &Memory{
-		Store: store, Stores: stores, Calls: calls, Metrics: rec, Log: log,
+		Store: store, Stores: stores, Calls: calls, Metrics: &buckets.Recorder{Store: metricStore}, Log: log,
 		Auth:   auth.New(stores.Accounts, voiceops.RegionUS, time.Now),
 		Outbox: delivery.NewOutbox(stores, discardQueue{}, time.Now),
-		Engine: &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
-			Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log, DNI: store.DNI()},
+		// The functions' own engine graph, on memory stores.
+		Engine: convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: store.AgentConfigs(), DNI: store.DNI(),
+			Metrics: metricStore, Now: time.Now, Log: log}),
 		InternalKeyDigest: keys.Digest(InternalKey),
 	}
 }

@@ -1,4 +1,4 @@
-package baseapi
+package conversationsapi
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package baseapi
+package conversationsapi
 
 import (
 	"crypto/sha256"
@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -418,9 +418,9 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
-	lister := conversation.Lister{Store: g.Store}
-	lq := conversation.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match, AsOf: now}
-	var res conversation.Result
+	lister := convlist.Lister{Store: g.Store}
+	lq := convlist.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match, AsOf: now}
+	var res convlist.Result
 	switch {
 	case q.sample:
 		rnd := g.Rand
@@ -430,7 +430,7 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 		err = lister.Sample(r.Context(), t.AccountID, t.ProjectID, lq, rnd, page.add)
 	default:
 		if q.queryType == "transcript" {
-			lq.Turns, lq.Examine = conversation.TranscriptMatch(q.query, q.turnType), SearchExamine
+			lq.Turns, lq.Examine = convlist.TranscriptMatch(q.query, q.turnType), SearchExamine
 			if g.SearchExamine > 0 {
 				lq.Examine = g.SearchExamine
 			}

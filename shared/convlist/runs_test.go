@@ -1,4 +1,4 @@
-package conversation_test
+package convlist_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -62,7 +62,7 @@ func TestPageReadsTurnsByRuns(t *testing.T) {
 		ids = append(ids, c.ID)
 	}
 	var got []string
-	_, err := conversation.Lister{Store: s}.Page(ctx, "acct_a", "proj_a", conversation.ListQuery{
+	_, err := convlist.Lister{Store: s}.Page(ctx, "acct_a", "proj_a", convlist.ListQuery{
 		From: hour, To: hour.Add(2 * time.Hour), Limit: 100,
 		Match: func(c voiceops.Conversation) bool { return c.VariantID == "main" },
 	}, func(c voiceops.Conversation, turns []voiceops.Turn) bool {

@@ -1,4 +1,4 @@
-package conversation
+package convlist
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // Lister reads the pages of a project's conversations list: ascending by
 // start, the ones Match accepts, after skipping Offset of them or after
-// the conversation After. The list's transport (shared/baseapi) parses the
+// the conversation After. The list's transport (shared/conversationsapi) parses the
 // query and writes the records; this is which conversations a page holds
 // and what it reads to find them.
 type Lister struct {

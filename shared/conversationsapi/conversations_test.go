@@ -1,4 +1,4 @@
-package baseapi
+package conversationsapi
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convlist"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/provision"
@@ -939,8 +939,8 @@ func TestConversationsOffsetSkipsKeysOnly(t *testing.T) {
 	// A full page reads turns concurrently, boundedly.
 	counter.reset()
 	listClient{tb: t, h: h.h, key: h.keyA}.get("/v3/acct_a/proj_a1/conversations?limit=300")
-	if peak := counter.peak.Load(); peak < 2 || peak > conversation.TurnsInFlight {
-		t.Errorf("%d Turns reads in flight at most, want 2 to %d", peak, conversation.TurnsInFlight)
+	if peak := counter.peak.Load(); peak < 2 || peak > convlist.TurnsInFlight {
+		t.Errorf("%d Turns reads in flight at most, want 2 to %d", peak, convlist.TurnsInFlight)
 	}
 	// Past the end: empty, without next_offset.
 	p = listClient{tb: t, h: h.h, key: h.keyA}.get("/v3/acct_a/proj_a1/conversations?offset=2000")

@@ -1,4 +1,4 @@
-package baseapi
+package conversationsapi
 
 import (
 	"bytes"
@@ -121,7 +121,7 @@ func parseConcurrencyQuery(q url.Values) (concurrencyQuery, error) {
 		fail("variant_name", "only one of variant_id and variant_name may be given")
 	}
 	if v := nonEmpty("language"); v != "" {
-		if !langPattern().MatchString(v) {
+		if !voiceops.ValidLanguageCode(v) {
 			fail("language", "must be a language code, such as en or en-GB")
 		}
 		out.filter.Language = v
