@@ -16,11 +16,9 @@ import (
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
-	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/conversation"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/studioapi"
@@ -158,9 +156,8 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rec := &buckets.Recorder{Store: metricstore.New(countingMetricsCalls{DB: c, c: db}, names.Metrics)}
-	engine := &conversation.Engine{Store: stores.Conversations, Configs: store.AgentConfigs(),
-		Functions: hooks.NewRunner(hooks.Options{}), Metrics: rec, Now: time.Now, Log: log}
+	engine := convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: store.AgentConfigs(),
+		Metrics: metricstore.New(countingMetricsCalls{DB: c, c: db}, names.Metrics), Now: time.Now, Log: log})
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts, Now: time.Now, Log: log},
 		(&baseapi.Chat{Engine: engine}).Routes())
 	do := func(method, path, body string) (int, string) {

@@ -13,8 +13,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
@@ -48,7 +47,7 @@ func newFixture(t *testing.T) *fixture {
 	must(f.stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "proj_a", AccountID: "acct_a", CreatedAt: time.Now()}))
 	must(agent.PutConfig(ctx, mem.AgentConfigs(), agent.DemoConfig("acct_a", "proj_a")))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := &conversation.Engine{Store: f.stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
+	engine := convgraph.New(convgraph.Deps{Conversations: f.stores.Conversations, Configs: mem.AgentConfigs(), Now: time.Now, Log: log})
 	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
 		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}

@@ -21,8 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/telephony"
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
@@ -75,7 +74,7 @@ func newFixture(t *testing.T, env Env) *fixture {
 	must(t, env.Stores.Accounts.CreateProject(ctx, voiceops.Project{ID: project, AccountID: account, CreatedAt: f.t0}))
 	must(t, agent.PutConfig(ctx, env.Configs, agent.DemoConfig(account, project)))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := &conversation.Engine{Store: env.Stores.Conversations, Configs: env.Configs, Functions: hooks.NewRunner(hooks.Options{}), Now: time.Now, Log: log}
+	engine := convgraph.New(convgraph.Deps{Conversations: env.Stores.Conversations, Configs: env.Configs, Now: time.Now, Log: log})
 	f.svc = &calls.Service{Calls: env.Calls, Engine: engine, Now: time.Now}
 	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base,
 		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/buckets"
 	callsvc "github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/hooks"
+	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/telephony"
@@ -36,8 +34,8 @@ func TestTestNumbers(t *testing.T) {
 	}
 	metricStore := memory.NewMetrics()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	engine := &conversation.Engine{Store: stores.Conversations, Configs: mem.AgentConfigs(), Functions: hooks.NewRunner(hooks.Options{}),
-		Metrics: &buckets.Recorder{Store: metricStore}, Now: time.Now, Log: log}
+	engine := convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: mem.AgentConfigs(),
+		Metrics: metricStore, Now: time.Now, Log: log})
 	calls := memory.NewCalls()
 	sim := &Simulator{Calls: &callsvc.Service{Calls: calls, Engine: engine, Now: time.Now}, Log: log,
 		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
