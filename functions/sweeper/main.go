@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/buckets"
@@ -52,7 +51,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Store: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
 		Metrics: &buckets.Recorder{Store: metricstore.New(db, env.MetricsTable)},
 		// Deployed stacks call only public addresses and Lambda ARNs.
-		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg))}),
+		Functions: hooks.NewRunner(hooks.Options{Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv))}),
 		AgentDeps: agent.Deps{HTTPClient: webhook.NewClient(webhook.Options{})}, Now: time.Now, Log: lambdamain.Logger(),
 		Telemetry: batch,
 	})), lambda.WithContext(ctx))
