@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -29,11 +29,12 @@ import (
 //     is not exact (two conversations in the same minute that never meet
 //     count 2): the windows it gets wrong are reported (minute-wrong-windows,
 //     minute-max-over).
+//
 //   - floor: the same request counting nothing (the filter, the variants'
 //     names, a series of zeros of the same shape): what the request costs
 //     without any count, so the sweep's own share is the difference.
 //
-//	go test ./shared/baseapi -run '^$' -bench ConcurrencyAB
+//     go test ./shared/baseapi -run '^$' -bench ConcurrencyAB
 func BenchmarkConcurrencyAB(b *testing.B) {
 	start := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
 	convs := weekConversations(start, 100_000)
