@@ -165,7 +165,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		if limit == "5000" {
 			what = fmt.Sprintf("limit=5000: the 5 MiB budget holds %s of them (%s MiB on the wire)", num(r["conversations/page"]), mib(r["wire-bytes/page"]))
 		}
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", what, num2(r["a-ms"]), num(r["a-allocs"]), abSpread(r), num(r["rounds"]))
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", what, num2(r["a-ms"]), num(r["a-allocs"]), abSpread(r), strconv.Itoa(int(r["rounds"])))
 		fmt.Fprintf(out, "    same request, page by encoding/json (baseline)\t%s\t%s\t1.00\t\n", num2(r["base-ms"]), num(r["base-allocs"]))
 	}
 
@@ -184,7 +184,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 			if vs == "per-minute" {
 				what = fmt.Sprintf("    baseline: naive per-minute count (wrong in %s windows, by up to %s)", num(r["minute-wrong-windows"]), num(r["minute-max-over"]))
 			}
-			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\n", what, num2(r["base-ms"]), num(r["base-allocs"]), abSpread(r), num(r["rounds"]))
+			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\n", what, num2(r["base-ms"]), num(r["base-allocs"]), abSpread(r), strconv.Itoa(int(r["rounds"])))
 		}
 	}
 

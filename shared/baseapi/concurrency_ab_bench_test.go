@@ -60,14 +60,14 @@ func BenchmarkConcurrencyAB(b *testing.B) {
 				h.check = false
 				ours := groupHandler(h, sweep)
 				theirs := groupHandler(h, &Concurrency{Store: store, Now: sweep.Now, newCounter: base.new})
-				var size int
-				call := func(g *harness) {
+				call := func(g *harness) []byte {
 					res := g.do("GET", path, g.keyA, nil)
 					if res.status != 200 {
 						b.Fatalf("status %d: %s", res.status, res.body)
 					}
-					size = len(res.body)
+					return res.body
 				}
+				size := len(call(ours))
 				abbench.Run(b, func() { call(ours) }, func() { call(theirs) })
 				b.ReportMetric(float64(size), "body-bytes")
 				if base.name == "per-minute" {
