@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 )
 
 const arn = "arn:aws:lambda:eu-west-1:123456789012:function:voiceops-fn-on-turn"
@@ -131,5 +133,34 @@ func TestInvokeLambdaRetries(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Status != 503 || f.calls.Load() != 3 {
 		t.Errorf("error %v after %d calls, want a 503 after 3", err, f.calls.Load())
+	}
+}
+
+// TestSameRequestAsSDK: the request is the one the SDK's Lambda client
+// sends for the same invoke (method, escaped path, invocation type, body,
+// credential scope).
+func TestSameRequestAsSDK(t *testing.T) {
+	type seen struct{ method, path, invocationType, body, scope string }
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		auth := r.Header.Get("Authorization")
+		scope, _, _ := strings.Cut(auth, ",")
+		got = append(got, seen{r.Method, r.URL.EscapedPath(), r.Header.Get("X-Amz-Invocation-Type"), string(body), scope})
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	cfg := aws.Config{Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDBENCH", "secret", "")}
+	payload := []byte(`{"hook":"on_turn"}`)
+	if _, err := lambda.NewFromConfig(cfg).Invoke(context.Background(), &lambda.InvokeInput{
+		FunctionName: aws.String(arn), InvocationType: types.InvocationTypeRequestResponse, Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(cfg, nil).InvokeLambda(context.Background(), arn, payload); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != got[1] {
+		t.Fatalf("the SDK sent %+v\nthis package %+v", got[0], got[len(got)-1])
 	}
 }
