@@ -19,7 +19,11 @@ import (
 // and base-allocs (median allocations), and x-base-p25, x-base-p50 and
 // x-base-p75 (the quartiles of work's time over base's in the same
 // round). Each function does one whole operation and fails b on error.
-func Run(b *testing.B, work, base func()) {
+func Run(b *testing.B, work, base func()) { RunWith(b, nil, work, base) }
+
+// RunWith is Run calling before (when not nil) at the start of each round,
+// untimed: to make what the round's work and base consume.
+func RunWith(b *testing.B, before, work, base func()) {
 	var at, bt, ratios []float64
 	var aa, ba []float64
 	var ms runtime.MemStats
@@ -34,6 +38,11 @@ func Run(b *testing.B, work, base func()) {
 	}
 	round := 0
 	for b.Loop() {
+		if before != nil {
+			b.StopTimer()
+			before()
+			b.StartTimer()
+		}
 		var ta, tb, na, nb float64
 		if round%2 == 0 {
 			ta, na = measure(work)
