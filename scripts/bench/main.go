@@ -3,7 +3,7 @@
 //
 //   - the request path: the full stack (Lambda adapter, routing, auth,
 //     decoding, validation, store) against a bare handler writing the same
-//     JSON through the same adapter;
+//     JSON through the same adapter, interleaved round by round;
 //   - the conversations list as a whole request (adapter, auth, the memory
 //     store's reads, the page) against the same request with the page
 //     built by encoding/json, interleaved round by round;
@@ -143,17 +143,17 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 		return rs
 	}
-	fmt.Fprintln(out, "Request path (shared/apitest)\tns/op\tallocs/op\tx bare")
-	api := get("./shared/apitest", "^(BenchmarkCreateRule|BenchmarkGetRule|BenchmarkBareHandler)$")
-	bare := api["BenchmarkBareHandler"]["ns/op"]
+	fmt.Fprintln(out, "Request path, rounds of 200 requests (shared/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds")
+	api := get("./shared/apitest", "^BenchmarkRequestPathAB$")
+	perReq := func(v float64) string { return num(v * 1000 / 200) }
 	for _, row := range []struct{ label, name string }{
-		{"create a rule, full stack", "BenchmarkCreateRule"},
-		{"get a rule, full stack", "BenchmarkGetRule/rate-limited"},
-		{"get a rule, without the rate limiter", "BenchmarkGetRule/no-rate-limit"},
-		{"bare handler (baseline)", "BenchmarkBareHandler"},
+		{"create a rule, full stack", "create"},
+		{"get a rule, full stack", "get/rate-limited"},
+		{"get a rule, without the rate limiter", "get/no-rate-limit"},
 	} {
-		r := api[row.name]
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\n", row.label, num(r["ns/op"]), num(r["allocs/op"]), ratio(r["ns/op"], bare))
+		r := api["BenchmarkRequestPathAB/"+row.name]
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", row.label, perReq(r["a-ms"]), num(r["a-allocs"]/200), abSpread(r), strconv.Itoa(int(r["rounds"])))
+		fmt.Fprintf(out, "    bare handler, same JSON, same adapter (baseline)\t%s\t%s\t1.00\t\n", perReq(r["base-ms"]), num(r["base-allocs"]/200))
 	}
 
 	// The list and the series: whole requests against same-request
