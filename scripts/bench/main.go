@@ -70,7 +70,7 @@ the same run: the request path against a bare handler, the conversations
 list against the same request with encoding/json, the concurrency series
 against a per-minute count and a floor, the dispatcher,
 the time to notify, and each function's size, init and start against a
-hello world. About two minutes.
+hello world. About four minutes.
 
 Example:
   go run ./scripts/bench -only go
