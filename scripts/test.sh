@@ -97,6 +97,13 @@ echo "(the CDK chain runs in the background; its output follows at the end)"
 step "go test -race (all packages but infra)"
 go test -race -count=1 $(go list ./... | grep -v '/infra')
 
+# The interleaved benchmarks behind scripts/bench check what they compare
+# (the same bodies, every delivery arrived, the per-minute count never
+# below the sweep): one round each, so they cannot rot unseen. No timing
+# is asserted. About 5 s after their build.
+step "scripts/bench's A/B benchmarks, one round each (no timing asserted)"
+go test -count=1 -run '^$' -bench 'AB$' -benchtime 1x ./shared/conversationsapi ./shared/apitest ./shared/delivery
+
 step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
 ./scripts/apilint
 

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/auth"
@@ -59,7 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg)), Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
 		Pools:      config.DNI(),
 		Calls:      dynamo.NewCalls(db, env.CallsTable),
 		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},

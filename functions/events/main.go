@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/baseapi"
@@ -48,7 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		Keys: auth.New(config, env.Region.Region, time.Now),
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg)), Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
 		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
 		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	awslambda "github.com/aws/aws-sdk-go-v2/service/lambda"
 
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/convgraph"
@@ -47,7 +46,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	batch := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(batch, handler(convgraph.New(convgraph.Deps{
 		Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
-		Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(awslambda.NewFromConfig(cfg)),
+		Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)),
 		Now: time.Now, Log: lambdamain.Logger(), Telemetry: batch,
 	}))), lambda.WithContext(ctx))
 	return nil

@@ -3,10 +3,15 @@
 //
 //   - the request path: the full stack (Lambda adapter, routing, auth,
 //     decoding, validation, store) against a bare handler writing the same
-//     JSON through the same adapter;
-//   - the conversations page encoder against encoding/json;
-//   - the concurrency sweep (one week, 100,000 conversations);
-//   - the dispatcher's deliveries per second;
+//     JSON through the same adapter, interleaved round by round;
+//   - the conversations list as a whole request (adapter, auth, the memory
+//     store's reads, the page) against the same request with the page
+//     built by encoding/json, interleaved round by round;
+//   - the concurrency series as a whole request (one week, 100,000
+//     conversations) against the naive per-minute count and against the
+//     same request counting nothing, interleaved;
+//   - the dispatcher's deliveries per second against a bare signed POST
+//     loop to the same receiver, interleaved;
 //   - the time to notify: scripts/notifybench against the embedded dev
 //     server with its default evaluation settings;
 //   - every function's bootstrap (linux/arm64, stripped, as deployed), its
@@ -62,9 +67,10 @@ func main() {
 
 Prints the project's headline figures next to their baselines, measured in
 the same run: the request path against a bare handler, the conversations
-page encoder against encoding/json, the concurrency sweep, the dispatcher,
+list against the same request with encoding/json, the concurrency series
+against a per-minute count and a floor, the dispatcher,
 the time to notify, and each function's size, init and start against a
-hello world. About two minutes.
+hello world. About four minutes.
 
 Example:
   go run ./scripts/bench -only go
@@ -137,43 +143,62 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 		return rs
 	}
-	fmt.Fprintln(out, "Request path (shared/apitest)\tns/op\tallocs/op\tx bare")
-	api := get("./shared/apitest", "^(BenchmarkCreateRule|BenchmarkGetRule|BenchmarkBareHandler)$")
-	bare := api["BenchmarkBareHandler"]["ns/op"]
+	fmt.Fprintln(out, "Request path, rounds of 200 requests (shared/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds")
+	api := get("./shared/apitest", "^BenchmarkRequestPathAB$")
+	perReq := func(v float64) string { return num(v * 1000 / 200) }
 	for _, row := range []struct{ label, name string }{
-		{"create a rule, full stack", "BenchmarkCreateRule"},
-		{"get a rule, full stack", "BenchmarkGetRule/rate-limited"},
-		{"get a rule, without the rate limiter", "BenchmarkGetRule/no-rate-limit"},
-		{"bare handler (baseline)", "BenchmarkBareHandler"},
+		{"create a rule, full stack", "create"},
+		{"get a rule, full stack", "get/rate-limited"},
+		{"get a rule, without the rate limiter", "get/no-rate-limit"},
 	} {
-		r := api[row.name]
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\n", row.label, num(r["ns/op"]), num(r["allocs/op"]), ratio(r["ns/op"], bare))
+		r := api["BenchmarkRequestPathAB/"+row.name]
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", row.label, perReq(r["a-ms"]), num(r["a-allocs"]/200), abSpread(r), strconv.Itoa(int(r["rounds"])))
+		fmt.Fprintf(out, "    bare handler, same JSON, same adapter (baseline)\t%s\t%s\t1.00\t\n", perReq(r["base-ms"]), num(r["base-allocs"]/200))
 	}
 
-	fmt.Fprintln(out, "\nConversations page, 5000 conversations (shared/conversationsapi)\tms/op\tallocs/op\tx encoding/json")
-	page := get("./shared/conversationsapi", "^BenchmarkConversationPage$")
-	for _, kind := range []string{"page", "all"} {
-		ours, std := page["BenchmarkConversationPage/append/"+kind], page["BenchmarkConversationPage/encoding-json/"+kind]
-		fmt.Fprintf(out, "  appender, %s\t%s\t%s\t%s\n", kind, ms(ours["ns/op"]), num(ours["allocs/op"]), ratio(ours["ns/op"], std["ns/op"]))
-		fmt.Fprintf(out, "  encoding/json, %s (baseline)\t%s\t%s\t1.00\n", kind, ms(std["ns/op"]), num(std["allocs/op"]))
+	// The list and the series: whole requests against same-request
+	// baselines, interleaved round by round (shared/testsupport/abbench).
+	base := get("./shared/conversationsapi", "^(BenchmarkListRequestAB|BenchmarkConcurrencyAB)$")
+	fmt.Fprintln(out, "\nConversations list v3, whole request: adapter, auth, memory-store reads, page (shared/conversationsapi)\tms\tallocs\tx baseline, median (IQR)\trounds")
+	for _, limit := range []string{"5000", "30"} {
+		r := base["BenchmarkListRequestAB/limit="+limit]
+		what := "a page of 30"
+		if limit == "5000" {
+			what = fmt.Sprintf("limit=5000: the 5 MiB budget holds %s of them (%s MiB on the wire)", num(r["conversations/page"]), mib(r["wire-bytes/page"]))
+		}
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", what, num2(r["a-ms"]), num(r["a-allocs"]), abSpread(r), strconv.Itoa(int(r["rounds"])))
+		fmt.Fprintf(out, "    same request, page by encoding/json (baseline)\t%s\t%s\t1.00\t\n", num2(r["base-ms"]), num(r["base-allocs"]))
 	}
 
-	fmt.Fprintln(out, "\nConcurrency sweep, one week of 100,000 conversations (shared/conversationsapi)\tms/op\tbody bytes\t")
-	conc := get("./shared/conversationsapi", "^BenchmarkConcurrencyWeek$")
+	fmt.Fprintln(out, "\nConcurrency series, one week of 100,000 conversations, whole request, reads free (shared/conversationsapi)\tms\tallocs\tsweep / baseline, median (IQR)\trounds")
 	for _, s := range []string{"", "variant"} {
-		r := conc["BenchmarkConcurrencyWeek/slice_by="+s]
 		label := "whole project"
 		if s != "" {
 			label = "slice_by=" + s
 		}
-		fmt.Fprintf(out, "  %s\t%s\t%s\t\n", label, ms(r["ns/op"]), num(r["body-bytes"]))
+		for i, vs := range []string{"per-minute", "floor"} {
+			r := base["BenchmarkConcurrencyAB/slice_by="+s+"/vs="+vs]
+			if i == 0 {
+				fmt.Fprintf(out, "  %s, the sweep (%s body bytes)\t%s\t%s\t\t\n", label, num(r["body-bytes"]), num2(r["a-ms"]), num(r["a-allocs"]))
+			}
+			what := "    baseline: the same request counting nothing (floor)"
+			if vs == "per-minute" {
+				what = fmt.Sprintf("    baseline: naive per-minute count (wrong in %s windows, by up to %s)", num(r["minute-wrong-windows"]), num(r["minute-max-over"]))
+			}
+			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\n", what, num2(r["base-ms"]), num(r["base-allocs"]), abSpread(r), strconv.Itoa(int(r["rounds"])))
+		}
 	}
 
-	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver (shared/delivery)\tdeliveries/s\tallocs/op\tx bare")
-	dispatch := get("./shared/delivery", "^(BenchmarkDispatch|BenchmarkBareSignedPost)$")
-	disp, post := dispatch["BenchmarkDispatch"], dispatch["BenchmarkBareSignedPost"]
-	fmt.Fprintf(out, "  sign, send and record one delivery\t%s\t%s\t%s\n", num(disp["deliveries/s"]), num(disp["allocs/op"]), ratio(disp["deliveries/s"], post["deliveries/s"]))
-	fmt.Fprintf(out, "  bare signed POST loop, same receiver (baseline)\t%s\t%s\t1.00\n", num(post["deliveries/s"]), num(post["allocs/op"]))
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver, 16 at once (shared/delivery)\tdeliveries/s\tallocs/round\ttime x bare, median (IQR)\trounds")
+	disp := get("./shared/delivery", "^BenchmarkDispatchAB$")["BenchmarkDispatchAB"]
+	perSec := func(ms float64) float64 {
+		if ms == 0 {
+			return 0
+		}
+		return disp["deliveries/round"] / ms * 1000
+	}
+	fmt.Fprintf(out, "  read, claim, sign, send and record (rounds of %s)\t%s\t%s\t%s\t%s\n", num(disp["deliveries/round"]), num(perSec(disp["a-ms"])), num(disp["a-allocs"]), abSpread(disp), strconv.Itoa(int(disp["rounds"])))
+	fmt.Fprintf(out, "  bare signed POST loop, same receiver (baseline)\t%s\t%s\t1.00\t\n", num(perSec(disp["base-ms"])), num(disp["base-allocs"]))
 
 	fmt.Fprintln(out, "\nTime to notify, embedded dev server, default settings (scripts/notifybench)\tp50\tp99\ttrials")
 	if r, err := timeToNotify(); err != nil {
@@ -549,6 +574,24 @@ func ms(ns float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(ns/1e6, 'f', 2, 64)
+}
+
+func num2(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func mib(bytes float64) string { return strconv.FormatFloat(bytes/(1<<20), 'f', 2, 64) }
+
+// abSpread is an abbench result's ratio: the median of the work's time
+// over its baseline's in the same round, with the interquartile range.
+func abSpread(r result) string {
+	if r["x-base-p50"] == 0 {
+		return "-"
+	}
+	return spread{r["x-base-p25"], r["x-base-p50"], r["x-base-p75"]}.String()
 }
 
 func ratio(v, base float64) string {

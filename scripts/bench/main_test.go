@@ -11,6 +11,7 @@ func TestParseBench(t *testing.T) {
 BenchmarkCreateRule-2   	  170000	      7021 ns/op	    3090 B/op	      80 allocs/op
 BenchmarkConversationPage/append/page-2         	      70	  17520000 ns/op	 1594 allocs/op
 BenchmarkDispatch-16    	   10000	    183000 ns/op	      5455 deliveries/s	     203 allocs/op
+BenchmarkListRequestAB/limit=5000-2         	      36	  65412838 ns/op	    184265 a-allocs	        26.78 a-ms	       793.0 conversations/page	         0.7854 x-base-p50
 PASS
 `
 	got := parseBench(out)
@@ -23,7 +24,10 @@ PASS
 	if r := got["BenchmarkDispatch"]; r["deliveries/s"] != 5455 {
 		t.Errorf("dispatch: %v", r)
 	}
-	if len(got) != 3 {
+	if r := got["BenchmarkListRequestAB/limit=5000"]; r["a-ms"] != 26.78 || r["x-base-p50"] != 0.7854 || r["conversations/page"] != 793 {
+		t.Errorf("list: %v", r)
+	}
+	if len(got) != 4 {
 		t.Errorf("%d results: %v", len(got), got)
 	}
 }

@@ -27,6 +27,18 @@ type Conversations struct {
 	// SearchExamine bounds the conversations one transcript search call
 	// examines (0: SearchExamine).
 	SearchExamine int
+	// newPage starts a response's page (nil: newConvPage). The benchmarks
+	// set it to build the same page with encoding/json, so that both are
+	// measured on the same request and the same reads.
+	newPage func(enc convEncoder, limit int) pageWriter
+}
+
+// pageWriter is a list response being written: records are added while
+// they fit the byte budget, then the tail closes it.
+type pageWriter interface {
+	add(c voiceops.Conversation, turns []voiceops.Turn) bool
+	count() int
+	finish(t convTail) []byte
 }
 
 // Routes lists the conversations list routes (doc 2).
@@ -417,7 +429,11 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	page := newConvPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
+	newPage := g.newPage
+	if newPage == nil {
+		newPage = func(enc convEncoder, limit int) pageWriter { return newConvPage(enc, limit) }
+	}
+	page := newPage(convEncoder{v3: q.v3, latency: q.includeLatency, metadata: q.includeMetadata, now: now}, q.limit)
 	lister := convlist.Lister{Store: g.Store}
 	lq := convlist.ListQuery{From: q.from, To: q.to, Offset: q.offset, After: q.after, Limit: q.limit, Match: q.match, AsOf: now}
 	var res convlist.Result
@@ -440,7 +456,7 @@ func (g *Conversations) listConversations(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	tail := convTail{more: res.More, nextOffset: q.offset + int64(page.n)}
+	tail := convTail{more: res.More, nextOffset: q.offset + int64(page.count())}
 	// next_offset continues an offset walk (or a first page); a cursor or
 	// a search continues by cursor only, a sample not at all.
 	tail.offset = res.More && !q.cursorGiven && q.queryType == "" && !q.sample
@@ -557,6 +573,9 @@ func (p *convPage) appendTail(b []byte, t convTail) []byte {
 	}
 	return append(b, "}\n"...)
 }
+
+// count is the number of records added.
+func (p *convPage) count() int { return p.n }
 
 // finish closes the page and returns the body.
 func (p *convPage) finish(t convTail) []byte {

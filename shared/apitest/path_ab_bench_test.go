@@ -1,0 +1,148 @@
+package apitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/testsupport/abbench"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// pathRound is the requests of one round of each side.
+const pathRound = 200
+
+// BenchmarkRequestPathAB is the full stack (BenchmarkCreateRule and
+// BenchmarkGetRule) against the bare handler (BenchmarkBareHandler: the
+// same adapter writing the same rule's JSON, no routing, auth, validation
+// or store), interleaved round by round (shared/testsupport/abbench), each
+// round pathRound requests of each side. a-ms and base-ms are a round's.
+//
+//	go test ./shared/apitest -run '^$' -bench RequestPathAB
+func BenchmarkRequestPathAB(b *testing.B) {
+	ctx := context.Background()
+	type lambdaFn = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	send := func(b *testing.B, lh lambdaFn, ev events.APIGatewayV2HTTPRequest, want int) {
+		res, err := lh(ctx, ev)
+		if err != nil || res.StatusCode != want {
+			b.Fatalf("%d %v %.200s", res.StatusCode, err, res.Body)
+		}
+	}
+	// bare is BenchmarkBareHandler's: the adapter and a handler writing a
+	// rule's JSON.
+	bareOf := func(b *testing.B, h *harness, ruleJSON string) func() {
+		var rule bareRule
+		if err := json.Unmarshal([]byte(ruleJSON), &rule); err != nil {
+			b.Fatal(err)
+		}
+		lh := httpapi.LambdaHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.WriteJSON(w, 200, rule) }))
+		ev := benchEvent("GET", "/v1/alert-rules/x", h.keyA, "")
+		if res, _ := lh(ctx, ev); res.Body != ruleJSON {
+			b.Fatalf("the bare handler writes\n%s\nthe stack\n%s", res.Body, ruleJSON)
+		}
+		return func() {
+			for range pathRound {
+				send(b, lh, ev, 200)
+			}
+		}
+	}
+	for _, limited := range []bool{false, true} {
+		name := "get/no-rate-limit"
+		if limited {
+			name = "get/rate-limited"
+		}
+		b.Run(name, func(b *testing.B) {
+			h := newHarness(b)
+			h.check = false
+			if !limited {
+				h.withoutRateLimit()
+			}
+			lh := httpapi.LambdaHandler(h.h)
+			res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
+			if err != nil || res.StatusCode != 201 {
+				b.Fatal(res.StatusCode, err)
+			}
+			var created struct{ ID string }
+			_ = json.Unmarshal([]byte(res.Body), &created)
+			ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
+			// One bucket interval per request: every request is admitted.
+			step := time.Second / time.Duration(ratelimit.Default.Rate)
+			abbench.Run(b, func() {
+				for range pathRound {
+					h.clock.Advance(step)
+					send(b, lh, ev, 200)
+				}
+			}, bareOf(b, h, res.Body))
+		})
+	}
+	b.Run("create", func(b *testing.B) {
+		// pathRound creates spread over pathRound/2 accounts (2 each, under
+		// the 10-rule limit), emptied before each round, untimed.
+		h := newHarness(b)
+		h.check = false
+		h.withoutRateLimit()
+		lh := httpapi.LambdaHandler(h.h)
+		var ids []string
+		var evs []events.APIGatewayV2HTTPRequest
+		for i := range pathRound / 2 {
+			id := fmt.Sprintf("acct_ab%03d", i)
+			if _, err := h.prov.CreateAccount(ctx, id, id); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.prov.CreateProject(ctx, id, "proj_a1", "p"); err != nil {
+				b.Fatal(err)
+			}
+			key, _, err := h.prov.CreateKey(ctx, voiceops.KeyAPI, id, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			send(b, lh, benchEvent("GET", "/v1/alert-rules", key, ""), 200) // warm the key cache
+			ids, evs = append(ids, id), append(evs, benchEvent("POST", "/v1/alert-rules", key, benchRuleBody))
+		}
+		empty := func() {
+			for _, id := range ids {
+				rules, _ := h.stores.Rules.ListRules(ctx, id)
+				for _, r := range rules {
+					if _, err := h.stores.Rules.DeleteRule(ctx, id, r.ID, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
+		res, err := lh(ctx, evs[0])
+		if err != nil || res.StatusCode != 201 {
+			b.Fatal(res.StatusCode, err)
+		}
+		abbench.RunWith(b, empty, func() {
+			for i := range pathRound {
+				send(b, lh, evs[i%len(evs)], 201)
+			}
+		}, bareOf(b, h, res.Body))
+	})
+}
+
+// bareRule is a rule's record in a struct of its shape, so that the bare
+// handler encodes what the real one does (as BenchmarkBareHandler).
+type bareRule struct {
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	ProjectID       *string `json:"project_id"`
+	Metric          string  `json:"metric"`
+	Operator        string  `json:"operator"`
+	ThresholdValue  int64   `json:"threshold_value"`
+	WindowDuration  string  `json:"window_duration"`
+	Enabled         bool    `json:"enabled"`
+	CurrentState    string  `json:"current_state"`
+	CreatedAt       string  `json:"created_at"`
+	UpdatedAt       string  `json:"updated_at"`
+	Since           *string `json:"since"`
+	LastEvaluatedAt *string `json:"last_evaluated_at"`
+	CurrentValue    *int64  `json:"current_value"`
+}
