@@ -149,10 +149,7 @@ func (a *Alerts) createRule(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err := o.Done(); err != nil {
 		return err
 	}
-	in := voiceops.RuleInput{Name: *f.Name, Metric: *f.Metric, Operator: *f.Operator, Threshold: *f.Threshold, Window: *f.Window, Enabled: f.Enabled}
-	if f.ProjectID != nil {
-		in.ProjectID = *f.ProjectID
-	}
+	in := f.Input()
 	rule, err := a.Service.CreateRule(r.Context(), p.AccountID, in)
 	if err != nil {
 		return err
