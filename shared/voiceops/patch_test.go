@@ -34,6 +34,12 @@ func TestCreateTakesEveryPatchField(t *testing.T) {
 	// Every patchable field differs from NewRule's defaults.
 	from := AlertRule{Name: "n", ProjectID: &project, Metric: MetricCallCrashes, Operator: OpLessEqual, Threshold: 7,
 		Window: Window60m, Enabled: false}
+	fv := reflect.ValueOf(&from).Elem()
+	for i := range fv.NumField() {
+		if f := fv.Field(i); f.Kind() == reflect.String && f.String() == "" { // a new text field
+			f.SetString(fv.Type().Field(i).Name + " x")
+		}
+	}
 	p := fullPatch(t, from)
 	r := NewRule("ar_1", "acct", p.Input(), t0)
 	pt := reflect.TypeFor[RulePatch]()
