@@ -84,6 +84,7 @@ type AlertRule struct {
 	ID              string
 	AccountID       string
 	Name            string
+	Description     string
 	ProjectID       *string // nil: account-wide
 	Metric          Metric
 	Operator        Operator
@@ -114,13 +115,14 @@ type AlertRule struct {
 
 // RulePatch holds the fields a PATCH sent; nil means "not sent".
 type RulePatch struct {
-	Name      *string
-	ProjectID **string // set to a nil *string to make the rule account-wide
-	Metric    *Metric
-	Operator  *Operator
-	Threshold *int64
-	Window    *Window
-	Enabled   *bool
+	Name        *string
+	Description *string
+	ProjectID   **string // set to a nil *string to make the rule account-wide
+	Metric      *Metric
+	Operator    *Operator
+	Threshold   *int64
+	Window      *Window
+	Enabled     *bool
 }
 
 // Apply returns the rule with the patch applied, and whether anything changed.
@@ -181,13 +183,14 @@ func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
 // RuleInput is a validated create request. Each field is the rule's field
 // of the same name, or a pointer to it for an optional one (NewRule).
 type RuleInput struct {
-	Name      string
-	ProjectID *string
-	Metric    Metric
-	Operator  Operator
-	Threshold int64
-	Window    Window
-	Enabled   *bool
+	Name        string
+	Description *string
+	ProjectID   *string
+	Metric      Metric
+	Operator    Operator
+	Threshold   int64
+	Window      Window
+	Enabled     *bool
 }
 
 // Input returns the create request of a patch whose required fields are
