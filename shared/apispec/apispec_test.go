@@ -128,7 +128,7 @@ const reqID = "req_4fJ9kQ2mX7pL0aZ8bC3d"
 
 func rule() map[string]any {
 	return map[string]any{
-		"id": "ar_3kTb9QxZ1mW7cY0pL2vN8d", "name": "Too many API errors", "description": "", "project_id": nil,
+		"id": "ar_3kTb9QxZ1mW7cY0pL2vN8d", "name": "Too many API errors", "project_id": nil,
 		"metric": "api_errors", "operator": ">=", "threshold_value": 10, "window_duration": "5m",
 		"enabled": true, "current_state": "ok",
 		"created_at": "2026-11-22T14:00:00.000Z", "updated_at": "2026-11-22T14:00:00.000Z",

@@ -244,7 +244,6 @@ func TestOldItems(t *testing.T) {
 				"created_at", "updated_at", "version"},
 			defaults: map[string]func(*voiceops.AlertRule){
 				"project_id":        func(r *voiceops.AlertRule) { r.ProjectID = nil },
-				"description":       func(r *voiceops.AlertRule) { r.Description = "" },
 				"since":             func(r *voiceops.AlertRule) { r.Since = nil },
 				"last_evaluated_at": func(r *voiceops.AlertRule) { r.LastEvaluatedAt = nil },
 				"current_value":     func(r *voiceops.AlertRule) { r.CurrentValue = nil },

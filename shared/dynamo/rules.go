@@ -32,7 +32,6 @@ var ruleAttrs = []attr[voiceops.AlertRule]{
 	strField(attrID, func(r *voiceops.AlertRule) *string { return &r.ID }),
 	strField(attrAccountID, func(r *voiceops.AlertRule) *string { return &r.AccountID }),
 	strField(attrName, func(r *voiceops.AlertRule) *string { return &r.Name }),
-	strField("description", func(r *voiceops.AlertRule) *string { return &r.Description }),
 	optStrField(attrProjectID, func(r *voiceops.AlertRule) **string { return &r.ProjectID }),
 	strField(attrMetric, func(r *voiceops.AlertRule) *voiceops.Metric { return &r.Metric }),
 	strField(attrOperator, func(r *voiceops.AlertRule) *voiceops.Operator { return &r.Operator }),

@@ -51,7 +51,6 @@ func doc1(method, path string, h httpapi.Handler) httpapi.Route {
 type ruleJSON struct {
 	ID              string  `json:"id"`
 	Name            string  `json:"name"`
-	Description     string  `json:"description"`
 	ProjectID       *string `json:"project_id"`
 	Metric          string  `json:"metric"`
 	Operator        string  `json:"operator"`
@@ -95,12 +94,6 @@ func readRuleFields(o *httpapi.Object, create bool) voiceops.RulePatch {
 			o.Fail("name", msg)
 		}
 		p.Name = &name
-	}
-	if v, ok := o.Str("description", false); ok {
-		if len([]rune(v)) > 1000 {
-			o.Fail("description", "must be at most 1000 characters")
-		}
-		p.Description = &v
 	}
 	if pid, ok := o.NullableStr("project_id"); ok {
 		if *pid != nil && !voiceops.ValidTenantID(**pid) {

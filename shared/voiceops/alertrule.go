@@ -84,7 +84,6 @@ type AlertRule struct {
 	ID              string
 	AccountID       string
 	Name            string
-	Description     string
 	ProjectID       *string // nil: account-wide
 	Metric          Metric
 	Operator        Operator
@@ -115,14 +114,13 @@ type AlertRule struct {
 
 // RulePatch holds the fields a PATCH sent; nil means "not sent".
 type RulePatch struct {
-	Name        *string
-	Description *string
-	ProjectID   **string // set to a nil *string to make the rule account-wide
-	Metric      *Metric
-	Operator    *Operator
-	Threshold   *int64
-	Window      *Window
-	Enabled     *bool
+	Name      *string
+	ProjectID **string // set to a nil *string to make the rule account-wide
+	Metric    *Metric
+	Operator  *Operator
+	Threshold *int64
+	Window    *Window
+	Enabled   *bool
 }
 
 // Apply returns the rule with the patch applied, and whether anything changed.
@@ -183,14 +181,13 @@ func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
 // RuleInput is a validated create request. Each field is the rule's field
 // of the same name, or a pointer to it for an optional one (NewRule).
 type RuleInput struct {
-	Name        string
-	Description *string
-	ProjectID   *string
-	Metric      Metric
-	Operator    Operator
-	Threshold   int64
-	Window      Window
-	Enabled     *bool
+	Name      string
+	ProjectID *string
+	Metric    Metric
+	Operator  Operator
+	Threshold int64
+	Window    Window
+	Enabled   *bool
 }
 
 // Input returns the create request of a patch whose required fields are
