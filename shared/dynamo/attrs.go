@@ -34,10 +34,11 @@ func decodeAttrs[R any](r *reader, rec *R, attrs []attr[R]) {
 	}
 }
 
-// The kinds of attribute. The required ones (num, boolean, times) fail a
-// read of an item without them, so a field added since a record's first
-// shape takes an optional kind (opt*Field, strField, countField): older items lack its
-// attribute, and it reads as the zero value (shared/dynamo's TestOldItems).
+// The kinds of attribute. The required ones (numField, boolField,
+// timeField) fail a read of an item without them, so a field added since a
+// record's first shape takes an optional kind (opt*Field, strField,
+// countField): older items lack its attribute, and it reads as the zero
+// value (TestOldItems).
 
 // strField is a string, absent read as "".
 func strField[R any, T ~string](name string, f func(*R) *T) attr[R] {
