@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -25,30 +26,34 @@ const (
 	attrSequence        = "sequence"
 )
 
+// ruleAttrs are the attributes of a rule's item, but its keys and the
+// evaluator index's.
+var ruleAttrs = []attr[voiceops.AlertRule]{
+	strField(attrID, func(r *voiceops.AlertRule) *string { return &r.ID }),
+	strField(attrAccountID, func(r *voiceops.AlertRule) *string { return &r.AccountID }),
+	strField(attrName, func(r *voiceops.AlertRule) *string { return &r.Name }),
+	optStrField(attrProjectID, func(r *voiceops.AlertRule) **string { return &r.ProjectID }),
+	strField(attrMetric, func(r *voiceops.AlertRule) *voiceops.Metric { return &r.Metric }),
+	strField(attrOperator, func(r *voiceops.AlertRule) *voiceops.Operator { return &r.Operator }),
+	numField(attrThreshold, func(r *voiceops.AlertRule) *int64 { return &r.Threshold }),
+	strField(attrWindow, func(r *voiceops.AlertRule) *voiceops.Window { return &r.Window }),
+	boolField(attrEnabled, func(r *voiceops.AlertRule) *bool { return &r.Enabled }),
+	strField(attrState, func(r *voiceops.AlertRule) *voiceops.State { return &r.State }),
+	timeField(attrCreatedAt, func(r *voiceops.AlertRule) *time.Time { return &r.CreatedAt }),
+	timeField(attrUpdatedAt, func(r *voiceops.AlertRule) *time.Time { return &r.UpdatedAt }),
+	optTimeField(attrSince, func(r *voiceops.AlertRule) **time.Time { return &r.Since }),
+	optTimeField(attrLastEvaluatedAt, func(r *voiceops.AlertRule) **time.Time { return &r.LastEvaluatedAt }),
+	optNumField(attrCurrentValue, func(r *voiceops.AlertRule) **int64 { return &r.CurrentValue }),
+	numField(attrVersion, func(r *voiceops.AlertRule) *int64 { return &r.Version }),
+	countField(attrSequence, func(r *voiceops.AlertRule) *int64 { return &r.Sequence }), // absent on rules that never fired
+}
+
 // encodeRule returns the item of a rule. Only an enabled rule carries the
 // evaluator-index attributes, so the index holds exactly the rules to
 // evaluate; a Put of the disabled rule removes them.
 func encodeRule(r voiceops.AlertRule) item {
 	it := ruleKey(r.AccountID, r.ID)
-	it[attrID] = avS(r.ID)
-	it[attrAccountID] = avS(r.AccountID)
-	it[attrName] = avS(r.Name)
-	setOpt(it, attrProjectID, r.ProjectID, avS)
-	it[attrMetric] = avS(string(r.Metric))
-	it[attrOperator] = avS(string(r.Operator))
-	it[attrThreshold] = avN(r.Threshold)
-	it[attrWindow] = avS(string(r.Window))
-	it[attrEnabled] = avB(r.Enabled)
-	it[attrState] = avS(string(r.State))
-	it[attrCreatedAt] = avT(r.CreatedAt)
-	it[attrUpdatedAt] = avT(r.UpdatedAt)
-	setOpt(it, attrSince, r.Since, avT)
-	setOpt(it, attrLastEvaluatedAt, r.LastEvaluatedAt, avT)
-	setOpt(it, attrCurrentValue, r.CurrentValue, avN)
-	it[attrVersion] = avN(r.Version)
-	if r.Sequence != 0 {
-		it[attrSequence] = avN(r.Sequence)
-	}
+	encodeAttrs(it, &r, ruleAttrs)
 	if r.Enabled {
 		it[attrGSI1PK] = avS(RuleShardKey(voiceops.RuleShardOf(r.AccountID)))
 		it[attrGSI1SK] = avS(r.AccountID + "#" + r.ID)
@@ -59,17 +64,8 @@ func encodeRule(r voiceops.AlertRule) item {
 // DecodeRule decodes a rule item, such as one of the evaluator index.
 func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) {
 	r := reader{it: it}
-	rule := voiceops.AlertRule{
-		ID: r.str(attrID), AccountID: r.str(attrAccountID), Name: r.str(attrName), ProjectID: r.optStr(attrProjectID),
-		Metric: voiceops.Metric(r.str(attrMetric)), Operator: voiceops.Operator(r.str(attrOperator)),
-		Threshold: r.num(attrThreshold), Window: voiceops.Window(r.str(attrWindow)), Enabled: r.boolean(attrEnabled),
-		State: voiceops.State(r.str(attrState)), CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
-		Since: r.optTime(attrSince), LastEvaluatedAt: r.optTime(attrLastEvaluatedAt), CurrentValue: r.optNum(attrCurrentValue),
-		Version: r.num(attrVersion),
-	}
-	if s := r.optNum(attrSequence); s != nil { // absent on rules that never fired
-		rule.Sequence = *s
-	}
+	var rule voiceops.AlertRule
+	decodeAttrs(&r, &rule, ruleAttrs)
 	return rule, r.err
 }
 

@@ -46,17 +46,18 @@ func doc1(method, path string, h httpapi.Handler) httpapi.Route {
 	return httpapi.Route{Method: method, Path: path, Family: httpapi.Doc1, Auth: httpapi.AccountKey, Handle: h}
 }
 
-// ruleJSON is the alert rule record of doc 1.
+// ruleJSON is the alert rule record of doc 1 (fromRecord: each field is
+// the rule's field of its name or `from` tag).
 type ruleJSON struct {
 	ID              string  `json:"id"`
 	Name            string  `json:"name"`
 	ProjectID       *string `json:"project_id"`
 	Metric          string  `json:"metric"`
 	Operator        string  `json:"operator"`
-	ThresholdValue  int64   `json:"threshold_value"`
-	WindowDuration  string  `json:"window_duration"`
+	ThresholdValue  int64   `json:"threshold_value" from:"Threshold"`
+	WindowDuration  string  `json:"window_duration" from:"Window"`
 	Enabled         bool    `json:"enabled"`
-	CurrentState    string  `json:"current_state"`
+	CurrentState    string  `json:"current_state" from:"State"`
 	CreatedAt       string  `json:"created_at"`
 	UpdatedAt       string  `json:"updated_at"`
 	Since           *string `json:"since"`
@@ -64,23 +65,16 @@ type ruleJSON struct {
 	CurrentValue    *int64  `json:"current_value"`
 }
 
-func toRuleJSON(r voiceops.AlertRule) ruleJSON {
-	return ruleJSON{
-		ID: r.ID, Name: r.Name, ProjectID: r.ProjectID, Metric: string(r.Metric), Operator: string(r.Operator),
-		ThresholdValue: r.Threshold, WindowDuration: string(r.Window), Enabled: r.Enabled,
-		CurrentState: string(r.State), CreatedAt: httpapi.Time(r.CreatedAt), UpdatedAt: httpapi.Time(r.UpdatedAt),
-		Since: httpapi.TimePtr(r.Since), LastEvaluatedAt: httpapi.TimePtr(r.LastEvaluatedAt), CurrentValue: r.CurrentValue,
-	}
-}
+func toRuleJSON(r voiceops.AlertRule) ruleJSON { return fromRecord[ruleJSON](r) }
 
 // activeAlertJSON is an item of GET /v1/alerts.
 type activeAlertJSON struct {
-	AlertRuleID     string  `json:"alert_rule_id"`
+	AlertRuleID     string  `json:"alert_rule_id" from:"ID"`
 	Name            string  `json:"name"`
 	Metric          string  `json:"metric"`
 	Operator        string  `json:"operator"`
-	ThresholdValue  int64   `json:"threshold_value"`
-	WindowDuration  string  `json:"window_duration"`
+	ThresholdValue  int64   `json:"threshold_value" from:"Threshold"`
+	WindowDuration  string  `json:"window_duration" from:"Window"`
 	Since           *string `json:"since"`
 	ProjectID       *string `json:"project_id"`
 	LastEvaluatedAt *string `json:"last_evaluated_at"`
@@ -149,10 +143,7 @@ func (a *Alerts) createRule(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err := o.Done(); err != nil {
 		return err
 	}
-	in := voiceops.RuleInput{Name: *f.Name, Metric: *f.Metric, Operator: *f.Operator, Threshold: *f.Threshold, Window: *f.Window, Enabled: f.Enabled}
-	if f.ProjectID != nil {
-		in.ProjectID = *f.ProjectID
-	}
+	in := f.Input()
 	rule, err := a.Service.CreateRule(r.Context(), p.AccountID, in)
 	if err != nil {
 		return err
@@ -255,11 +246,7 @@ func (a *Alerts) listAlerts(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 		if !rule.Enabled || rule.State != voiceops.StateAlert || !f.match(rule) {
 			continue
 		}
-		out.Data = append(out.Data, activeAlertJSON{
-			AlertRuleID: rule.ID, Name: rule.Name, Metric: string(rule.Metric), Operator: string(rule.Operator),
-			ThresholdValue: rule.Threshold, WindowDuration: string(rule.Window), Since: httpapi.TimePtr(rule.Since),
-			ProjectID: rule.ProjectID, LastEvaluatedAt: httpapi.TimePtr(rule.LastEvaluatedAt), CurrentValue: rule.CurrentValue,
-		})
+		out.Data = append(out.Data, fromRecord[activeAlertJSON](rule))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

@@ -189,10 +189,7 @@ func (a *Alerts) previewRule(w http.ResponseWriter, r *http.Request, p httpapi.C
 	if field, msg := series.CheckPreview(from, to, *f.Window, now); field != "" {
 		return voiceops.Invalid(voiceops.FieldError{Field: field, Message: msg})
 	}
-	in := voiceops.RuleInput{Name: *f.Name, Metric: *f.Metric, Operator: *f.Operator, Threshold: *f.Threshold, Window: *f.Window, Enabled: f.Enabled}
-	if f.ProjectID != nil {
-		in.ProjectID = *f.ProjectID
-	}
+	in := f.Input()
 	if in.ProjectID != nil {
 		if _, err := a.Projects.GetProject(r.Context(), p.AccountID, *in.ProjectID); errors.Is(err, voiceops.ErrNotFound) {
 			return voiceops.Invalid(voiceops.FieldError{Field: "project_id", Message: "no such project in this account"})

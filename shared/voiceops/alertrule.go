@@ -1,6 +1,7 @@
 package voiceops
 
 import (
+	"reflect"
 	"time"
 )
 
@@ -128,29 +129,7 @@ type RulePatch struct {
 func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
 	out := r
 	out.Change = nil
-	if p.Name != nil {
-		out.Name = *p.Name
-	}
-	if p.ProjectID != nil {
-		out.ProjectID = *p.ProjectID
-	}
-	if p.Metric != nil {
-		out.Metric = *p.Metric
-	}
-	if p.Operator != nil {
-		out.Operator = *p.Operator
-	}
-	if p.Threshold != nil {
-		out.Threshold = *p.Threshold
-	}
-	if p.Window != nil {
-		out.Window = *p.Window
-	}
-	if p.Enabled != nil {
-		out.Enabled = *p.Enabled
-	}
-	changed := out.Name != r.Name || !equalPtr(out.ProjectID, r.ProjectID) || out.Metric != r.Metric ||
-		out.Operator != r.Operator || out.Threshold != r.Threshold || out.Window != r.Window || out.Enabled != r.Enabled
+	changed := applyPatch(p, &out)
 	if !changed {
 		return r, false
 	}
@@ -181,18 +160,26 @@ func equalPtr[T comparable](a, b *T) bool {
 // never evaluated.
 func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
 	since := now
-	enabled := true
-	if in.Enabled != nil {
-		enabled = *in.Enabled
+	r := AlertRule{
+		ID: id, AccountID: accountID, Enabled: true,
+		State: StateOK, CreatedAt: now, UpdatedAt: now, Since: &since, Version: 1,
 	}
-	return AlertRule{
-		ID: id, AccountID: accountID, Name: in.Name, ProjectID: in.ProjectID,
-		Metric: in.Metric, Operator: in.Operator, Threshold: in.Threshold, Window: in.Window,
-		Enabled: enabled, State: StateOK, CreatedAt: now, UpdatedAt: now, Since: &since, Version: 1,
+	// Every field of the input is the rule's field of the same name (or a
+	// pointer to it: an optional one, nil keeping the default above).
+	iv, rv := reflect.ValueOf(in), reflect.ValueOf(&r).Elem()
+	for i := range iv.NumField() {
+		f, v := iv.Type().Field(i), iv.Field(i)
+		if dst := rv.FieldByName(f.Name); dst.IsValid() && dst.Type() == v.Type() {
+			dst.Set(v)
+		} else if !v.IsNil() {
+			sameNamed(rv, f, v.Type().Elem()).Set(v.Elem())
+		}
 	}
+	return r
 }
 
-// RuleInput is a validated create request.
+// RuleInput is a validated create request. Each field is the rule's field
+// of the same name, or a pointer to it for an optional one (NewRule).
 type RuleInput struct {
 	Name      string
 	ProjectID *string
@@ -201,4 +188,12 @@ type RuleInput struct {
 	Threshold int64
 	Window    Window
 	Enabled   *bool
+}
+
+// Input returns the create request of a patch whose required fields are
+// all set (the create body, read like a PATCH's).
+func (p RulePatch) Input() RuleInput {
+	var in RuleInput
+	copySent(p, &in)
+	return in
 }
