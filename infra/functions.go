@@ -286,8 +286,10 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "sweeper", MemoryMB: 256, Timeout: 50 * time.Second,
 		Tables: []Access{
 			on(tables.Config, getItem), // the project's agent configuration
-			// The due conversations (the open index), each ended (Put).
-			on(tables.Conversations, getItem, putItem).index(tables.OpenGSI.Name),
+			// The due conversations (the idle index, and the open index
+			// it replaces for conversations written before it), each
+			// read again and ended (Put).
+			on(tables.Conversations, getItem, putItem).index(tables.IdleGSI.Name).index(tables.OpenGSI.Name),
 			on(tables.Metrics, updateItem),
 		},
 		InvokesProjectFunctions: true,

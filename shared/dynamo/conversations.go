@@ -314,57 +314,100 @@ func encodeConversation(k item, c voiceops.Conversation) (item, error) {
 	if !c.IdleDue.IsZero() {
 		it[attrIdleDue] = avS(sortKeyTime(c.IdleDue))
 		if c.InProgress {
-			// The open index is sparse: an ended conversation leaves it.
-			it[tables.OpenGSI.PartitionKey] = avS(openShardKey(c.ID))
-			it[tables.OpenGSI.SortKey] = avS(sortKeyTime(c.IdleDue) + "#" + c.ID)
+			// The idle index is sparse: an ended conversation leaves it.
+			// Its key is the idle due's bucket, so that a turn moving the
+			// due within the bucket writes nothing to the index (keys
+			// only); the open index's keys are not written any more.
+			it[tables.IdleGSI.PartitionKey] = avS(idleShardKey(c.ID))
+			it[tables.IdleGSI.SortKey] = avS(idleBucketKey(c.IdleDue) + "#" + c.ID)
 		}
 	}
 	return it, nil
 }
 
-// openShards spreads the open index over partitions: every write of a
-// conversation in progress (each turn moves its idle due) writes the index.
+// openShards spreads the idle index (and the open index before it) over
+// partitions: 16, so that a busy table's moves of idle keys stay far under
+// a partition's write limit.
 const openShards = 16
 
-// openShardKey is the open index partition of a conversation: a hash of
+// idleBucket is the granularity of the idle index's sort key. A
+// conversation's key moves (a delete and a put of a keys-only index item,
+// about 2 WRU) when a turn moves its idle due into another bucket: at
+// most once per idleBucket of the conversation's life, not on every turn.
+// The sweep reads the conversations of the buckets up to the one of its
+// `before` and checks the exact due, so it reads at most one bucket of
+// conversations not yet due.
+const idleBucket = 5 * time.Minute
+
+// openShardKey is the open index partition of a conversation (read only).
+func openShardKey(shard int) string { return fmt.Sprintf("O#%d", shard) }
+
+// idleShardKey is the idle index partition of a conversation: a hash of
 // its ID.
-func openShardKey(id string) string {
+func idleShardKey(id string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(id))
-	return fmt.Sprintf("O#%d", h.Sum32()%openShards)
+	return fmt.Sprintf("I#%d", h.Sum32()%openShards)
 }
 
-// DueConversations reads the open index: one Query per shard (in
-// parallel) of the conversations whose idle due is at or before `before`,
-// up to limit each; the merge keeps the earliest limit. Only conversations
-// in progress are in the index, so the sweep reads what is due and little
-// else. The index is eventually consistent: the caller reads each
-// conversation again before ending it.
+// idleBucketKey is the idle index sort key prefix of an idle due.
+func idleBucketKey(due time.Time) string {
+	return sortKeyTime(due.UTC().Truncate(idleBucket))
+}
+
+// dueReadersInFlight bounds the GetItems that check candidates' exact due.
+const dueReadersInFlight = 16
+
+// DueConversations reads the idle index: one Query per shard (in
+// parallel) of the conversations whose idle due's bucket is at or before
+// `before`'s, up to limit+dueSlack keys each; then each candidate's item
+// (a GetItem projecting what the sweep needs), keeping those in progress
+// and due at or before `before`; the merge keeps the earliest limit. The
+// open index, which the idle index replaces, is read the same way for the
+// conversations written before it (its items carry the whole
+// conversation, so they need no second read). Only conversations in
+// progress are in the indexes, so the sweep reads what is due, at most
+// one bucket not yet due, and little else. The indexes are eventually
+// consistent: the caller reads each conversation again before ending it.
 func (s *Conversations) DueConversations(ctx context.Context, before time.Time, limit int) ([]voiceops.Conversation, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	results := make([][]item, openShards)
-	errs := make([]error, openShards)
+	perShard := int32(min(limit+dueSlack, 1000))
+	idle := make([][]item, openShards)
+	open := make([][]item, openShards)
+	errs := make([]error, 2*openShards)
 	var wg sync.WaitGroup
 	for shard := range openShards {
+		wg.Go(func() {
+			idle[shard], errs[shard] = s.queryLimit(ctx, "DueConversations", &dynamodb.QueryInput{
+				TableName: &s.table, IndexName: aws.String(tables.IdleGSI.Name),
+				KeyConditionExpression:   aws.String("#pk = :pk AND #sk < :before"),
+				ExpressionAttributeNames: map[string]string{"#pk": tables.IdleGSI.PartitionKey, "#sk": tables.IdleGSI.SortKey},
+				ExpressionAttributeValues: item{
+					":pk": avS(fmt.Sprintf("I#%d", shard)),
+					// "~" sorts after "#": every key of that bucket is in.
+					":before": avS(idleBucketKey(before) + "~"),
+				},
+				Limit: aws.Int32(perShard),
+			}, int(perShard))
+		})
 		wg.Go(func() {
 			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 				TableName: &s.table, IndexName: aws.String(tables.OpenGSI.Name),
 				KeyConditionExpression:   aws.String("#pk = :pk AND #sk < :before"),
 				ExpressionAttributeNames: map[string]string{"#pk": tables.OpenGSI.PartitionKey, "#sk": tables.OpenGSI.SortKey},
 				ExpressionAttributeValues: item{
-					":pk": avS(fmt.Sprintf("O#%d", shard)),
-					// "~" sorts after "#": every key of that instant is in.
+					":pk":     avS(openShardKey(shard)),
 					":before": avS(sortKeyTime(before) + "~"),
 				},
 				Limit: aws.Int32(int32(min(limit, 1000))),
 			})
 			if err != nil {
-				errs[shard] = wrap("DueConversations", err)
+				errs[openShards+shard] = wrap("DueConversations", err)
 				return
 			}
-			results[shard] = out.Items
+			open[shard] = out.Items
 		})
 	}
 	wg.Wait()
@@ -372,17 +415,42 @@ func (s *Conversations) DueConversations(ctx context.Context, before time.Time, 
 		return nil, err
 	}
 	now := s.now()
+	seen := map[string]bool{}
 	var out []voiceops.Conversation
-	for _, items := range results {
+	keep := func(c voiceops.Conversation, expired bool) {
+		if expired || seen[c.ID] || !c.InProgress || c.IdleDue.IsZero() || c.IdleDue.After(before) {
+			return
+		}
+		seen[c.ID] = true
+		out = append(out, c)
+	}
+	var keys []item
+	for _, items := range idle {
 		for _, it := range items {
-			if expiredAt(it, now) {
-				continue
+			keys = append(keys, item{attrPK: it[attrPK], attrSK: it[attrSK]})
+		}
+	}
+	due, err := s.dueItems(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range due {
+		c, err := decodeDue(it)
+		if err != nil {
+			return nil, wrap("DueConversations", err)
+		}
+		keep(c, expiredAt(it, now))
+	}
+	for _, items := range open {
+		for _, it := range items {
+			if _, moved := it[tables.IdleGSI.PartitionKey]; moved {
+				continue // written since: read through the idle index
 			}
 			c, err := decodeConversation(it)
 			if err != nil {
 				return nil, wrap("DueConversations", err)
 			}
-			out = append(out, c)
+			keep(c, expiredAt(it, now))
 		}
 	}
 	slices.SortFunc(out, func(a, b voiceops.Conversation) int {
@@ -392,6 +460,61 @@ func (s *Conversations) DueConversations(ctx context.Context, before time.Time, 
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out[:min(len(out), limit)], nil
+}
+
+// dueSlack is how many keys past limit a shard of the idle index is read:
+// the last bucket may hold conversations not yet due.
+const dueSlack = 100
+
+// dueAttrs are the attributes DueConversations reads of a candidate.
+var dueAttrs = []string{attrID, attrAccountID, attrProjectID, attrInProgress, attrIdleDue, attrExpires, attrTTL}
+
+// dueItems reads the items of keys (missing ones left out), projecting
+// dueAttrs, dueReadersInFlight at a time.
+func (s *Conversations) dueItems(ctx context.Context, keys []item) ([]item, error) {
+	names := map[string]string{}
+	var proj []string
+	for n, a := range dueAttrs {
+		ph := fmt.Sprintf("#a%d", n)
+		names[ph] = a
+		proj = append(proj, ph)
+	}
+	projection := strings.Join(proj, ", ")
+	out := make([]item, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, dueReadersInFlight)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: &s.table, Key: k, ProjectionExpression: &projection, ExpressionAttributeNames: names,
+			})
+			if err != nil {
+				errs[i] = wrap("DueConversations", err)
+				return
+			}
+			out[i] = got.Item
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(out, func(it item) bool { return len(it) == 0 }), nil
+}
+
+// decodeDue decodes an item read with the projection dueAttrs.
+func decodeDue(it item) (voiceops.Conversation, error) {
+	r := reader{it: it}
+	c := voiceops.Conversation{
+		ID: r.str(attrID), AccountID: r.str(attrAccountID), ProjectID: r.str(attrProjectID),
+		InProgress: r.boolean(attrInProgress),
+		ExpiresAt:  r.optTimeValue(attrExpires),
+		IdleDue:    r.optTimeValue(attrIdleDue),
+	}
+	return c, r.err
 }
 
 func decodeConversation(it item) (voiceops.Conversation, error) {
