@@ -16,12 +16,15 @@ import (
 
 // TestTurnAndPageCapacity is the conversation half of the capacity test:
 // what a chat turn writes (small, and with state and attributes at their
-// 64 KiB limits) and what a list page of 30 conversations reads, with the
-// layout as it is (issue 23's turn and page halves are still open: the
-// bounds below hold today's figures, so that they can only go down). The
-// open index projects the whole item and its key moves every turn, so its
-// writes (not seen by the recording client) are added from the item's
-// size: a delete and a put of the whole item.
+// 64 KiB limits) and what a list page of 30 conversations reads. Index
+// writes are not seen by the recording client, so they are added: the
+// idle index projects only keys and its key moves only when a turn moves
+// the idle due into another 5-minute bucket (a delete and a put of a
+// keys-only item, 2 WRU; not in this turn, whose due stays in its
+// bucket); the turns index holds a copy of the turn item. Issue 23's
+// target of 4 WRU is not met yet: the table's write is still a
+// transaction putting the whole conversation (the bounds below hold
+// today's figures, so that they can only go down).
 func TestTurnAndPageCapacity(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
@@ -30,17 +33,20 @@ func TestTurnAndPageCapacity(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	kib := func(n int) string { return strings.Repeat("x", n) }
+	// A due in the middle of a 5-minute bucket, moved by a minute: the
+	// same bucket.
+	due := now.Truncate(5 * time.Minute).Add(30*time.Minute + time.Minute)
 	for _, tc := range []struct {
 		name         string
 		state, attrs int // bytes
 		maxTable     float64
 		maxWithIndex float64
 	}{
-		{"small (1 KB turn)", 0, 0, 8, 12},
-		{"at the limits (64 KiB state and attributes)", voiceops.MaxStateBytes - 100, voiceops.MaxAttributesBytes - 100, 270, 540},
+		{"small (1 KB turn)", 0, 0, 6, 8},
+		{"at the limits (64 KiB state and attributes)", voiceops.MaxStateBytes - 100, voiceops.MaxAttributesBytes - 100, 262, 264},
 	} {
 		conv := testConversation(now)
-		conv.IdleDue = now.Add(30 * time.Minute)
+		conv.IdleDue = due
 		if tc.state > 0 {
 			conv.State = map[string]any{"s": kib(tc.state)}
 			conv.IntegrationAttributes = map[string]any{"a": kib(tc.attrs)}
@@ -49,7 +55,7 @@ func TestTurnAndPageCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 		next := withVersion(conv, 2)
-		next.NumTurns, next.IdleDue = 2, now.Add(31*time.Minute)
+		next.NumTurns, next.IdleDue = 2, due.Add(time.Minute)
 		turn := voiceops.Turn{Index: 1, UserInput: kib(500), UserInputAt: now, AgentResponse: kib(500), AgentResponseAt: now, Latency: time.Second}
 		rec.Take()
 		if err := s.AddTurn(ctx, next, turn, 1); err != nil {
@@ -61,14 +67,18 @@ func TestTurnAndPageCapacity(t *testing.T) {
 			t.Fatal(err)
 		}
 		size := approxItemSize(stored)
-		index := 2 * math.Max(1, math.Ceil(float64(size)/1024))
+		// The idle index: nothing while the due stays in its bucket.
+		idleIndex := 0.0
+		if conv.IdleDue.Truncate(5*time.Minute) != next.IdleDue.Truncate(5*time.Minute) {
+			idleIndex = 2
+		}
 		// The turns index holds a copy of the turn item (about 1.2 KB here).
 		turnsIndex := math.Max(1, math.Ceil(float64(len(turn.UserInput)+len(turn.AgentResponse)+250)/1024))
-		index += turnsIndex
-		t.Logf("%s: AddTurn %.0f WRU on the table (%d calls) + %.0f WRU on the open and turns (%.0f) indexes = %.0f WRU (conversation item about %d B)",
-			tc.name, got.WRU, got.Calls, index, turnsIndex, got.WRU+index, size)
+		index := idleIndex + turnsIndex
+		t.Logf("%s: AddTurn %.0f WRU on the table (%d calls) + %.0f WRU on the idle (%.0f) and turns (%.0f) indexes = %.0f WRU (conversation item about %d B)",
+			tc.name, got.WRU, got.Calls, index, idleIndex, turnsIndex, got.WRU+index, size)
 		if got.WRU > tc.maxTable || got.WRU+index > tc.maxWithIndex {
-			t.Errorf("%s: %.0f WRU (%.0f with the index), want at most %.0f (%.0f)", tc.name, got.WRU, got.WRU+index, tc.maxTable, tc.maxWithIndex)
+			t.Errorf("%s: %.0f WRU (%.0f with the indexes), want at most %.0f (%.0f)", tc.name, got.WRU, got.WRU+index, tc.maxTable, tc.maxWithIndex)
 		}
 	}
 
