@@ -219,10 +219,10 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Errorf("DeleteItem goes to %v, want %v (rules and endpoints are deleted)", deletes, want)
 	}
 	want := map[string][]string{
-		"evaluator":     {"table:config/index/gsi1", "table:deliveries/index/gsi1"}, // a shard's rules; pending events
-		"webhooks":      {"table:deliveries/index/gsi1"},                            // the delivery log
-		"sweeper":       {"table:conversations/index/open"},                         // due conversations
-		"conversations": {"table:conversations/index/turns"},                        // a list page's turns
+		"evaluator":     {"table:config/index/gsi1", "table:deliveries/index/gsi1"},           // a shard's rules; pending events
+		"webhooks":      {"table:deliveries/index/gsi1"},                                      // the delivery log
+		"sweeper":       {"table:conversations/index/idle", "table:conversations/index/open"}, // due conversations (open: written before idle)
+		"conversations": {"table:conversations/index/turns"},                                  // a list page's turns
 	}
 	for _, v := range indexes {
 		slices.Sort(v)
