@@ -147,12 +147,19 @@ type Conversations struct {
 	store
 	// hours remembers the hour index entries this store has written.
 	hours *hourCache
+	// sides remembers the side items (turnwrite.go) this store has
+	// written or read: they are stored, their keys being their content.
+	sides *hourCache
+	// listed remembers the turns_to of the conversations read or written
+	// last, by ID and version: for PageTurns (pageturns.go) and for the
+	// next write's commit (turnwrite.go).
+	listed *turnsToCache
 }
 
 // NewConversations returns the store of the conversations table named
 // table.
 func NewConversations(db DB, table string) *Conversations {
-	return &Conversations{store: newStore(db, table), hours: newHourCache()}
+	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newTurnsToCache()}
 }
 
 var _ voiceops.ConversationStore = (*Conversations)(nil)
@@ -567,7 +574,6 @@ func encodeTurn(accountID, projectID, conversationID string, exp time.Time, t vo
 		return nil, fmt.Errorf("dynamo: turn index %d out of range", t.Index)
 	}
 	it := turnKey(accountID, projectID, conversationID, t.Index)
-	setTurnsIndexKey(it, accountID, projectID, conversationID, fmt.Sprintf(turnIndexFormat, t.Index))
 	it[attrTurnIndex] = avN(int64(t.Index))
 	setNonEmpty(it, attrUserInput, t.UserInput)
 	setNonEmpty(it, attrUserInputDTMF, t.UserInputDTMF)
@@ -650,10 +656,14 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	if err != nil {
 		return err
 	}
+	side := splitSide(conv)
+	conv[attrTurnsTo] = avN(0)
+	if first != nil {
+		conv[attrTurnsTo] = avN(int64(first.Index) + 1)
+	}
 	_, shard, _ := voiceops.ParseConversationID(c.ID)
 	marker := key(turnsPK(c.AccountID, c.ProjectID, c.ID), skTurnsMarker)
 	marker[attrID] = avS(c.ID)
-	setTurnsIndexKey(marker, c.AccountID, c.ProjectID, c.ID, skTurnsMarker)
 	setExpiry(marker, c.ExpiresAt, 0)
 	table := &s.table
 	items := []types.TransactWriteItem{
@@ -661,11 +671,15 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
 		{Put: &types.Put{TableName: table, Item: marker}},
 	}
+	if side != nil {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: side}})
+	}
 	if first != nil {
 		t, err := encodeTurn(c.AccountID, c.ProjectID, c.ID, c.ExpiresAt, *first)
 		if err != nil {
 			return err
 		}
+		t[attrBase], t[attrWritten] = avN(0), avS(sortKeyTime(s.now()))
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: t}})
 	}
 	if put, ok := s.sharedIDPut(c); ok {
@@ -688,6 +702,9 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	}
 	if !indexed {
 		s.hours.add(hourKey)
+	}
+	if side != nil {
+		s.sides.add(sideCacheKey(side))
 	}
 	return nil
 }
@@ -739,17 +756,24 @@ func (s *Conversations) GetConversation(ctx context.Context, accountID, projectI
 	if len(out.Item) == 0 || expiredAt(out.Item, s.now()) {
 		return voiceops.Conversation{}, voiceops.ErrNotFound
 	}
-	c, err := decodeConversation(out.Item)
+	it, err := s.readSide(ctx, "GetConversation", out.Item, true)
+	if err != nil {
+		return voiceops.Conversation{}, err
+	}
+	c, err := decodeConversation(it)
 	if err != nil {
 		return voiceops.Conversation{}, wrap("GetConversation", err)
 	}
+	s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo)) // for the next write's commit
 	return c, nil
 }
 
-// AddTurn is one TransactWriteItems: the conversation, conditional on its
-// stored version being expectVersion (and on it being live), the new
-// turn, conditional on its index being free, and the shared ID's item when
-// the conversation has a shared ID (the turn that hands off).
+// AddTurn is two conditional writes (turnwrite.go): the turn's PutItem,
+// conditional on its index being free, then the conversation's UpdateItem,
+// conditional on its stored version being expectVersion (and on it being
+// live), which commits the turn. Before them, the side item of state and
+// attributes when they changed, and the shared ID's item when the
+// conversation has a shared ID (the turn that hands off).
 func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -762,40 +786,28 @@ func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t 
 	if err != nil {
 		return err
 	}
+	side := splitSide(conv)
 	turn, err := encodeTurn(c.AccountID, c.ProjectID, c.ID, c.ExpiresAt, t)
 	if err != nil {
 		return err
 	}
-	names, values := s.liveVersionValues(expectVersion)
-	table := &s.table
-	items := []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName: table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-		{Put: &types.Put{TableName: table, Item: turn, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
-	}
-	if put, ok := s.sharedIDPut(c); ok {
-		items = append(items, put) // sharedid.go
-	}
-	o, err := s.transact(ctx, "AddTurn", items)
-	switch {
-	case err != nil:
+	turn[attrBase], turn[attrWritten] = avN(expectVersion), avS(sortKeyTime(s.now()))
+	if err := s.putSide(ctx, "AddTurn", side); err != nil {
 		return err
-	case o.failed[0]:
-		return s.staleOrGone(o.old[0])
-	case o.failed[1]:
-		return voiceops.ErrAlreadyExists
 	}
-	return nil
+	if err := s.putSharedID(ctx, "AddTurn", c); err != nil {
+		return err
+	}
+	if err := s.putTurn(ctx, k, turn, t.Index, expectVersion); err != nil {
+		return err
+	}
+	return s.commit(ctx, "AddTurn", conv, expectVersion, t.Index)
 }
 
-// UpdateConversation is one PutItem, conditional on the stored version being
-// expectVersion (and on the conversation being live); for a conversation
-// with a shared ID, one TransactWriteItems of that Put and the shared ID's
-// item.
+// UpdateConversation is one UpdateItem, conditional on the stored version
+// being expectVersion (and on the conversation being live), after the side
+// item of state and attributes when they changed and the shared ID's item
+// when the conversation has one (sharedid.go).
 func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -808,34 +820,27 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 	if err != nil {
 		return err
 	}
-	names, values := s.liveVersionValues(expectVersion)
-	if put, ok := s.sharedIDPut(c); ok { // sharedid.go
-		o, err := s.transact(ctx, "UpdateConversation", []types.TransactWriteItem{{Put: &types.Put{
-			TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}}, put})
-		switch {
-		case err != nil:
-			return err
-		case o.failed[0]:
-			return s.staleOrGone(o.old[0])
-		}
+	side := splitSide(conv)
+	if err := s.putSide(ctx, "UpdateConversation", side); err != nil {
+		return err
+	}
+	if err := s.putSharedID(ctx, "UpdateConversation", c); err != nil {
+		return err
+	}
+	return s.commit(ctx, "UpdateConversation", conv, expectVersion, -1)
+}
+
+// putSharedID writes c's shared ID item, if c has one. Written before the
+// conversation: an item whose conversation write fails names a
+// conversation without that shared ID, which ConversationBySharedID
+// ignores.
+func (s *Conversations) putSharedID(ctx context.Context, op string, c voiceops.Conversation) error {
+	put, ok := s.sharedIDPut(c)
+	if !ok {
 		return nil
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if old, ok := conditionFailed(err); ok {
-		if sameItem(old, conv) { // an earlier attempt of this call was applied (see applied)
-			return nil
-		}
-		return s.staleOrGone(old)
-	}
-	if err != nil {
-		return wrap("UpdateConversation", err)
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: put.Put.Item}); err != nil {
+		return wrap(op, err)
 	}
 	return nil
 }
@@ -843,11 +848,39 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 // --- reads ------------------------------------------------------------------------
 
 // Turns is one Query (more only past 1 MB of turns): the conversation's
-// turns partition, whose marker says the conversation exists.
+// turns partition, whose marker says the conversation exists; and, in
+// parallel, a GetItem of the conversation's turns_to, past which turns are
+// not committed (turnwrite.go).
 func (s *Conversations) Turns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
-	if !voiceops.ValidConversationID(conversationID) {
+	k, ok := conversationKey(accountID, projectID, conversationID)
+	if !ok {
 		return nil, voiceops.ErrNotFound
 	}
+	var conv *dynamodb.GetItemOutput
+	var convErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		conv, convErr = s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true),
+			ProjectionExpression: aws.String("#tt"), ExpressionAttributeNames: map[string]string{"#tt": attrTurnsTo},
+		})
+	})
+	turns, err := s.allTurns(ctx, accountID, projectID, conversationID)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if convErr != nil {
+		return nil, wrap("Turns", convErr)
+	}
+	if to := numOf(conv.Item, attrTurnsTo); to >= 0 {
+		turns = slices.DeleteFunc(turns, func(t voiceops.Turn) bool { return int64(t.Index) >= to })
+	}
+	return turns, nil
+}
+
+// allTurns reads every turn item of a conversation, committed or not.
+func (s *Conversations) allTurns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String("#pk = :pk"),
@@ -968,7 +1001,7 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 			return nil, err
 		}
 	}
-	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals}
+	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals, sides: &sideSet{m: map[string]item{}}}
 	var out []voiceops.Conversation
 	for i, batch := 0, 1; i < len(hours) && len(out) < limit; i, batch = i+batch, min(2*batch, maxHourBatch) {
 		part := hours[i:min(i+batch, len(hours))]
@@ -992,7 +1025,11 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 				if intervals {
 					c, err = decodeInterval(accountID, projectID, it)
 				} else {
+					if it, err = r.withSide(ctx, it); err != nil {
+						return nil, err
+					}
 					c, err = decodeConversation(it)
+					s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo))
 				}
 				if err != nil {
 					return nil, wrap(op, err)
@@ -1058,6 +1095,31 @@ type rangeRead struct {
 	accountID, projectID string
 	lo, hi, after        string
 	intervals            bool
+	// sides holds the side items read with the conversations, by sort key.
+	sides *sideSet
+}
+
+// sideSet is the side items a listing read, by sort key.
+type sideSet struct {
+	mu sync.Mutex
+	m  map[string]item
+}
+
+// withSide returns conv with the content of its side item: the one read
+// next to it, else (cut off by a page's end) one more GetItem.
+func (r rangeRead) withSide(ctx context.Context, conv item) (item, error) {
+	k, ok := sideKeyOf(conv)
+	if !ok {
+		return conv, nil
+	}
+	sk, _ := k[attrSK].(*types.AttributeValueMemberS)
+	r.sides.mu.Lock()
+	side, ok := r.sides.m[sk.Value]
+	r.sides.mu.Unlock()
+	if ok {
+		return withSide(conv, side), nil
+	}
+	return r.s.readSide(ctx, r.op, conv, false)
 }
 
 // shardReader is the state of the read of one shard of an hour: the items
@@ -1140,6 +1202,15 @@ func (r rangeRead) fetch(ctx context.Context, sr *shardReader, n int) error {
 	now := r.s.now()
 	for _, it := range out.Items {
 		if expiredAt(it, now) || idOf(it) == r.after {
+			continue
+		}
+		if isSideItem(it) {
+			if !r.intervals {
+				sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+				r.sides.mu.Lock()
+				r.sides.m[sk.Value] = it
+				r.sides.mu.Unlock()
+			}
 			continue
 		}
 		sr.buf = append(sr.buf, it)

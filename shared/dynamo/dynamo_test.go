@@ -402,6 +402,10 @@ func (f *failingDB) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dy
 	return nil, f.fail()
 }
 
+func (f *failingDB) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return nil, f.fail()
+}
+
 func (f *failingDB) PutItem(context.Context, *dynamodb.PutItemInput, ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	return nil, f.fail()
 }
