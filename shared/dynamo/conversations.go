@@ -25,6 +25,7 @@ import (
 //	hour index    pk=H#<acct>#<proj>#<shard>               sk=<yyyymmddhh>
 //	turn          pk=T#<acct>#<proj>#<conversation id>      sk=<index: 8 digits>
 //	turns marker  pk=T#<acct>#<proj>#<conversation id>      sk=C
+//	side item     pk=<the conversation's>                    sk=<conversation id>#S<hash> (turnwrite.go)
 //
 // A conversation ID carries the millisecond the conversation started and
 // its shard (voiceops.NewConversationID: conv_<13-digit unix ms><shard
@@ -45,9 +46,11 @@ import (
 // with a projection (ListConversationIntervals). Turns are separate items
 // (entities and metadata as JSON), so listing conversations never reads
 // them, and Turns is one Query; the marker tells a conversation without
-// turns from no conversation, in that same Query. Turn items and markers
-// also carry the keys of the turns index (turnsrun.go), so that a list
-// page reads the turns of adjacent conversations in one Query.
+// turns from no conversation, in that same Query. The conversation's
+// turns_to says which turns are committed (turnwrite.go), so a list page
+// reads its turns by key (pageturns.go). Turn items and markers written by
+// the release before also carry the keys of the turns index (turnsrun.go),
+// read for those conversations only.
 //
 // Expiry: every item carries the TTL attribute (unix seconds, rounded up)
 // of the conversation's ExpiresAt when it was written, and conversation,
@@ -66,11 +69,12 @@ import (
 // has been written in.
 //
 // Writes: CreateConversation is one TransactWriteItems (conversation, its
-// first turn, the marker, and the hour index entry when this process has
-// not written it yet); AddTurn is one TransactWriteItems (the
-// conversation conditional on its version, and the new turn);
-// UpdateConversation one conditional PutItem. A conversation with a shared
-// ID also writes its shared ID's item in the same call (sharedid.go).
+// first turn, the marker, its side item if any, and the hour index entry
+// when this process has not written it yet); AddTurn is two conditional
+// writes, the turn and then the conversation, which commits it
+// (turnwrite.go); UpdateConversation one conditional write. A conversation
+// with a shared ID also writes its shared ID's item (sharedid.go): in
+// CreateConversation's transaction, else first.
 const (
 	pkConversation    = "C#"
 	pkConversationHrs = "H#"

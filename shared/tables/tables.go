@@ -81,9 +81,10 @@ var Deliveries = Table{
 // creates or deletes one GSI per table per update).
 //
 // TurnsGSI holds turn items and turns markers (turns_pk "<acct>#<proj>#<start
-// hour>", turns_sk "<conversation id>#<index>" or "#C"), so that a list page
-// reads the turns of a run of adjacent conversations in one Query instead
-// of one per conversation.
+// hour>", turns_sk "<conversation id>#<index>" or "#C") written by the
+// release that added it; nothing writes its keys any more (a list page reads
+// turns by key: shared/dynamo/pageturns.go). Remove it once those
+// conversations have expired (their retention, 90 days by default).
 var Conversations = Table{
 	ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
 	GSIs: []GSI{OpenGSI, TurnsGSI, IdleGSI},
