@@ -805,7 +805,24 @@ func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t 
 	if err := s.putTurn(ctx, k, turn, t.Index, expectVersion); err != nil {
 		return err
 	}
-	return s.commit(ctx, "AddTurn", conv, expectVersion, t.Index)
+	err = s.commit(ctx, "AddTurn", conv, expectVersion, t.Index)
+	if errors.Is(err, voiceops.ErrConflictingWrite) || errors.Is(err, voiceops.ErrNotFound) || errors.Is(err, voiceops.ErrAlreadyExists) {
+		s.dropTurn(ctx, turn)
+	}
+	return err
+}
+
+// dropTurn deletes a turn this call wrote and could not commit (best
+// effort: readers never show it, and the next writer at its index would
+// replace it; deleting it keeps a gap below a later turns_to from holding
+// it). Conditional on the item being the one written.
+func (s *Conversations) dropTurn(ctx context.Context, turn item) {
+	_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table, Key: item{attrPK: turn[attrPK], attrSK: turn[attrSK]},
+		ConditionExpression:       aws.String("#base = :base AND #written = :written"),
+		ExpressionAttributeNames:  map[string]string{"#base": attrBase, "#written": attrWritten},
+		ExpressionAttributeValues: item{":base": turn[attrBase], ":written": turn[attrWritten]},
+	})
 }
 
 // UpdateConversation is one UpdateItem, conditional on the stored version

@@ -84,7 +84,8 @@ func TestConversationCallBudget(t *testing.T) {
 				return fmt.Errorf("want ErrConflictingWrite, got %v", err)
 			}
 			return nil
-		}, map[string]int{"PutItem": 2}},
+			// The turn, the refused commit, the turn deleted again.
+		}, map[string]int{"PutItem": 2, "DeleteItem": 1}},
 		// A PutItem of the conversation when the store knows its turns_to
 		// at that version (it wrote or read it), else an UpdateItem.
 		{"UpdateConversation", func() error { return s.UpdateConversation(ctx, withVersion(second, 3), 2) }, map[string]int{"PutItem": 1}},

@@ -31,7 +31,8 @@ import (
 //
 // Readers show only the turns below turns_to (Turns, PageTurns), so a turn
 // whose commit failed or never came (a lost race, a crash between the
-// writes) is never seen. A later writer finding such an uncommitted turn
+// writes) is never seen; a writer whose commit is refused deletes its turn
+// again (best effort). A later writer finding such an uncommitted turn
 // at its index overwrites it when it was built on an older version (its
 // commit can no longer succeed); one built on the same version is a
 // concurrent writer's (ErrConflictingWrite), unless it is older than
@@ -90,7 +91,9 @@ func splitSide(conv item) (side item) {
 		return nil
 	}
 	h := sha256.New()
-	for _, a := range []string{attrState, attrIntegrationAttrs} {
+	// The expiry is part of the content: a conversation whose retention
+	// changes gets a side item that lives as long.
+	for _, a := range []string{attrState, attrIntegrationAttrs, attrExpires} {
 		v, _ := conv[a].(*types.AttributeValueMemberS)
 		if v != nil {
 			fmt.Fprintf(h, "%s:%d:%s;", a, len(v.Value), v.Value)
