@@ -323,7 +323,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// A page's turns: by key (BatchGetItem), or the turns index
 			// for conversations written before turns_to.
 			on(tables.Conversations, getItem, query, batchGetItem).index(tables.TurnsGSI.Name),
-			on(tables.Metrics, updateItem),                                       // its own api_errors
+			on(tables.Metrics, updateItem), // its own api_errors
 			requestGuards,
 		},
 		// Its pages and series are the most expensive reads of the API:
