@@ -46,11 +46,12 @@ const (
 	updateItem     = "dynamodb:UpdateItem"
 	deleteItem     = "dynamodb:DeleteItem"
 	query          = "dynamodb:Query"
+	batchGetItem   = "dynamodb:BatchGetItem"
 	batchWriteItem = "dynamodb:BatchWriteItem"
 	conditionCheck = "dynamodb:ConditionCheckItem"
 )
 
-var dynamoActions = []string{getItem, putItem, updateItem, deleteItem, query, batchWriteItem, conditionCheck}
+var dynamoActions = []string{getItem, putItem, updateItem, deleteItem, query, batchGetItem, batchWriteItem, conditionCheck}
 
 // Access is what a function does to one table: the DynamoDB actions its
 // code calls on the table itself, and the indexes it queries (a Query on

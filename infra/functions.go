@@ -286,8 +286,11 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "sweeper", MemoryMB: 256, Timeout: 50 * time.Second,
 		Tables: []Access{
 			on(tables.Config, getItem), // the project's agent configuration
-			// The due conversations (the open index), each ended (Put).
-			on(tables.Conversations, getItem, putItem).index(tables.OpenGSI.Name),
+			// The due conversations (the idle index, and the open index
+			// it replaces for conversations written before it), each
+			// read again and ended (Put).
+			// (The end's commit may be an UpdateItem: turnwrite.go.)
+			on(tables.Conversations, getItem, putItem, updateItem).index(tables.IdleGSI.Name).index(tables.OpenGSI.Name),
 			on(tables.Metrics, updateItem),
 		},
 		InvokesProjectFunctions: true,
@@ -299,8 +302,10 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
-			// Conversations and turns (Puts, also in transactions).
-			on(tables.Conversations, getItem, putItem),
+			// Conversations and turns (Puts, also in transactions; a
+			// conversation's commit is an UpdateItem when its turns_to is
+			// not known; a turn whose commit is refused is deleted again).
+			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
@@ -315,8 +320,10 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "conversations", MemoryMB: 1024, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
-			on(tables.Conversations, getItem, query).index(tables.TurnsGSI.Name), // a page's turns
-			on(tables.Metrics, updateItem),                                       // its own api_errors
+			// A page's turns: by key (BatchGetItem), or the turns index
+			// for conversations written before turns_to.
+			on(tables.Conversations, getItem, query, batchGetItem).index(tables.TurnsGSI.Name),
+			on(tables.Metrics, updateItem), // its own api_errors
 			requestGuards,
 		},
 		// Its pages and series are the most expensive reads of the API:
@@ -333,7 +340,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Keys, projects, the agent configuration, and the DNI pools
 			// (Reserve: Query and Update; Consume: Update).
 			on(tables.Config, getItem, query, updateItem),
-			on(tables.Conversations, getItem, putItem),
+			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go).
+			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
 			on(tables.Metrics, updateItem),
 			requestGuards,
@@ -371,7 +379,9 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
-			on(tables.Conversations, getItem, putItem),
+			// The conversation's commit: a PutItem, or an UpdateItem when
+			// its turns_to is not known.
+			on(tables.Conversations, getItem, putItem, updateItem),
 			on(tables.Metrics, updateItem),
 			requestGuards,
 		},

@@ -191,19 +191,22 @@ func TestEachRoleHasExactlyItsFunctionsGrants(t *testing.T) {
 }
 
 // TestLeastPrivilege pins what the code reading found (infra/access.go):
-// no function may Scan or BatchGetItem, DeleteItem goes only to the
-// functions that delete rules or endpoints, index queries only to the
-// functions that query an index, no DescribeSecret, and project functions
-// only of this account and region.
+// no function may Scan, BatchGetItem goes only to the conversations list
+// (a page's turns by key), DeleteItem only to the functions that delete
+// rules or endpoints or write turns (a turn whose commit is refused),
+// index queries only to the functions that query an index, no
+// DescribeSecret, and project functions only of this account and region.
 func TestLeastPrivilege(t *testing.T) {
 	tmpl := defaultSynth(t).json["VoiceOps-us"]
-	deletes, indexes := map[string]bool{}, map[string][]string{}
+	deletes, batchGets, indexes := map[string]bool{}, map[string]bool{}, map[string][]string{}
 	for _, f := range Functions {
 		_, fn := functionResource(t, tmpl, f.Name)
 		for _, g := range roleGrants(tmpl, getAttTarget(props(fn)["Role"])) {
 			switch {
-			case g.action == "dynamodb:Scan" || g.action == "dynamodb:BatchGetItem" || g.action == "secretsmanager:DescribeSecret":
+			case g.action == "dynamodb:Scan" || g.action == "secretsmanager:DescribeSecret":
 				t.Errorf("%s: %s", f.Name, g)
+			case g.action == batchGetItem:
+				batchGets[f.Name+" "+g.resource] = true
 			case g.action == deleteItem:
 				deletes[f.Name] = true
 			case strings.Contains(g.resource, "/index/"):
@@ -215,14 +218,17 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
-	if want := map[string]bool{"alerts": true, "webhooks": true}; fmt.Sprint(deletes) != fmt.Sprint(want) {
-		t.Errorf("DeleteItem goes to %v, want %v (rules and endpoints are deleted)", deletes, want)
+	if want := map[string]bool{"alerts": true, "webhooks": true, "chat": true, "calls": true}; fmt.Sprint(deletes) != fmt.Sprint(want) {
+		t.Errorf("DeleteItem goes to %v, want %v (rules and endpoints are deleted; turns not committed)", deletes, want)
+	}
+	if want := map[string]bool{"conversations table:conversations": true}; fmt.Sprint(batchGets) != fmt.Sprint(want) {
+		t.Errorf("BatchGetItem goes to %v, want %v (a page's turns)", batchGets, want)
 	}
 	want := map[string][]string{
-		"evaluator":     {"table:config/index/gsi1", "table:deliveries/index/gsi1"}, // a shard's rules; pending events
-		"webhooks":      {"table:deliveries/index/gsi1"},                            // the delivery log
-		"sweeper":       {"table:conversations/index/open"},                         // due conversations
-		"conversations": {"table:conversations/index/turns"},                        // a list page's turns
+		"evaluator":     {"table:config/index/gsi1", "table:deliveries/index/gsi1"},           // a shard's rules; pending events
+		"webhooks":      {"table:deliveries/index/gsi1"},                                      // the delivery log
+		"sweeper":       {"table:conversations/index/idle", "table:conversations/index/open"}, // due conversations (open: written before idle)
+		"conversations": {"table:conversations/index/turns"},                                  // a list page's turns
 	}
 	for _, v := range indexes {
 		slices.Sort(v)

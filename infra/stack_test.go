@@ -68,10 +68,14 @@ func TestTablesMatchDefinitions(t *testing.T) {
 			if len(tbl.GSIs) > 0 {
 				var list []any
 				for _, g := range tbl.GSIs {
+					projection := "ALL"
+					if g.KeysOnly {
+						projection = "KEYS_ONLY"
+					}
 					list = append(list, obj{
 						"IndexName":  g.Name,
 						"KeySchema":  keySchema(g.PartitionKey, g.SortKey),
-						"Projection": obj{"ProjectionType": "ALL"},
+						"Projection": obj{"ProjectionType": projection},
 					})
 				}
 				gsis = assertions.Match_ArrayEquals(&list)
@@ -122,6 +126,7 @@ func tablesFromTemplate(tb testing.TB, tmpl map[string]any, region string) []tab
 				KeySchema []struct {
 					AttributeName, KeyType string
 				}
+				Projection struct{ ProjectionType string }
 			}
 			TimeToLiveSpecification struct {
 				AttributeName string
@@ -162,7 +167,7 @@ func tablesFromTemplate(tb testing.TB, tmpl map[string]any, region string) []tab
 			t.TTLAttribute = p.TimeToLiveSpecification.AttributeName
 		}
 		for _, g := range p.GlobalSecondaryIndexes {
-			gsi := tables.GSI{Name: g.IndexName}
+			gsi := tables.GSI{Name: g.IndexName, KeysOnly: g.Projection.ProjectionType == "KEYS_ONLY"}
 			gsi.PartitionKey, gsi.SortKey = keys(g.KeySchema)
 			t.GSIs = append(t.GSIs, gsi)
 		}

@@ -30,11 +30,15 @@ func newTables(stack awscdk.Stack, cfg StackConfig) map[string]awsdynamodb.Table
 			Stream:             awsdynamodb.StreamViewType(t.Stream), // "" is none
 		})
 		for _, g := range t.GSIs {
+			projection := awsdynamodb.ProjectionType_ALL
+			if g.KeysOnly {
+				projection = awsdynamodb.ProjectionType_KEYS_ONLY
+			}
 			tbl.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 				IndexName:      jsii.String(g.Name),
 				PartitionKey:   stringKey(g.PartitionKey),
 				SortKey:        stringKey(g.SortKey),
-				ProjectionType: awsdynamodb.ProjectionType_ALL,
+				ProjectionType: projection,
 			})
 		}
 		awscdk.NewCfnOutput(stack, jsii.String(id+"Name"), &awscdk.CfnOutputProps{

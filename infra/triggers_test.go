@@ -322,12 +322,18 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 				"IndexName":  "turns",
 				"KeySchema":  []any{obj{"AttributeName": "turns_pk", "KeyType": "HASH"}, obj{"AttributeName": "turns_sk", "KeyType": "RANGE"}},
 				"Projection": obj{"ProjectionType": "ALL"},
+			}, obj{
+				// The idle sweep's index that replaces open (keys only).
+				"IndexName":  "idle",
+				"KeySchema":  []any{obj{"AttributeName": "idle_pk", "KeyType": "HASH"}, obj{"AttributeName": "idle_sk", "KeyType": "RANGE"}},
+				"Projection": obj{"ProjectionType": "KEYS_ONLY"},
 			}},
 		})
 		// The sweeper may query the index.
 		tj := defaultSynth(t).json["VoiceOps-us"]
 		_, fn := functionResource(t, tj, "sweeper")
-		if gs := roleGrants(tj, getAttTarget(props(fn)["Role"])); !slices.Contains(gs, grant{query, "table:conversations/index/open"}) {
+		if gs := roleGrants(tj, getAttTarget(props(fn)["Role"])); !slices.Contains(gs, grant{query, "table:conversations/index/open"}) ||
+			!slices.Contains(gs, grant{query, "table:conversations/index/idle"}) {
 			t.Errorf("sweeper grants %v", gs)
 		}
 	})

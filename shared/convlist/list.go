@@ -295,10 +295,23 @@ func (w *walk) anyMatch(ctx context.Context, cursor string) (bool, error) {
 func readRuns(ctx context.Context, store voiceops.ConversationStore, accountID, projectID string, convs []voiceops.Conversation, gapBefore []bool) ([][]voiceops.Turn, error) {
 	out := make([][]voiceops.Turn, len(convs))
 	found := make([]bool, len(convs))
+	if pr, ok := store.(voiceops.PageTurnsReader); ok && len(convs) > 0 {
+		// The whole page by its turns' keys (issue 23): a few batched reads.
+		m, err := pr.PageTurns(ctx, accountID, projectID, convs)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range convs {
+			out[i], found[i] = m[c.ID]
+		}
+	}
 	if rr, ok := store.(voiceops.TurnsRunReader); ok {
 		var runs [][2]int // [start, end)
 		for i := range convs {
-			if i == 0 || gapBefore[i] || startHour(convs[i].ID) != startHour(convs[i-1].ID) {
+			if found[i] {
+				continue // read by PageTurns; a run is cut there
+			}
+			if len(runs) == 0 || gapBefore[i] || found[i-1] || startHour(convs[i].ID) != startHour(convs[i-1].ID) {
 				runs = append(runs, [2]int{i, i})
 			}
 			runs[len(runs)-1][1] = i + 1

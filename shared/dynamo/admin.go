@@ -99,10 +99,14 @@ func createTableInput(name string, t tables.Table) *dynamodb.CreateTableInput {
 		KeySchema:   keySchema(t.PartitionKey, t.SortKey),
 	}
 	for _, g := range t.GSIs {
+		projection := types.ProjectionTypeAll
+		if g.KeysOnly {
+			projection = types.ProjectionTypeKeysOnly
+		}
 		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
 			IndexName:  aws.String(g.Name),
 			KeySchema:  keySchema(g.PartitionKey, g.SortKey),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: &types.Projection{ProjectionType: projection},
 		})
 	}
 	in.AttributeDefinitions = defs

@@ -25,6 +25,7 @@ import (
 //	hour index    pk=H#<acct>#<proj>#<shard>               sk=<yyyymmddhh>
 //	turn          pk=T#<acct>#<proj>#<conversation id>      sk=<index: 8 digits>
 //	turns marker  pk=T#<acct>#<proj>#<conversation id>      sk=C
+//	side item     pk=<the conversation's>                    sk=<conversation id>#S<hash> (turnwrite.go)
 //
 // A conversation ID carries the millisecond the conversation started and
 // its shard (voiceops.NewConversationID: conv_<13-digit unix ms><shard
@@ -45,9 +46,11 @@ import (
 // with a projection (ListConversationIntervals). Turns are separate items
 // (entities and metadata as JSON), so listing conversations never reads
 // them, and Turns is one Query; the marker tells a conversation without
-// turns from no conversation, in that same Query. Turn items and markers
-// also carry the keys of the turns index (turnsrun.go), so that a list
-// page reads the turns of adjacent conversations in one Query.
+// turns from no conversation, in that same Query. The conversation's
+// turns_to says which turns are committed (turnwrite.go), so a list page
+// reads its turns by key (pageturns.go). Turn items and markers written by
+// the release before also carry the keys of the turns index (turnsrun.go),
+// read for those conversations only.
 //
 // Expiry: every item carries the TTL attribute (unix seconds, rounded up)
 // of the conversation's ExpiresAt when it was written, and conversation,
@@ -66,11 +69,12 @@ import (
 // has been written in.
 //
 // Writes: CreateConversation is one TransactWriteItems (conversation, its
-// first turn, the marker, and the hour index entry when this process has
-// not written it yet); AddTurn is one TransactWriteItems (the
-// conversation conditional on its version, and the new turn);
-// UpdateConversation one conditional PutItem. A conversation with a shared
-// ID also writes its shared ID's item in the same call (sharedid.go).
+// first turn, the marker, its side item if any, and the hour index entry
+// when this process has not written it yet); AddTurn is two conditional
+// writes, the turn and then the conversation, which commits it
+// (turnwrite.go); UpdateConversation one conditional write. A conversation
+// with a shared ID also writes its shared ID's item (sharedid.go): in
+// CreateConversation's transaction, else first.
 const (
 	pkConversation    = "C#"
 	pkConversationHrs = "H#"
@@ -147,12 +151,19 @@ type Conversations struct {
 	store
 	// hours remembers the hour index entries this store has written.
 	hours *hourCache
+	// sides remembers the side items (turnwrite.go) this store has
+	// written or read: they are stored, their keys being their content.
+	sides *hourCache
+	// listed remembers the turns_to of the conversations read or written
+	// last, by ID and version: for PageTurns (pageturns.go) and for the
+	// next write's commit (turnwrite.go).
+	listed *turnsToCache
 }
 
 // NewConversations returns the store of the conversations table named
 // table.
 func NewConversations(db DB, table string) *Conversations {
-	return &Conversations{store: newStore(db, table), hours: newHourCache()}
+	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newTurnsToCache()}
 }
 
 var _ voiceops.ConversationStore = (*Conversations)(nil)
@@ -314,57 +325,100 @@ func encodeConversation(k item, c voiceops.Conversation) (item, error) {
 	if !c.IdleDue.IsZero() {
 		it[attrIdleDue] = avS(sortKeyTime(c.IdleDue))
 		if c.InProgress {
-			// The open index is sparse: an ended conversation leaves it.
-			it[tables.OpenGSI.PartitionKey] = avS(openShardKey(c.ID))
-			it[tables.OpenGSI.SortKey] = avS(sortKeyTime(c.IdleDue) + "#" + c.ID)
+			// The idle index is sparse: an ended conversation leaves it.
+			// Its key is the idle due's bucket, so that a turn moving the
+			// due within the bucket writes nothing to the index (keys
+			// only); the open index's keys are not written any more.
+			it[tables.IdleGSI.PartitionKey] = avS(idleShardKey(c.ID))
+			it[tables.IdleGSI.SortKey] = avS(idleBucketKey(c.IdleDue) + "#" + c.ID)
 		}
 	}
 	return it, nil
 }
 
-// openShards spreads the open index over partitions: every write of a
-// conversation in progress (each turn moves its idle due) writes the index.
+// openShards spreads the idle index (and the open index before it) over
+// partitions: 16, so that a busy table's moves of idle keys stay far under
+// a partition's write limit.
 const openShards = 16
 
-// openShardKey is the open index partition of a conversation: a hash of
+// idleBucket is the granularity of the idle index's sort key. A
+// conversation's key moves (a delete and a put of a keys-only index item,
+// about 2 WRU) when a turn moves its idle due into another bucket: at
+// most once per idleBucket of the conversation's life, not on every turn.
+// The sweep reads the conversations of the buckets up to the one of its
+// `before` and checks the exact due, so it reads at most one bucket of
+// conversations not yet due.
+const idleBucket = 5 * time.Minute
+
+// openShardKey is the open index partition of a conversation (read only).
+func openShardKey(shard int) string { return fmt.Sprintf("O#%d", shard) }
+
+// idleShardKey is the idle index partition of a conversation: a hash of
 // its ID.
-func openShardKey(id string) string {
+func idleShardKey(id string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(id))
-	return fmt.Sprintf("O#%d", h.Sum32()%openShards)
+	return fmt.Sprintf("I#%d", h.Sum32()%openShards)
 }
 
-// DueConversations reads the open index: one Query per shard (in
-// parallel) of the conversations whose idle due is at or before `before`,
-// up to limit each; the merge keeps the earliest limit. Only conversations
-// in progress are in the index, so the sweep reads what is due and little
-// else. The index is eventually consistent: the caller reads each
-// conversation again before ending it.
+// idleBucketKey is the idle index sort key prefix of an idle due.
+func idleBucketKey(due time.Time) string {
+	return sortKeyTime(due.UTC().Truncate(idleBucket))
+}
+
+// dueReadersInFlight bounds the GetItems that check candidates' exact due.
+const dueReadersInFlight = 16
+
+// DueConversations reads the idle index: one Query per shard (in
+// parallel) of the conversations whose idle due's bucket is at or before
+// `before`'s, up to limit+dueSlack keys each; then each candidate's item
+// (a GetItem projecting what the sweep needs), keeping those in progress
+// and due at or before `before`; the merge keeps the earliest limit. The
+// open index, which the idle index replaces, is read the same way for the
+// conversations written before it (its items carry the whole
+// conversation, so they need no second read). Only conversations in
+// progress are in the indexes, so the sweep reads what is due, at most
+// one bucket not yet due, and little else. The indexes are eventually
+// consistent: the caller reads each conversation again before ending it.
 func (s *Conversations) DueConversations(ctx context.Context, before time.Time, limit int) ([]voiceops.Conversation, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	results := make([][]item, openShards)
-	errs := make([]error, openShards)
+	perShard := int32(min(limit+dueSlack, 1000))
+	idle := make([][]item, openShards)
+	open := make([][]item, openShards)
+	errs := make([]error, 2*openShards)
 	var wg sync.WaitGroup
 	for shard := range openShards {
+		wg.Go(func() {
+			idle[shard], errs[shard] = s.queryLimit(ctx, "DueConversations", &dynamodb.QueryInput{
+				TableName: &s.table, IndexName: aws.String(tables.IdleGSI.Name),
+				KeyConditionExpression:   aws.String("#pk = :pk AND #sk < :before"),
+				ExpressionAttributeNames: map[string]string{"#pk": tables.IdleGSI.PartitionKey, "#sk": tables.IdleGSI.SortKey},
+				ExpressionAttributeValues: item{
+					":pk": avS(fmt.Sprintf("I#%d", shard)),
+					// "~" sorts after "#": every key of that bucket is in.
+					":before": avS(idleBucketKey(before) + "~"),
+				},
+				Limit: aws.Int32(perShard),
+			}, int(perShard))
+		})
 		wg.Go(func() {
 			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 				TableName: &s.table, IndexName: aws.String(tables.OpenGSI.Name),
 				KeyConditionExpression:   aws.String("#pk = :pk AND #sk < :before"),
 				ExpressionAttributeNames: map[string]string{"#pk": tables.OpenGSI.PartitionKey, "#sk": tables.OpenGSI.SortKey},
 				ExpressionAttributeValues: item{
-					":pk": avS(fmt.Sprintf("O#%d", shard)),
-					// "~" sorts after "#": every key of that instant is in.
+					":pk":     avS(openShardKey(shard)),
 					":before": avS(sortKeyTime(before) + "~"),
 				},
 				Limit: aws.Int32(int32(min(limit, 1000))),
 			})
 			if err != nil {
-				errs[shard] = wrap("DueConversations", err)
+				errs[openShards+shard] = wrap("DueConversations", err)
 				return
 			}
-			results[shard] = out.Items
+			open[shard] = out.Items
 		})
 	}
 	wg.Wait()
@@ -372,17 +426,42 @@ func (s *Conversations) DueConversations(ctx context.Context, before time.Time, 
 		return nil, err
 	}
 	now := s.now()
+	seen := map[string]bool{}
 	var out []voiceops.Conversation
-	for _, items := range results {
+	keep := func(c voiceops.Conversation, expired bool) {
+		if expired || seen[c.ID] || !c.InProgress || c.IdleDue.IsZero() || c.IdleDue.After(before) {
+			return
+		}
+		seen[c.ID] = true
+		out = append(out, c)
+	}
+	var keys []item
+	for _, items := range idle {
 		for _, it := range items {
-			if expiredAt(it, now) {
-				continue
+			keys = append(keys, item{attrPK: it[attrPK], attrSK: it[attrSK]})
+		}
+	}
+	due, err := s.dueItems(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range due {
+		c, err := decodeDue(it)
+		if err != nil {
+			return nil, wrap("DueConversations", err)
+		}
+		keep(c, expiredAt(it, now))
+	}
+	for _, items := range open {
+		for _, it := range items {
+			if _, moved := it[tables.IdleGSI.PartitionKey]; moved {
+				continue // written since: read through the idle index
 			}
 			c, err := decodeConversation(it)
 			if err != nil {
 				return nil, wrap("DueConversations", err)
 			}
-			out = append(out, c)
+			keep(c, expiredAt(it, now))
 		}
 	}
 	slices.SortFunc(out, func(a, b voiceops.Conversation) int {
@@ -392,6 +471,61 @@ func (s *Conversations) DueConversations(ctx context.Context, before time.Time, 
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out[:min(len(out), limit)], nil
+}
+
+// dueSlack is how many keys past limit a shard of the idle index is read:
+// the last bucket may hold conversations not yet due.
+const dueSlack = 100
+
+// dueAttrs are the attributes DueConversations reads of a candidate.
+var dueAttrs = []string{attrID, attrAccountID, attrProjectID, attrInProgress, attrIdleDue, attrExpires, attrTTL}
+
+// dueItems reads the items of keys (missing ones left out), projecting
+// dueAttrs, dueReadersInFlight at a time.
+func (s *Conversations) dueItems(ctx context.Context, keys []item) ([]item, error) {
+	names := map[string]string{}
+	var proj []string
+	for n, a := range dueAttrs {
+		ph := fmt.Sprintf("#a%d", n)
+		names[ph] = a
+		proj = append(proj, ph)
+	}
+	projection := strings.Join(proj, ", ")
+	out := make([]item, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, dueReadersInFlight)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+				TableName: &s.table, Key: k, ProjectionExpression: &projection, ExpressionAttributeNames: names,
+			})
+			if err != nil {
+				errs[i] = wrap("DueConversations", err)
+				return
+			}
+			out[i] = got.Item
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(out, func(it item) bool { return len(it) == 0 }), nil
+}
+
+// decodeDue decodes an item read with the projection dueAttrs.
+func decodeDue(it item) (voiceops.Conversation, error) {
+	r := reader{it: it}
+	c := voiceops.Conversation{
+		ID: r.str(attrID), AccountID: r.str(attrAccountID), ProjectID: r.str(attrProjectID),
+		InProgress: r.boolean(attrInProgress),
+		ExpiresAt:  r.optTimeValue(attrExpires),
+		IdleDue:    r.optTimeValue(attrIdleDue),
+	}
+	return c, r.err
 }
 
 func decodeConversation(it item) (voiceops.Conversation, error) {
@@ -444,7 +578,6 @@ func encodeTurn(accountID, projectID, conversationID string, exp time.Time, t vo
 		return nil, fmt.Errorf("dynamo: turn index %d out of range", t.Index)
 	}
 	it := turnKey(accountID, projectID, conversationID, t.Index)
-	setTurnsIndexKey(it, accountID, projectID, conversationID, fmt.Sprintf(turnIndexFormat, t.Index))
 	it[attrTurnIndex] = avN(int64(t.Index))
 	setNonEmpty(it, attrUserInput, t.UserInput)
 	setNonEmpty(it, attrUserInputDTMF, t.UserInputDTMF)
@@ -527,10 +660,14 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	if err != nil {
 		return err
 	}
+	side := splitSide(conv)
+	conv[attrTurnsTo] = avN(0)
+	if first != nil {
+		conv[attrTurnsTo] = avN(int64(first.Index) + 1)
+	}
 	_, shard, _ := voiceops.ParseConversationID(c.ID)
 	marker := key(turnsPK(c.AccountID, c.ProjectID, c.ID), skTurnsMarker)
 	marker[attrID] = avS(c.ID)
-	setTurnsIndexKey(marker, c.AccountID, c.ProjectID, c.ID, skTurnsMarker)
 	setExpiry(marker, c.ExpiresAt, 0)
 	table := &s.table
 	items := []types.TransactWriteItem{
@@ -538,11 +675,15 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
 		{Put: &types.Put{TableName: table, Item: marker}},
 	}
+	if side != nil {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: side}})
+	}
 	if first != nil {
 		t, err := encodeTurn(c.AccountID, c.ProjectID, c.ID, c.ExpiresAt, *first)
 		if err != nil {
 			return err
 		}
+		t[attrBase], t[attrWritten] = avN(0), avS(sortKeyTime(s.now()))
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: t}})
 	}
 	if put, ok := s.sharedIDPut(c); ok {
@@ -565,6 +706,9 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	}
 	if !indexed {
 		s.hours.add(hourKey)
+	}
+	if side != nil {
+		s.sides.add(sideCacheKey(side))
 	}
 	return nil
 }
@@ -616,17 +760,24 @@ func (s *Conversations) GetConversation(ctx context.Context, accountID, projectI
 	if len(out.Item) == 0 || expiredAt(out.Item, s.now()) {
 		return voiceops.Conversation{}, voiceops.ErrNotFound
 	}
-	c, err := decodeConversation(out.Item)
+	it, err := s.readSide(ctx, "GetConversation", out.Item, true)
+	if err != nil {
+		return voiceops.Conversation{}, err
+	}
+	c, err := decodeConversation(it)
 	if err != nil {
 		return voiceops.Conversation{}, wrap("GetConversation", err)
 	}
+	s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo)) // for the next write's commit
 	return c, nil
 }
 
-// AddTurn is one TransactWriteItems: the conversation, conditional on its
-// stored version being expectVersion (and on it being live), the new
-// turn, conditional on its index being free, and the shared ID's item when
-// the conversation has a shared ID (the turn that hands off).
+// AddTurn is two conditional writes (turnwrite.go): the turn's PutItem,
+// conditional on its index being free, then the conversation's UpdateItem,
+// conditional on its stored version being expectVersion (and on it being
+// live), which commits the turn. Before them, the side item of state and
+// attributes when they changed, and the shared ID's item when the
+// conversation has a shared ID (the turn that hands off).
 func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -639,40 +790,45 @@ func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t 
 	if err != nil {
 		return err
 	}
+	side := splitSide(conv)
 	turn, err := encodeTurn(c.AccountID, c.ProjectID, c.ID, c.ExpiresAt, t)
 	if err != nil {
 		return err
 	}
-	names, values := s.liveVersionValues(expectVersion)
-	table := &s.table
-	items := []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName: table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}},
-		{Put: &types.Put{TableName: table, Item: turn, ConditionExpression: aws.String(condNew), ExpressionAttributeNames: namePK,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}}, // see applied
-	}
-	if put, ok := s.sharedIDPut(c); ok {
-		items = append(items, put) // sharedid.go
-	}
-	o, err := s.transact(ctx, "AddTurn", items)
-	switch {
-	case err != nil:
+	turn[attrBase], turn[attrWritten] = avN(expectVersion), avS(sortKeyTime(s.now()))
+	if err := s.putSide(ctx, "AddTurn", side); err != nil {
 		return err
-	case o.failed[0]:
-		return s.staleOrGone(o.old[0])
-	case o.failed[1]:
-		return voiceops.ErrAlreadyExists
 	}
-	return nil
+	if err := s.putSharedID(ctx, "AddTurn", c); err != nil {
+		return err
+	}
+	if err := s.putTurn(ctx, k, turn, t.Index, expectVersion); err != nil {
+		return err
+	}
+	err = s.commit(ctx, "AddTurn", conv, expectVersion, t.Index)
+	if errors.Is(err, voiceops.ErrConflictingWrite) || errors.Is(err, voiceops.ErrNotFound) || errors.Is(err, voiceops.ErrAlreadyExists) {
+		s.dropTurn(ctx, turn)
+	}
+	return err
 }
 
-// UpdateConversation is one PutItem, conditional on the stored version being
-// expectVersion (and on the conversation being live); for a conversation
-// with a shared ID, one TransactWriteItems of that Put and the shared ID's
-// item.
+// dropTurn deletes a turn this call wrote and could not commit (best
+// effort: readers never show it, and the next writer at its index would
+// replace it; deleting it keeps a gap below a later turns_to from holding
+// it). Conditional on the item being the one written.
+func (s *Conversations) dropTurn(ctx context.Context, turn item) {
+	_, _ = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &s.table, Key: item{attrPK: turn[attrPK], attrSK: turn[attrSK]},
+		ConditionExpression:       aws.String("#base = :base AND #written = :written"),
+		ExpressionAttributeNames:  map[string]string{"#base": attrBase, "#written": attrWritten},
+		ExpressionAttributeValues: item{":base": turn[attrBase], ":written": turn[attrWritten]},
+	})
+}
+
+// UpdateConversation is one UpdateItem, conditional on the stored version
+// being expectVersion (and on the conversation being live), after the side
+// item of state and attributes when they changed and the shared ID's item
+// when the conversation has one (sharedid.go).
 func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -685,34 +841,27 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 	if err != nil {
 		return err
 	}
-	names, values := s.liveVersionValues(expectVersion)
-	if put, ok := s.sharedIDPut(c); ok { // sharedid.go
-		o, err := s.transact(ctx, "UpdateConversation", []types.TransactWriteItem{{Put: &types.Put{
-			TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		}}, put})
-		switch {
-		case err != nil:
-			return err
-		case o.failed[0]:
-			return s.staleOrGone(o.old[0])
-		}
+	side := splitSide(conv)
+	if err := s.putSide(ctx, "UpdateConversation", side); err != nil {
+		return err
+	}
+	if err := s.putSharedID(ctx, "UpdateConversation", c); err != nil {
+		return err
+	}
+	return s.commit(ctx, "UpdateConversation", conv, expectVersion, -1)
+}
+
+// putSharedID writes c's shared ID item, if c has one. Written before the
+// conversation: an item whose conversation write fails names a
+// conversation without that shared ID, which ConversationBySharedID
+// ignores.
+func (s *Conversations) putSharedID(ctx context.Context, op string, c voiceops.Conversation) error {
+	put, ok := s.sharedIDPut(c)
+	if !ok {
 		return nil
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table, Item: conv, ConditionExpression: aws.String(condLiveVersion),
-		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	if old, ok := conditionFailed(err); ok {
-		if sameItem(old, conv) { // an earlier attempt of this call was applied (see applied)
-			return nil
-		}
-		return s.staleOrGone(old)
-	}
-	if err != nil {
-		return wrap("UpdateConversation", err)
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: put.Put.Item}); err != nil {
+		return wrap(op, err)
 	}
 	return nil
 }
@@ -720,11 +869,39 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 // --- reads ------------------------------------------------------------------------
 
 // Turns is one Query (more only past 1 MB of turns): the conversation's
-// turns partition, whose marker says the conversation exists.
+// turns partition, whose marker says the conversation exists; and, in
+// parallel, a GetItem of the conversation's turns_to, past which turns are
+// not committed (turnwrite.go).
 func (s *Conversations) Turns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
-	if !voiceops.ValidConversationID(conversationID) {
+	k, ok := conversationKey(accountID, projectID, conversationID)
+	if !ok {
 		return nil, voiceops.ErrNotFound
 	}
+	var conv *dynamodb.GetItemOutput
+	var convErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		conv, convErr = s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true),
+			ProjectionExpression: aws.String("#tt"), ExpressionAttributeNames: map[string]string{"#tt": attrTurnsTo},
+		})
+	})
+	turns, err := s.allTurns(ctx, accountID, projectID, conversationID)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if convErr != nil {
+		return nil, wrap("Turns", convErr)
+	}
+	if to := numOf(conv.Item, attrTurnsTo); to >= 0 {
+		turns = slices.DeleteFunc(turns, func(t voiceops.Turn) bool { return int64(t.Index) >= to })
+	}
+	return turns, nil
+}
+
+// allTurns reads every turn item of a conversation, committed or not.
+func (s *Conversations) allTurns(ctx context.Context, accountID, projectID, conversationID string) ([]voiceops.Turn, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.table,
 		KeyConditionExpression:    aws.String("#pk = :pk"),
@@ -845,7 +1022,7 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 			return nil, err
 		}
 	}
-	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals}
+	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals, sides: &sideSet{m: map[string]item{}}}
 	var out []voiceops.Conversation
 	for i, batch := 0, 1; i < len(hours) && len(out) < limit; i, batch = i+batch, min(2*batch, maxHourBatch) {
 		part := hours[i:min(i+batch, len(hours))]
@@ -869,7 +1046,11 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 				if intervals {
 					c, err = decodeInterval(accountID, projectID, it)
 				} else {
+					if it, err = r.withSide(ctx, it); err != nil {
+						return nil, err
+					}
 					c, err = decodeConversation(it)
+					s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo))
 				}
 				if err != nil {
 					return nil, wrap(op, err)
@@ -935,6 +1116,31 @@ type rangeRead struct {
 	accountID, projectID string
 	lo, hi, after        string
 	intervals            bool
+	// sides holds the side items read with the conversations, by sort key.
+	sides *sideSet
+}
+
+// sideSet is the side items a listing read, by sort key.
+type sideSet struct {
+	mu sync.Mutex
+	m  map[string]item
+}
+
+// withSide returns conv with the content of its side item: the one read
+// next to it, else (cut off by a page's end) one more GetItem.
+func (r rangeRead) withSide(ctx context.Context, conv item) (item, error) {
+	k, ok := sideKeyOf(conv)
+	if !ok {
+		return conv, nil
+	}
+	sk, _ := k[attrSK].(*types.AttributeValueMemberS)
+	r.sides.mu.Lock()
+	side, ok := r.sides.m[sk.Value]
+	r.sides.mu.Unlock()
+	if ok {
+		return withSide(conv, side), nil
+	}
+	return r.s.readSide(ctx, r.op, conv, false)
 }
 
 // shardReader is the state of the read of one shard of an hour: the items
@@ -1017,6 +1223,15 @@ func (r rangeRead) fetch(ctx context.Context, sr *shardReader, n int) error {
 	now := r.s.now()
 	for _, it := range out.Items {
 		if expiredAt(it, now) || idOf(it) == r.after {
+			continue
+		}
+		if isSideItem(it) {
+			if !r.intervals {
+				sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+				r.sides.mu.Lock()
+				r.sides.m[sk.Value] = it
+				r.sides.mu.Unlock()
+			}
 			continue
 		}
 		sr.buf = append(sr.buf, it)

@@ -60,7 +60,8 @@ func testConversation(started time.Time) voiceops.Conversation {
 func TestConversationCallBudget(t *testing.T) {
 	c := client(t)
 	db := &countingDB{DB: c}
-	s := dynamo.NewConversations(db, conversationTables(t, c).Conversations)
+	table := conversationTables(t, c).Conversations
+	s := dynamo.NewConversations(db, table)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	conv := testConversation(now)
@@ -76,15 +77,24 @@ func TestConversationCallBudget(t *testing.T) {
 		{"CreateConversation with its first turn", func() error { return s.CreateConversation(ctx, conv, &turn) }, map[string]int{"TransactWriteItems": 1}},
 		{"CreateConversation without a turn", func() error { return s.CreateConversation(ctx, bare, nil) }, map[string]int{"TransactWriteItems": 1}},
 		{"GetConversation", func() error { _, err := s.GetConversation(ctx, conv.AccountID, conv.ProjectID, conv.ID); return err }, map[string]int{"GetItem": 1}},
-		{"AddTurn", func() error { return s.AddTurn(ctx, second, voiceops.Turn{Index: 1}, 1) }, map[string]int{"TransactWriteItems": 1}},
+		// The turn, then the conversation (its commit): no transaction.
+		{"AddTurn", func() error { return s.AddTurn(ctx, second, voiceops.Turn{Index: 1}, 1) }, map[string]int{"PutItem": 2}},
 		{"AddTurn at a stale version", func() error {
 			if err := s.AddTurn(ctx, second, voiceops.Turn{Index: 2}, 1); !errors.Is(err, voiceops.ErrConflictingWrite) {
 				return fmt.Errorf("want ErrConflictingWrite, got %v", err)
 			}
 			return nil
-		}, map[string]int{"TransactWriteItems": 1}},
+			// The turn, the refused commit, the turn deleted again.
+		}, map[string]int{"PutItem": 2, "DeleteItem": 1}},
+		// A PutItem of the conversation when the store knows its turns_to
+		// at that version (it wrote or read it), else an UpdateItem.
 		{"UpdateConversation", func() error { return s.UpdateConversation(ctx, withVersion(second, 3), 2) }, map[string]int{"PutItem": 1}},
-		{"Turns", func() error { _, err := s.Turns(ctx, conv.AccountID, conv.ProjectID, conv.ID); return err }, map[string]int{"Query": 1}},
+		{"UpdateConversation by another process", func() error {
+			other := dynamo.NewConversations(db, table)
+			return other.UpdateConversation(ctx, withVersion(second, 4), 3)
+		}, map[string]int{"UpdateItem": 1}},
+		// The turns, and the conversation's turns_to (in parallel).
+		{"Turns", func() error { _, err := s.Turns(ctx, conv.AccountID, conv.ProjectID, conv.ID); return err }, map[string]int{"Query": 1, "GetItem": 1}},
 		{"GetConversation of a malformed ID", func() error {
 			if _, err := s.GetConversation(ctx, "acct_a", "proj_a", "conv_nope"); !errors.Is(err, voiceops.ErrNotFound) {
 				return fmt.Errorf("want ErrNotFound, got %v", err)

@@ -195,8 +195,12 @@ func TestCreateTables(t *testing.T) {
 			if k, want := keys(got.KeySchema), []string{g.PartitionKey + " HASH", g.SortKey + " RANGE"}; !slices.Equal(k, want) {
 				t.Errorf("%s: GSI %s key schema %v, want %v", name, g.Name, k, want)
 			}
-			if got.Projection == nil || got.Projection.ProjectionType != "ALL" {
-				t.Errorf("%s: GSI %s projection %+v, want ALL", name, g.Name, got.Projection)
+			want := types.ProjectionTypeAll
+			if g.KeysOnly {
+				want = types.ProjectionTypeKeysOnly
+			}
+			if got.Projection == nil || got.Projection.ProjectionType != want {
+				t.Errorf("%s: GSI %s projection %+v, want %s", name, g.Name, got.Projection, want)
 			}
 			wantTypes[g.PartitionKey], wantTypes[g.SortKey] = "S", "S"
 		}
@@ -395,6 +399,10 @@ type failingDB struct {
 func (f *failingDB) fail() error { return f.err(0) }
 
 func (f *failingDB) GetItem(context.Context, *dynamodb.GetItemInput, ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return nil, f.fail()
+}
+
+func (f *failingDB) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	return nil, f.fail()
 }
 

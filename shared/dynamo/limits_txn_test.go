@@ -88,6 +88,11 @@ func (f *txnRecordingDB) DeleteItem(context.Context, *dynamodb.DeleteItemInput, 
 	return nil, errors.New("unexpected")
 }
 
+func (f *txnRecordingDB) BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	f.t.Error("unexpected BatchGetItem")
+	return nil, errors.New("unexpected")
+}
+
 func (f *txnRecordingDB) Query(context.Context, *dynamodb.QueryInput, ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	f.t.Error("unexpected Query")
 	return nil, errors.New("unexpected")

@@ -24,20 +24,15 @@ import (
 // hour share an index partition: at 200 turns a second about 200 WCU/s,
 // well under a partition's 1,000. Items written before the index existed
 // carry no index keys; their conversations are missing from TurnsBetween
-// and read with Turns.
+// and read with Turns. Nothing writes the index's keys any more
+// (pageturns.go reads turns by key): it serves the conversations written
+// while it was, until they expire.
 
 var _ voiceops.TurnsRunReader = (*Conversations)(nil)
 
 func turnsIndexPK(accountID, projectID, conversationID string) string {
 	started, _, _ := voiceops.ParseConversationID(conversationID)
 	return accountID + "#" + projectID + "#" + started.UTC().Format(hourKeyLayout)
-}
-
-// setTurnsIndexKey puts a turn item or marker (suffix: its sort key) in
-// the turns index.
-func setTurnsIndexKey(it item, accountID, projectID, conversationID, suffix string) {
-	it[tables.TurnsGSI.PartitionKey] = avS(turnsIndexPK(accountID, projectID, conversationID))
-	it[tables.TurnsGSI.SortKey] = avS(conversationID + "#" + suffix)
 }
 
 // TurnsBetween is one Query of the turns index (more only past 1 MB):

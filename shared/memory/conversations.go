@@ -419,3 +419,22 @@ func (s *Store) TurnsBetween(ctx context.Context, accountID, projectID, first, l
 	}
 	return out, nil
 }
+
+var _ voiceops.PageTurnsReader = (*Store)(nil)
+
+// PageTurns returns the turns of each of convs that is a live conversation
+// of the project, as Turns would.
+func (s *Store) PageTurns(ctx context.Context, accountID, projectID string, convs []voiceops.Conversation) (map[string][]voiceops.Turn, error) {
+	out := map[string][]voiceops.Turn{}
+	for _, c := range convs {
+		turns, err := s.Turns(ctx, accountID, projectID, c.ID)
+		if errors.Is(err, voiceops.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[c.ID] = turns
+	}
+	return out, nil
+}

@@ -40,6 +40,7 @@ func RunConversations(t *testing.T, newStores func(t *testing.T) voiceops.Stores
 	t.Run("ItemLimit", func(t *testing.T) { testConversationItemLimit(t, newStores) })
 	t.Run("Due", func(t *testing.T) { testDueConversations(t, newStores) })
 	t.Run("TurnsBetween", func(t *testing.T) { testTurnsBetween(t, newStores) })
+	t.Run("PageTurns", func(t *testing.T) { testPageTurns(t, newStores) })
 }
 
 // testDueConversations: the idle sweep's read finds the conversations in

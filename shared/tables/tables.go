@@ -10,12 +10,16 @@ const (
 	TTL = "expires_at" // unix seconds; DynamoDB deletes the item some time after
 )
 
-// GSI is a global secondary index with string keys and all attributes
-// projected.
+// GSI is a global secondary index with string keys, projecting all
+// attributes unless KeysOnly.
 type GSI struct {
 	Name         string
 	PartitionKey string
 	SortKey      string
+	// KeysOnly projects only the table's and the index's keys: an index
+	// item is then written only when its key changes, not on every update
+	// of the item.
+	KeysOnly bool
 }
 
 // Table is a table with string partition and sort keys.
@@ -63,20 +67,35 @@ var Deliveries = Table{
 // project, start hour and shard (shared/dynamo/conversations.go). Items
 // expire with the project's retention (TTL, default 90 days).
 //
-// OpenGSI is sparse: only conversations in progress carry its keys
-// (open_pk "O#<shard>", open_sk "<idle due>#<conversation id>"), so the
-// idle sweep reads the conversations due with a few queries, never a scan.
+// IdleGSI is sparse: only conversations in progress carry its keys
+// (idle_pk "I#<shard>", idle_sk "<idle due, floored to 5 minutes>#<conversation
+// id>"), so the idle sweep reads the conversations due with a few queries,
+// never a scan. It projects only the keys, and its key moves once per 5
+// minutes of a conversation rather than every turn, so most turns write
+// nothing to it.
+//
+// OpenGSI is the index IdleGSI replaces (projection ALL, a key that moved
+// every turn): nothing writes its keys any more; the sweep still reads it
+// for the conversations in progress written before IdleGSI existed. Remove
+// it in the release after the one that adds IdleGSI (CloudFormation
+// creates or deletes one GSI per table per update).
 //
 // TurnsGSI holds turn items and turns markers (turns_pk "<acct>#<proj>#<start
-// hour>", turns_sk "<conversation id>#<index>" or "#C"), so that a list page
-// reads the turns of a run of adjacent conversations in one Query instead
-// of one per conversation.
+// hour>", turns_sk "<conversation id>#<index>" or "#C") written by the
+// release that added it; nothing writes its keys any more (a list page reads
+// turns by key: shared/dynamo/pageturns.go). Remove it once those
+// conversations have expired (their retention, 90 days by default).
 var Conversations = Table{
 	ID: "conversations", EnvVar: "CONVERSATIONS_TABLE", PartitionKey: PK, SortKey: SK, TTLAttribute: TTL,
-	GSIs: []GSI{OpenGSI, TurnsGSI},
+	GSIs: []GSI{OpenGSI, TurnsGSI, IdleGSI},
 }
 
-// OpenGSI is the conversations table's index of conversations in progress.
+// IdleGSI is the conversations table's index of conversations in
+// progress, by a coarse bucket of their idle due.
+var IdleGSI = GSI{Name: "idle", PartitionKey: "idle_pk", SortKey: "idle_sk", KeysOnly: true}
+
+// OpenGSI is the conversations table's former index of conversations in
+// progress (read only, see Conversations).
 var OpenGSI = GSI{Name: "open", PartitionKey: "open_pk", SortKey: "open_sk"}
 
 // TurnsGSI is the conversations table's index of turns by project and the

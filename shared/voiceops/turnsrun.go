@@ -14,3 +14,13 @@ type TurnsRunReader interface {
 	// it with Turns.
 	TurnsBetween(ctx context.Context, accountID, projectID, first, last string) (map[string][]Turn, error)
 }
+
+// PageTurnsReader is implemented by conversation stores that read the
+// turns of the conversations they just listed by their keys, in a few
+// batched reads for a whole page.
+type PageTurnsReader interface {
+	// PageTurns returns the turns, by conversation ID, of convs (as the
+	// store listed them). A conversation missing from the map may still
+	// have turns: read it with TurnsBetween or Turns.
+	PageTurns(ctx context.Context, accountID, projectID string, convs []Conversation) (map[string][]Turn, error)
+}

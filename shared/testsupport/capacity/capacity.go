@@ -97,6 +97,22 @@ func (c *Client) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...fu
 	return out, err
 }
 
+// BatchGetItem is charged like a GetItem per item read.
+func (c *Client) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := c.DB.BatchGetItem(ctx, in, o...)
+	if err == nil {
+		c.add(func(t *Tally) {
+			for table, items := range out.Responses {
+				for _, it := range items {
+					t.RRU += readUnits(dynamo.ItemSize(it), in.RequestItems[table].ConsistentRead)
+					t.ItemsRead++
+				}
+			}
+		})
+	}
+	return out, err
+}
+
 func (c *Client) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	out, err := c.DB.Query(ctx, in, o...)
 	if err == nil {
