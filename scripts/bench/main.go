@@ -460,7 +460,8 @@ func functionEnv() []string {
 
 var missingRE = regexp.MustCompile(`not set in the environment: \[([^\]]*)\]`)
 
-// missingEnv reads lambdamain.Require's error from a function's stderr.
+// missingEnv reads the variables lambdamain.Load reports missing from a
+// function's stderr.
 func missingEnv(stderr string) []string {
 	m := missingRE.FindStringSubmatch(stderr)
 	if m == nil {
