@@ -18,7 +18,7 @@ fuzztime=${FUZZTIME:-4s}
 
 targets=(
   "./shared/apitest FuzzRoutes"
-  "./shared/baseapi FuzzPayloadEventID"
+  "./shared/eventsapi FuzzPayloadEventID"
   "./shared/conversationsapi FuzzConvQuery"
   "./shared/conversationsapi FuzzDecodeCursor"
   "./shared/conversationsapi FuzzAppendJSONString"

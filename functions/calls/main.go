@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
@@ -30,6 +29,7 @@ import (
 	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/twilioapi"
+	"github.com/voiceops/opsapi/shared/voiceapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -75,7 +75,7 @@ type deps struct {
 	Keys        httpapi.Authenticator
 	InternalKey func(context.Context) (string, error) // the internal key's digest
 	Engine      interface {
-		baseapi.Engine
+		voiceapi.Engine
 		calls.Engine
 	} // shared/conversation.Engine
 	Pools      voiceops.DNIStore
@@ -93,7 +93,7 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Voice{Engine: d.Engine}).Routes(),
-		(&baseapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
+		(&voiceapi.Voice{Engine: d.Engine}).Routes(),
+		(&voiceapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
 		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics}, Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/chatapi"
 	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -58,7 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 type deps struct {
 	Keys       httpapi.Authenticator
 	Projects   httpapi.ProjectReader
-	Engine     baseapi.Engine
+	Engine     chatapi.Engine
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards     httpapi.Guards
 	Now        func() time.Time
@@ -70,5 +70,5 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Chat{Engine: d.Engine}).Routes()))
+		(&chatapi.Chat{Engine: d.Engine}).Routes()))
 }

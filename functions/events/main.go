@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
+	"github.com/voiceops/opsapi/shared/eventsapi"
 	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/lambdamain"
@@ -58,7 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 // deps is what the events group runs on.
 type deps struct {
 	Keys       httpapi.Authenticator
-	Engine     baseapi.EventEngine
+	Engine     eventsapi.Engine
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	Guards     httpapi.Guards
 	Now        func() time.Time
@@ -70,5 +70,5 @@ type deps struct {
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&baseapi.Events{Engine: d.Engine}).Routes()))
+		(&eventsapi.Events{Engine: d.Engine}).Routes()))
 }

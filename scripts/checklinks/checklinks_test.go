@@ -39,8 +39,14 @@ var rules = []rule{
 		why: "only the dialer places calls with Twilio and only calls serves its callbacks"},
 	{functions: []string{"*"}, except: []string{"calls", "chat", "events", "sweeper"}, forbid: []string{"shared/conversation", "shared/convgraph", "shared/agent", "shared/hooks/..."},
 		why: "only the conversation functions run the conversation engine, agents and hooks (conversations only lists and reads: shared/convlist)"},
-	{functions: []string{"*"}, except: []string{"calls", "chat", "events"}, forbid: []string{"shared/baseapi"},
-		why: "shared/baseapi's groups run the conversation engine"},
+	{functions: []string{"*"}, except: []string{"chat"}, forbid: []string{"shared/chatapi"},
+		why: "only chat serves the chat group"},
+	{functions: []string{"*"}, except: []string{"calls"}, forbid: []string{"shared/voiceapi"},
+		why: "only calls serves the voice intake and DNI"},
+	{functions: []string{"*"}, except: []string{"events"}, forbid: []string{"shared/eventsapi"},
+		why: "only events serves external events and bridge-ended"},
+	{functions: []string{"*"}, except: []string{"calls", "chat", "events"}, forbid: []string{"shared/turnreply"},
+		why: "the turn replies are the engine's groups' (it links the engine's types)"},
 	{functions: []string{"*"}, except: []string{"conversations"}, forbid: []string{"shared/conversationsapi"},
 		why: "only conversations serves the lists, the concurrency series and the handoff state"},
 	{functions: []string{"*"}, except: []string{"evaluator"}, forbid: []string{"shared/evaluator", "shared/evalgraph"},
@@ -174,23 +180,26 @@ func TestRulesNameRealThings(t *testing.T) {
 }
 
 // TestRulesCatchALink checks the checker on a made-up listing: outbound
-// linking the conversation engine through shared/baseapi (as it did), and
-// conversations linking it (as it did through shared/conversation's Lister).
+// linking the conversation engine through a base-host group package (as it
+// did through the former shared/baseapi), conversations linking it (as it
+// did through shared/conversation's Lister), and chat another function's group.
 func TestRulesCatchALink(t *testing.T) {
 	l := listing{deps: map[string][]string{
-		"outbound": {"shared/baseapi", "shared/conversation", "shared/phone"},
-		"calls":    {"shared/baseapi", "shared/conversation", "shared/telephony/twilio"},
+		"outbound": {"shared/chatapi", "shared/conversation", "shared/phone"},
+		"calls":    {"shared/voiceapi", "shared/conversation", "shared/telephony/twilio"},
+		"chat":     {"shared/chatapi", "shared/eventsapi", "shared/conversation"},
 		"dialer":   {"shared/telephony/twilio", "shared/hooks/lambdainvoke"},
 		// The lists through a group package that also runs the engine.
-		"conversations": {"shared/conversationsapi", "shared/convlist", "shared/baseapi", "shared/conversation", "shared/agent"},
+		"conversations": {"shared/conversationsapi", "shared/convlist", "shared/voiceapi", "shared/conversation", "shared/agent"},
 	}}
 	got := violations(l)
 	want := []string{
+		"functions/chat links shared/eventsapi",
 		"functions/conversations links shared/agent",
-		"functions/conversations links shared/baseapi",
 		"functions/conversations links shared/conversation",
+		"functions/conversations links shared/voiceapi",
 		"functions/dialer links shared/hooks/lambdainvoke",
-		"functions/outbound links shared/baseapi",
+		"functions/outbound links shared/chatapi",
 		"functions/outbound links shared/conversation",
 	}
 	var short []string

@@ -3,6 +3,6 @@
 // its Go binary, so a group package that also serves another function's
 // routes drags that function's engine into it (functions/outbound, near its
 // 16 MiB cap, used to link the conversation engine, agents and hooks through
-// shared/baseapi). The rules are in checklinks_test.go; `go test ./...` runs
+// the former shared/baseapi, which held every base-host group). The rules are in checklinks_test.go; `go test ./...` runs
 // them (one `go list` call, about two seconds).
 package checklinks

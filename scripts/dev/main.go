@@ -29,9 +29,9 @@ import (
 
 	"github.com/voiceops/opsapi/shared/alertgraph"
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/chatapi"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/conversationsapi"
@@ -44,6 +44,7 @@ import (
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/evalgraph"
 	"github.com/voiceops/opsapi/shared/evaluator"
+	"github.com/voiceops/opsapi/shared/eventsapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -62,6 +63,7 @@ import (
 	"github.com/voiceops/opsapi/shared/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/twilioapi"
+	"github.com/voiceops/opsapi/shared/voiceapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 	"github.com/voiceops/opsapi/shared/webhook"
 )
@@ -253,10 +255,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		console.Routes(),
 		(&studioapi.Webhooks{Endpoints: b.stores.Endpoints, Deliveries: b.stores.Deliveries, Service: svc, Outbox: b.dispatcher, URLPolicy: policy}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: time.Now}).Routes(),
-		(&baseapi.Chat{Engine: engine}).Routes(),
-		(&baseapi.Voice{Engine: engine}).Routes(),
-		(&baseapi.Events{Engine: engine}).Routes(),
-		(&baseapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
+		(&chatapi.Chat{Engine: engine}).Routes(),
+		(&voiceapi.Voice{Engine: engine}).Routes(),
+		(&eventsapi.Events{Engine: engine}).Routes(),
+		(&voiceapi.DNI{Pools: b.dni, Now: time.Now}).Routes(),
 		(&outboundapi.Outbound{Calls: callSvc, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: b.destinations, Region: region, Classify: phone.Classify}}).Routes(),
 		(&conversationsapi.Conversations{Store: b.stores.Conversations, Now: time.Now}).Routes(),

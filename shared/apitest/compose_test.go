@@ -9,13 +9,14 @@ import (
 	"github.com/voiceops/opsapi/shared/alertgraph"
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/chatapi"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/conversationsapi"
 	"github.com/voiceops/opsapi/shared/destination"
+	"github.com/voiceops/opsapi/shared/eventsapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/outboundapi"
@@ -23,6 +24,7 @@ import (
 	"github.com/voiceops/opsapi/shared/series"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/voiceapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -119,12 +121,12 @@ func (d Deps) base() [][]httpapi.Route {
 	out := d.conversations()
 	if d.Conversations != nil {
 		out = append(out,
-			(&baseapi.Chat{Engine: d.Conversations}).Routes(),
-			(&baseapi.Voice{Engine: d.Conversations}).Routes(),
-			(&baseapi.Events{Engine: d.Conversations}).Routes())
+			(&chatapi.Chat{Engine: d.Conversations}).Routes(),
+			(&voiceapi.Voice{Engine: d.Conversations}).Routes(),
+			(&eventsapi.Events{Engine: d.Conversations}).Routes())
 	}
 	return append(out,
-		(&baseapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
+		(&voiceapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
 		(&outboundapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/convgraph"
+	"github.com/voiceops/opsapi/shared/eventsapi"
 	"github.com/voiceops/opsapi/shared/hooks"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/keys"
@@ -232,7 +232,7 @@ func TestExternalEventWebhookErrors(t *testing.T) {
 		{"too long id", ok, h.events, "application/json", `{"ref":"` + strings.Repeat("x", 129) + `"}`, 400, "longer than 128"},
 		{"conversation of another project", ok, h.events, "application/json", `{"ref":"` + h.conv2 + `"}`, 400, "not bound to an active conversation"},
 		{"ended conversation", ok, h.events, "application/json", `{"ref":"` + ended + `"}`, 400, "not bound to an active conversation"},
-		{"too large", ok, h.events, "text/plain", strings.Repeat("x", baseapi.MaxEventBodyBytes+1), 413, "262144"},
+		{"too large", ok, h.events, "text/plain", strings.Repeat("x", eventsapi.MaxEventBodyBytes+1), 413, "262144"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestExternalEventWebhookErrors(t *testing.T) {
 		t.Errorf("functions ran for refused events: %+v", h.fn.calls)
 	}
 	// Exactly the limit is accepted.
-	h.doWith("POST", webhookURL("querystring", "ref", "acct_a", "proj_a1")+"&ref="+h.conv, h.events, strings.Repeat("x", baseapi.MaxEventBodyBytes), "text/plain").expect(t, 201)
+	h.doWith("POST", webhookURL("querystring", "ref", "acct_a", "proj_a1")+"&ref="+h.conv, h.events, strings.Repeat("x", eventsapi.MaxEventBodyBytes), "text/plain").expect(t, 201)
 	h.doWith("GET", ok, h.events, nil, "").expect(t, 405)
 }
 

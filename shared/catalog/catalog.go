@@ -117,20 +117,20 @@ var (
 		{"GET", "/docs"},
 	}}
 
-	Chat = Group{Name: "baseapi.Chat", Host: Base, Routes: []Route{
+	Chat = Group{Name: "chatapi.Chat", Host: Base, Routes: []Route{
 		{"POST", "/{version}/{account_id}/{project_id}/chat/create"},
 		{"POST", "/{version}/{account_id}/{project_id}/chat/respond"},
 		{"PUT", "/{version}/{account_id}/{project_id}/chat/close"},
 	}}
-	Voice = Group{Name: "baseapi.Voice", Host: Base, Routes: []Route{
+	Voice = Group{Name: "voiceapi.Voice", Host: Base, Routes: []Route{
 		{"POST", "/internal/v1/voice/calls"},
 		{"POST", "/internal/v1/voice/calls/{conversation_id}/turns"},
 		{"POST", "/internal/v1/voice/calls/{conversation_id}/end"},
 	}}
-	DNI = Group{Name: "baseapi.DNI", Host: Base, Routes: []Route{
+	DNI = Group{Name: "voiceapi.DNI", Host: Base, Routes: []Route{
 		{"POST", "/v1/conversations/dni-reservation"},
 	}}
-	Events = Group{Name: "baseapi.Events", Host: Base, Routes: []Route{
+	Events = Group{Name: "eventsapi.Events", Host: Base, Routes: []Route{
 		{"POST", "/v1/external-events/webhook"},
 		{"POST", "/internal/v1/agentic-dial/bridge-ended"},
 	}}

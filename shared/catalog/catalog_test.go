@@ -12,14 +12,16 @@ import (
 	"testing"
 
 	"github.com/voiceops/opsapi/shared/apidocs"
-	"github.com/voiceops/opsapi/shared/baseapi"
 	"github.com/voiceops/opsapi/shared/catalog"
+	"github.com/voiceops/opsapi/shared/chatapi"
 	"github.com/voiceops/opsapi/shared/console"
 	"github.com/voiceops/opsapi/shared/conversationsapi"
+	"github.com/voiceops/opsapi/shared/eventsapi"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/outboundapi"
 	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/twilioapi"
+	"github.com/voiceops/opsapi/shared/voiceapi"
 )
 
 // code is each group's Routes() as the code lists them, by catalog name.
@@ -31,10 +33,10 @@ var code = map[string][]httpapi.Route{
 	"console.Routes":                 console.Routes(),
 	"apidocs.Routes(Studio)":         apidocs.Routes(apidocs.Studio),
 	"apidocs.Routes(Base)":           apidocs.Routes(apidocs.Base),
-	"baseapi.Chat":                   (&baseapi.Chat{}).Routes(),
-	"baseapi.Voice":                  (&baseapi.Voice{}).Routes(),
-	"baseapi.DNI":                    (&baseapi.DNI{}).Routes(),
-	"baseapi.Events":                 (&baseapi.Events{}).Routes(),
+	"chatapi.Chat":                   (&chatapi.Chat{}).Routes(),
+	"voiceapi.Voice":                 (&voiceapi.Voice{}).Routes(),
+	"voiceapi.DNI":                   (&voiceapi.DNI{}).Routes(),
+	"eventsapi.Events":               (&eventsapi.Events{}).Routes(),
 	"conversationsapi.Conversations": (&conversationsapi.Conversations{}).Routes(),
 	"conversationsapi.Concurrency":   (&conversationsapi.Concurrency{}).Routes(),
 	"conversationsapi.Handoff":       (&conversationsapi.Handoff{}).Routes(),

@@ -34,7 +34,7 @@ import (
 //     names, a series of zeros of the same shape): what the request costs
 //     without any count, so the sweep's own share is the difference.
 //
-//     go test ./shared/baseapi -run '^$' -bench ConcurrencyAB
+//     go test ./shared/conversationsapi -run '^$' -bench ConcurrencyAB
 func BenchmarkConcurrencyAB(b *testing.B) {
 	start := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
 	convs := weekConversations(start, 100_000)

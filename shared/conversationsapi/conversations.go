@@ -44,8 +44,8 @@ type pageWriter interface {
 // Routes lists the conversations list routes (doc 2).
 func (g *Conversations) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
-		doc2("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
+		httpapi.Doc2Route("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
+		httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
 	}
 }
 

@@ -49,7 +49,7 @@ func (c *itemsDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...f
 // key: it reads about the same at any depth; an offset page skips every
 // conversation before it (over a narrow projection, but item by item).
 //
-//	go test ./shared/baseapi -run '^$' -bench PageReadsDynamo -benchtime 5x
+//	go test ./shared/conversationsapi -run '^$' -bench PageReadsDynamo -benchtime 5x
 func BenchmarkPageReadsDynamo(b *testing.B) {
 	cdb, stores, h, key, now := dynamoBenchEnv(b)
 	const n, limit, page = 1002, 2, 500
@@ -98,7 +98,7 @@ func BenchmarkPageReadsDynamo(b *testing.B) {
 // what it reads (conversation records and turn items), with the bound of
 // SearchExamine conversations per call.
 //
-//	go test ./shared/baseapi -run '^$' -bench TranscriptSearch10k -benchtime 3x
+//	go test ./shared/conversationsapi -run '^$' -bench TranscriptSearch10k -benchtime 3x
 func BenchmarkTranscriptSearch10k(b *testing.B) {
 	var counter *countingConversations
 	h := newHarnessWith(b, func(s voiceops.Stores) voiceops.Stores {
@@ -160,7 +160,7 @@ func BenchmarkTranscriptSearch10k(b *testing.B) {
 // table grows): DynamoDB items read and calls for the whole search, by
 // cursor with the default bound (one call examines them all).
 //
-//	go test ./shared/baseapi -run '^$' -bench TranscriptSearchDynamo -benchtime 3x
+//	go test ./shared/conversationsapi -run '^$' -bench TranscriptSearchDynamo -benchtime 3x
 func BenchmarkTranscriptSearchDynamo(b *testing.B) {
 	cdb, stores, h, key, now := dynamoBenchEnv(b)
 	const n = 200

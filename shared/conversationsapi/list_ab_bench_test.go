@@ -31,7 +31,7 @@ import (
 // holds only the first N (reported as conversations/page, stated by
 // scripts/bench); limit=30 is a page of the size a console shows.
 //
-//	go test ./shared/baseapi -run '^$' -bench ListRequestAB
+//	go test ./shared/conversationsapi -run '^$' -bench ListRequestAB
 func BenchmarkListRequestAB(b *testing.B) {
 	h := newHarness(b)
 	h.check = false

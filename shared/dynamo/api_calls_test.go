@@ -15,7 +15,7 @@ import (
 	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/alerting"
 	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/baseapi"
+	"github.com/voiceops/opsapi/shared/chatapi"
 	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/dynamo"
 	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
@@ -159,7 +159,7 @@ func TestDynamoCallsPerChatTurn(t *testing.T) {
 	engine := convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: store.AgentConfigs(),
 		Metrics: metricstore.New(countingMetricsCalls{DB: c, c: db}, names.Metrics), Now: time.Now, Log: log})
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts, Now: time.Now, Log: log},
-		(&baseapi.Chat{Engine: engine}).Routes())
+		(&chatapi.Chat{Engine: engine}).Routes())
 	do := func(method, path, body string) (int, string) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("X-API-KEY", key)

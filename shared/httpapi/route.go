@@ -2,7 +2,7 @@
 // with their authentication scheme and error family, the middleware every
 // request goes through (request ID, panics, JSON 404/405, authentication),
 // JSON bodies, the one table from error kind to status, and the Lambda
-// adapter. It knows no route group: studioapi and baseapi list theirs.
+// adapter. It knows no route group: studioapi and the base host's group packages list theirs.
 package httpapi
 
 import (
@@ -70,6 +70,12 @@ type Route struct {
 	// Create marks a create-like POST: it takes an Idempotency-Key
 	// (guards.go). Set with Creates.
 	Create bool
+}
+
+// Doc2Route is a route of doc 2 (the base host): errors are
+// {"error_message": ...}.
+func Doc2Route(method, path string, auth Scheme, h Handler) Route {
+	return Route{Method: method, Path: path, Family: Doc2, Auth: auth, Handle: h}
 }
 
 // Creates marks the route as create-like.

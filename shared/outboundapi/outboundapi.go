@@ -1,6 +1,6 @@
 // Package outboundapi serves outbound calling on the base host (doc 2):
 // trigger, status, and the internal route the telephony system moves a
-// call's status with. It is a package of its own, apart from shared/baseapi,
+// call's status with. It is a package of its own, apart from the groups that run conversations,
 // so that functions/outbound links the calls service and not the
 // conversation engine, agents and hooks the other base-host groups run
 // (functions/outbound is near its bundle cap; scripts/checklinks).

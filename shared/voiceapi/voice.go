@@ -1,10 +1,11 @@
-package baseapi
+package voiceapi
 
 import (
 	"net/http"
 
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/turnreply"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -18,9 +19,9 @@ type Voice struct {
 // Routes lists the voice intake's routes.
 func (g *Voice) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
-		doc2("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
-		doc2("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
+		httpapi.Doc2Route("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
+		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
+		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
 	}
 }
 
@@ -68,8 +69,7 @@ func (g *Voice) voiceStart(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, chatRespondJSON{ConversationID: ans.Conversation.ID, Response: ans.Response,
-		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID)})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(ans.Conversation.ID, ans))
 	return nil
 }
 
@@ -95,8 +95,7 @@ func (g *Voice) voiceTurn(w http.ResponseWriter, r *http.Request, _ httpapi.Call
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, chatRespondJSON{ConversationID: id, Response: ans.Response,
-		EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID)})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(id, ans))
 	return nil
 }
 
@@ -121,6 +120,6 @@ func (g *Voice) voiceEnd(w http.ResponseWriter, r *http.Request, _ httpapi.Calle
 	if _, err := g.Engine.Close(r.Context(), acct, proj, r.PathValue("conversation_id"), reason); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, successJSON{Success: true})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.OK)
 	return nil
 }

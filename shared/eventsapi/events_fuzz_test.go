@@ -1,4 +1,4 @@
-package baseapi
+package eventsapi
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package baseapi
+package eventsapi
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/turnreply"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -23,14 +24,14 @@ import (
 // events webhook and the bridge-ended notification, both authenticated
 // with a project's events key in X-Api-Key.
 type Events struct {
-	Engine EventEngine
+	Engine Engine
 }
 
 // Routes lists the events group's routes.
 func (g *Events) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
-		doc2("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
+		httpapi.Doc2Route("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
+		httpapi.Doc2Route("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
 	}
 }
 
@@ -250,7 +251,7 @@ func (g *Events) bridgeEnded(w http.ResponseWriter, r *http.Request, p httpapi.C
 	if err != nil {
 		return err
 	}
-	id := readConversationID(o)
+	id := turnreply.ConversationID(o)
 	var b conversation.Bridge
 	b.BridgeDurationSeconds = readSeconds(o, "bridge_duration_seconds")
 	b.CallDurationSeconds = readSeconds(o, "call_duration_seconds")
@@ -260,7 +261,7 @@ func (g *Events) bridgeEnded(w http.ResponseWriter, r *http.Request, p httpapi.C
 	if _, err := g.Engine.BridgeEnded(r.Context(), p.AccountID, p.ProjectID, id, b); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, successJSON{Success: true})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.OK)
 	return nil
 }
 

@@ -1,11 +1,11 @@
-package baseapi
+package chatapi
 
 import (
 	"net/http"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/conversation"
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/turnreply"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -18,9 +18,9 @@ type Chat struct {
 // Routes lists every route of the chat group (doc 2).
 func (g *Chat) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc2("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate).Creates(),
-		doc2("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
-		doc2("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
+		httpapi.Doc2Route("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate).Creates(),
+		httpapi.Doc2Route("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
+		httpapi.Doc2Route("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
 	}
 }
 
@@ -89,40 +89,6 @@ func (g *Chat) chatCreate(w http.ResponseWriter, r *http.Request, t httpapi.Call
 	return nil
 }
 
-type handoffJSON struct {
-	Destination string `json:"destination"`
-	Reason      string `json:"reason"`
-	// SharedID reads the handoff context back (handoff_state?shared_id=).
-	SharedID string `json:"shared_id"`
-}
-
-type chatRespondJSON struct {
-	ConversationID  string       `json:"conversation_id"`
-	Response        string       `json:"response"`
-	EndConversation bool         `json:"end_conversation"`
-	Handoff         *handoffJSON `json:"handoff,omitempty"`
-}
-
-func toHandoffJSON(h *agent.Handoff, sharedID string) *handoffJSON {
-	if h == nil {
-		return nil
-	}
-	out := &handoffJSON{Destination: h.Destination, Reason: h.Reason, SharedID: sharedID}
-	if out.Destination == "" && h.SIP != nil {
-		out.Destination = h.SIP.OutboundEndpoint
-	}
-	return out
-}
-
-// readConversationID reads the required conversation_id of a body.
-func readConversationID(o *httpapi.Object) string {
-	id, ok := o.Str("conversation_id", true)
-	if ok && (id == "" || len(id) > 128) {
-		o.Fail("conversation_id", "must be a conversation ID")
-	}
-	return id
-}
-
 func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
 	if r.PathValue("version") != "v1" {
 		return errNoVersion
@@ -131,7 +97,7 @@ func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Cal
 	if err != nil {
 		return err
 	}
-	id := readConversationID(o)
+	id := turnreply.ConversationID(o)
 	var in conversation.TurnInput
 	if v, ok := o.StrMax("message", false, voiceops.MaxMessageBytes); ok {
 		in.Message = v
@@ -149,14 +115,8 @@ func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Cal
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, chatRespondJSON{
-		ConversationID: id, Response: ans.Response, EndConversation: ans.End, Handoff: toHandoffJSON(ans.Handoff, ans.Conversation.SharedID),
-	})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(id, ans))
 	return nil
-}
-
-type successJSON struct {
-	Success bool `json:"success"`
 }
 
 func (g *Chat) chatClose(w http.ResponseWriter, r *http.Request, t httpapi.Caller) error {
@@ -167,13 +127,13 @@ func (g *Chat) chatClose(w http.ResponseWriter, r *http.Request, t httpapi.Calle
 	if err != nil {
 		return err
 	}
-	id := readConversationID(o)
+	id := turnreply.ConversationID(o)
 	if err := o.Done(); err != nil {
 		return err
 	}
 	if _, err := g.Engine.Close(r.Context(), t.AccountID, t.ProjectID, id, voiceops.EndClosed); err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, successJSON{Success: true})
+	httpapi.WriteJSON(w, http.StatusOK, turnreply.OK)
 	return nil
 }
