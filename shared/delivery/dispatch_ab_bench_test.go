@@ -1,18 +1,10 @@
 package delivery_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -100,32 +92,7 @@ func BenchmarkDispatchAB(b *testing.B) {
 	keys := [][]byte{[]byte(secretA), []byte(secretB)}
 	url := rc.srv.URL + "/hook"
 	bare := func() {
-		parallel(b, func(int) error {
-			ts := strconv.FormatInt(time.Now().Unix(), 10)
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-			var std, compat []string
-			for _, k := range keys {
-				m := hmac.New(sha256.New, k)
-				m.Write([]byte(ev.ID + "." + ts + "."))
-				m.Write(body)
-				std = append(std, "v1,"+base64.StdEncoding.EncodeToString(m.Sum(nil)))
-				m = hmac.New(sha256.New, k)
-				m.Write([]byte(ts + "."))
-				m.Write(body)
-				compat = append(compat, hex.EncodeToString(m.Sum(nil)))
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("webhook-id", ev.ID)
-			req.Header.Set("webhook-timestamp", ts)
-			req.Header.Set("webhook-signature", strings.Join(std, " "))
-			req.Header.Set("X-Service-Signature", strings.Join(compat, " "))
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			return resp.Body.Close()
-		})
+		parallel(b, func(int) error { return bareSignedPost(client, url, ev.ID, body, keys) })
 	}
 	before := len(rc.requests())
 	abbench.RunWith(b, makeRound, dispatch, bare)
