@@ -129,7 +129,8 @@ func BenchmarkRequestPathAB(b *testing.B) {
 }
 
 // bareRule is a rule's record in a struct of its shape, so that the bare
-// handler encodes what the real one does (as BenchmarkBareHandler).
+// handlers (BenchmarkBareHandler, the A/B baselines) encode what the real
+// one does.
 type bareRule struct {
 	ID              string  `json:"id"`
 	Name            string  `json:"name"`
