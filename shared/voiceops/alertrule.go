@@ -166,15 +166,7 @@ func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
 	}
 	// Every field of the input is the rule's field of the same name (or a
 	// pointer to it: an optional one, nil keeping the default above).
-	iv, rv := reflect.ValueOf(in), reflect.ValueOf(&r).Elem()
-	for i := range iv.NumField() {
-		f, v := iv.Type().Field(i), iv.Field(i)
-		if dst := rv.FieldByName(f.Name); dst.IsValid() && dst.Type() == v.Type() {
-			dst.Set(v)
-		} else if !v.IsNil() {
-			sameNamed(rv, f, v.Type().Elem()).Set(v.Elem())
-		}
-	}
+	copyByName(reflect.ValueOf(&in).Elem(), reflect.ValueOf(&r).Elem())
 	return r
 }
 

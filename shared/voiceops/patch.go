@@ -3,6 +3,7 @@ package voiceops
 import (
 	"fmt"
 	"reflect"
+	"sync"
 )
 
 // A patch type (RulePatch) has one pointer field per field of its record
@@ -10,17 +11,19 @@ import (
 // functions below copy the sent fields by name, so a new field is declared
 // once in the patch type and nowhere else in the patch's application or
 // change detection (storetest's RulePatch test sends each field alone).
+// The matching by name is worked out once per pair of types (planOf): a
+// patch is applied on every create and PATCH.
 
 // applyPatch sets each field the patch sent on *rec, and reports whether
 // any of them changed its value.
 func applyPatch[P, R any](p P, rec *R) (changed bool) {
-	pv, rv := reflect.ValueOf(p), reflect.ValueOf(rec).Elem()
-	for i := range pv.NumField() {
-		sent := pv.Field(i)
+	pv, rv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(rec).Elem()
+	for _, s := range planOf(pv.Type(), rv.Type(), false) {
+		sent := pv.Field(s.src)
 		if sent.IsNil() {
 			continue
 		}
-		dst := sameNamed(rv, pv.Type().Field(i), sent.Type().Elem())
+		dst := rv.Field(s.dst)
 		if !reflect.DeepEqual(dst.Interface(), sent.Elem().Interface()) {
 			dst.Set(sent.Elem())
 			changed = true
@@ -33,28 +36,59 @@ func applyPatch[P, R any](p P, rec *R) (changed bool) {
 // the same name holding either the pointed-to value or the pointer itself
 // (an optional input).
 func copySent[P, I any](p P, in *I) {
-	pv, iv := reflect.ValueOf(p), reflect.ValueOf(in).Elem()
-	for i := range pv.NumField() {
-		sent := pv.Field(i)
-		if sent.IsNil() {
-			continue
+	copyByName(reflect.ValueOf(&p).Elem(), reflect.ValueOf(in).Elem())
+}
+
+// copyByName copies each field of src to dst's field of the same name: as
+// it is when the types are equal, else what a non-nil pointer points to.
+func copyByName(src, dst reflect.Value) {
+	for _, s := range planOf(src.Type(), dst.Type(), true) {
+		v := src.Field(s.src)
+		switch {
+		case !s.deref:
+			dst.Field(s.dst).Set(v)
+		case !v.IsNil():
+			dst.Field(s.dst).Set(v.Elem())
 		}
-		f := pv.Type().Field(i)
-		if dst := iv.FieldByName(f.Name); dst.IsValid() && dst.Type() == sent.Type() {
-			dst.Set(sent)
-			continue
-		}
-		sameNamed(iv, f, sent.Type().Elem()).Set(sent.Elem())
 	}
 }
 
-// sameNamed returns the field of v named like f, of type t. A patch field
-// without one is a programming error, found by the first test that sends
-// it.
-func sameNamed(v reflect.Value, f reflect.StructField, t reflect.Type) reflect.Value {
-	dst := v.FieldByName(f.Name)
-	if !dst.IsValid() || dst.Type() != t {
-		panic(fmt.Sprintf("voiceops: %s has no field %s of type %s for the patch's %s", v.Type(), f.Name, t, f.Type))
+// copyStep copies field src of one struct to field dst of another,
+// through the pointer when deref.
+type copyStep struct {
+	src, dst int
+	deref    bool
+}
+
+type planKey struct {
+	src, dst reflect.Type
+	same     bool
+}
+
+var plans sync.Map // planKey → []copyStep
+
+// planOf matches each field of src (pointers, or values when sameAllowed)
+// with dst's field of the same name, of the pointed-to type or (when
+// sameAllowed) the same type. A field without one is a programming error,
+// found by the first test that sends it.
+func planOf(src, dst reflect.Type, sameAllowed bool) []copyStep {
+	k := planKey{src, dst, sameAllowed}
+	if p, ok := plans.Load(k); ok {
+		return p.([]copyStep)
 	}
-	return dst
+	steps := make([]copyStep, 0, src.NumField())
+	for i := range src.NumField() {
+		f := src.Field(i)
+		d, ok := dst.FieldByName(f.Name)
+		switch {
+		case ok && len(d.Index) == 1 && sameAllowed && d.Type == f.Type:
+			steps = append(steps, copyStep{src: i, dst: d.Index[0]})
+		case ok && len(d.Index) == 1 && f.Type.Kind() == reflect.Pointer && d.Type == f.Type.Elem():
+			steps = append(steps, copyStep{src: i, dst: d.Index[0], deref: true})
+		default:
+			panic(fmt.Sprintf("voiceops: %s has no field %s of type %s for %s's %s", dst, f.Name, f.Type, src, f.Type))
+		}
+	}
+	plans.Store(k, steps)
+	return steps
 }
