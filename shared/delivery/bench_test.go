@@ -36,52 +36,10 @@ func (discardQueue) Send(context.Context, queue.Message, time.Duration) error { 
 // stores and a local TLS receiver in the same process (which competes for
 // the same CPUs). Target: at least 1,000/s.
 func BenchmarkDispatch(b *testing.B) {
-	rc := newReceiver(b, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	ctx := context.Background()
-	store := memory.New()
-	stores := store.Stores()
-	now := time.Now()
-	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: testAccount, CreatedAt: now}); err != nil {
-		b.Fatal(err)
-	}
-	// Ten endpoints (the account limit), mid-rotation: two signatures each.
-	var eps []voiceops.WebhookEndpoint
-	for range voiceops.MaxEndpointsPerAccount {
-		ep := voiceops.NewEndpoint(voiceops.NewID(voiceops.PrefixEndpoint), testAccount, secretA, voiceops.EndpointInput{
-			Name: "bench", URL: rc.srv.URL + "/hook", EventTypes: voiceops.EventTypes,
-			Headers: map[string]string{"Authorization": "Bearer t0ken"},
-		}, now)
-		ep = voiceops.RotateSecret(ep, secretB, time.Hour, now)
-		if err := stores.Endpoints.CreateEndpoint(ctx, ep); err != nil {
-			b.Fatal(err)
-		}
-		eps = append(eps, ep)
-	}
-	d := delivery.NewDispatcher(delivery.Config{
-		Stores: stores, Queue: discardQueue{}, Sender: rc.sender(), Logger: slog.New(slog.DiscardHandler),
-	})
+	f := newDispatchFixture(b)
+	ctx, rc, stores, d := f.ctx, f.rc, f.stores, f.d
 	// Fan-out is not measured: one event per ten deliveries, made upfront.
-	var msgs []queue.Message
-	v := int64(2100)
-	rule := voiceops.AlertRule{ID: "ar_bench", AccountID: testAccount, Name: "bench", Metric: voiceops.MetricTurnLatencyP95,
-		Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window5m, State: voiceops.StateAlert, CurrentValue: &v}
-	for len(msgs) < b.N {
-		ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, now, false)
-		if err := stores.Events.PutEvent(ctx, ev); err != nil {
-			b.Fatal(err)
-		}
-		var ds []voiceops.Delivery
-		for _, ep := range eps {
-			due := now
-			dl := voiceops.Delivery{ID: voiceops.DeliveryID(ev.ID, ep.ID), AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID,
-				EventType: ev.Type, Status: voiceops.DeliveryPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
-			ds = append(ds, dl)
-			msgs = append(msgs, queue.Message{AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID, DeliveryID: dl.ID, Attempt: 1})
-		}
-		if err := stores.Deliveries.CreateDeliveries(ctx, ds); err != nil {
-			b.Fatal(err)
-		}
-	}
+	msgs := f.deliveries(b, nil, b.N)
 
 	var next atomic.Int64
 	b.ReportAllocs()
@@ -120,10 +78,7 @@ func BenchmarkBareSignedPost(b *testing.B) {
 	rc := newReceiver(b, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	tr := rc.srv.Client().Transport.(*http.Transport)
 	client := webhook.NewClient(webhook.Options{AllowLoopback: true, TLSConfig: tr.TLSClientConfig})
-	v := int64(2100)
-	rule := voiceops.AlertRule{ID: "ar_bench", AccountID: testAccount, Name: "bench", Metric: voiceops.MetricTurnLatencyP95,
-		Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window5m, State: voiceops.StateAlert, CurrentValue: &v}
-	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, time.Now(), false)
+	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, benchRule(), voiceops.StateOK, time.Now(), false)
 	body, err := json.Marshal(ev)
 	if err != nil {
 		b.Fatal(err)
@@ -176,4 +131,73 @@ func bareSignedPost(client *http.Client, url, id string, body []byte, keys [][]b
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.Body.Close()
+}
+
+// benchRule is the firing rule of the dispatcher benchmarks' events.
+func benchRule() voiceops.AlertRule {
+	v := int64(2100)
+	return voiceops.AlertRule{ID: "ar_bench", AccountID: testAccount, Name: "bench", Metric: voiceops.MetricTurnLatencyP95,
+		Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window5m, State: voiceops.StateAlert, CurrentValue: &v}
+}
+
+// dispatchFixture is the dispatcher benchmarks' setup: a local HTTPS
+// receiver answering 204, memory stores with one account of ten endpoints
+// (the account limit), each mid-rotation (two signatures), and the
+// dispatcher over them.
+type dispatchFixture struct {
+	ctx    context.Context
+	rc     *receiver
+	stores voiceops.Stores
+	eps    []voiceops.WebhookEndpoint
+	d      *delivery.Dispatcher
+	now    time.Time
+}
+
+func newDispatchFixture(b *testing.B) *dispatchFixture {
+	f := &dispatchFixture{ctx: context.Background(), stores: memory.New().Stores(), now: time.Now()}
+	f.rc = newReceiver(b, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	if err := f.stores.Accounts.CreateAccount(f.ctx, voiceops.Account{ID: testAccount, CreatedAt: f.now}); err != nil {
+		b.Fatal(err)
+	}
+	for range voiceops.MaxEndpointsPerAccount {
+		ep := voiceops.NewEndpoint(voiceops.NewID(voiceops.PrefixEndpoint), testAccount, secretA, voiceops.EndpointInput{
+			Name: "bench", URL: f.rc.srv.URL + "/hook", EventTypes: voiceops.EventTypes,
+			Headers: map[string]string{"Authorization": "Bearer t0ken"},
+		}, f.now)
+		ep = voiceops.RotateSecret(ep, secretB, time.Hour, f.now)
+		if err := f.stores.Endpoints.CreateEndpoint(f.ctx, ep); err != nil {
+			b.Fatal(err)
+		}
+		f.eps = append(f.eps, ep)
+	}
+	f.d = delivery.NewDispatcher(delivery.Config{
+		Stores: f.stores, Queue: discardQueue{}, Sender: f.rc.sender(), Logger: slog.New(slog.DiscardHandler),
+	})
+	return f
+}
+
+// deliveries stores events of benchRule and their pending deliveries, one
+// to each endpoint, until msgs (emptied first) holds at least n queue
+// messages, and returns it.
+func (f *dispatchFixture) deliveries(b *testing.B, msgs []queue.Message, n int) []queue.Message {
+	msgs = msgs[:0]
+	rule := benchRule()
+	for len(msgs) < n {
+		ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, f.now, false)
+		if err := f.stores.Events.PutEvent(f.ctx, ev); err != nil {
+			b.Fatal(err)
+		}
+		var ds []voiceops.Delivery
+		for _, ep := range f.eps {
+			due := f.now
+			dl := voiceops.Delivery{ID: voiceops.DeliveryID(ev.ID, ep.ID), AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID,
+				EventType: ev.Type, Status: voiceops.DeliveryPending, NextAttemptAt: &due, CreatedAt: f.now, UpdatedAt: f.now}
+			ds = append(ds, dl)
+			msgs = append(msgs, queue.Message{AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID, DeliveryID: dl.ID, Attempt: 1})
+		}
+		if err := f.stores.Deliveries.CreateDeliveries(f.ctx, ds); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return msgs
 }

@@ -1,17 +1,12 @@
 package delivery_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/memory"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/testsupport/abbench"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -30,53 +25,10 @@ const abBatch = 320
 //
 //	go test ./shared/delivery -run '^$' -bench DispatchAB
 func BenchmarkDispatchAB(b *testing.B) {
-	rc := newReceiver(b, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	ctx := context.Background()
-	stores := memory.New().Stores()
-	now := time.Now()
-	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: testAccount, CreatedAt: now}); err != nil {
-		b.Fatal(err)
-	}
-	var eps []voiceops.WebhookEndpoint
-	for range voiceops.MaxEndpointsPerAccount {
-		ep := voiceops.NewEndpoint(voiceops.NewID(voiceops.PrefixEndpoint), testAccount, secretA, voiceops.EndpointInput{
-			Name: "bench", URL: rc.srv.URL + "/hook", EventTypes: voiceops.EventTypes,
-			Headers: map[string]string{"Authorization": "Bearer t0ken"},
-		}, now)
-		ep = voiceops.RotateSecret(ep, secretB, time.Hour, now)
-		if err := stores.Endpoints.CreateEndpoint(ctx, ep); err != nil {
-			b.Fatal(err)
-		}
-		eps = append(eps, ep)
-	}
-	d := delivery.NewDispatcher(delivery.Config{
-		Stores: stores, Queue: discardQueue{}, Sender: rc.sender(), Logger: slog.New(slog.DiscardHandler),
-	})
-	v := int64(2100)
-	rule := voiceops.AlertRule{ID: "ar_bench", AccountID: testAccount, Name: "bench", Metric: voiceops.MetricTurnLatencyP95,
-		Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window5m, State: voiceops.StateAlert, CurrentValue: &v}
-
+	f := newDispatchFixture(b)
+	ctx, rc, stores, d, now := f.ctx, f.rc, f.stores, f.d, f.now
 	var msgs []queue.Message // the round's deliveries
-	makeRound := func() {
-		msgs = msgs[:0]
-		for len(msgs) < abBatch {
-			ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, now, false)
-			if err := stores.Events.PutEvent(ctx, ev); err != nil {
-				b.Fatal(err)
-			}
-			var ds []voiceops.Delivery
-			for _, ep := range eps {
-				due := now
-				dl := voiceops.Delivery{ID: voiceops.DeliveryID(ev.ID, ep.ID), AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID,
-					EventType: ev.Type, Status: voiceops.DeliveryPending, NextAttemptAt: &due, CreatedAt: now, UpdatedAt: now}
-				ds = append(ds, dl)
-				msgs = append(msgs, queue.Message{AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID, DeliveryID: dl.ID, Attempt: 1})
-			}
-			if err := stores.Deliveries.CreateDeliveries(ctx, ds); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	makeRound := func() { msgs = f.deliveries(b, msgs, abBatch) }
 	dispatch := func() {
 		parallel(b, func(i int) error { return d.Handle(ctx, msgs[i]) })
 	}
@@ -84,7 +36,7 @@ func BenchmarkDispatchAB(b *testing.B) {
 	// The bare loop: BenchmarkBareSignedPost's body.
 	tr := rc.srv.Client().Transport.(*http.Transport)
 	client := webhook.NewClient(webhook.Options{AllowLoopback: true, TLSConfig: tr.TLSClientConfig})
-	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, now, false)
+	ev := voiceops.NewAlertEvent(voiceops.EventTriggered, benchRule(), voiceops.StateOK, now, false)
 	body, err := json.Marshal(ev)
 	if err != nil {
 		b.Fatal(err)
