@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"slices"
 	"strings"
@@ -467,22 +466,7 @@ func (s weekStore) ListConversationIntervals(_ context.Context, _, _ string, fro
 // handler, the read costing nothing: query, counting, sweep and JSON.
 func BenchmarkConcurrencyWeek(b *testing.B) {
 	start := time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)
-	r := rand.New(rand.NewPCG(100, 1))
-	const week = 100_000
-	convs := make([]voiceops.Conversation, 0, week+week/7)
-	for i := range week + week/7 {
-		from, span := start, 7*24*time.Hour
-		if i >= week {
-			from, span = start.Add(-24*time.Hour), 24*time.Hour
-		}
-		started := from.Add(time.Duration(r.Int64N(int64(span)))).Truncate(time.Millisecond)
-		ended := started.Add(time.Minute + time.Duration(r.Int64N(int64(9*time.Minute))))
-		v := r.IntN(5)
-		convs = append(convs, voiceops.Conversation{ID: voiceops.NewConversationID(started), AccountID: "acct_a", ProjectID: "proj_a1",
-			Environment: voiceops.EnvLive, Channel: voiceops.ChannelVoice, VariantID: fmt.Sprintf("var_%d", v), VariantName: fmt.Sprintf("Variant %d", v),
-			ASRLang: "en-GB", FromNumber: "+441632960001", ToNumber: "+14155550100", StartedAt: started, EndedAt: &ended})
-	}
-	slices.SortFunc(convs, func(a, b voiceops.Conversation) int { return strings.Compare(a.ID, b.ID) })
+	convs := weekConversations(start, 100_000)
 	h := newHarnessWith(b, func(s voiceops.Stores) voiceops.Stores {
 		s.Conversations = weekStore{ConversationStore: s.Conversations, convs: convs}
 		return s

@@ -490,20 +490,7 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 		r.Turns = append(r.Turns, rt)
 	}
 	if e.v3 && e.latency {
-		r.Latency = &refLatency{Turns: len(turns)}
-		if len(ms) > 0 {
-			slices.Sort(ms)
-			var sum int64
-			for _, v := range ms {
-				sum += v
-			}
-			avg := int64(float64(sum)/float64(len(ms)) + 0.5)
-			rank := func(p float64) *int64 {
-				i := int(p*float64(len(ms))+0.999999999) - 1
-				return &ms[max(i, 0)]
-			}
-			r.Latency.Avg, r.Latency.P50, r.Latency.P95, r.Latency.Max = &avg, rank(0.5), rank(0.95), &ms[len(ms)-1]
-		}
+		r.Latency = refLatencyOf(len(turns), ms)
 	}
 	return r
 }
@@ -1251,4 +1238,26 @@ func BenchmarkListConversations(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/page")
 	b.ReportMetric(float64(n), "conversations/page")
+}
+
+// refLatencyOf is the reference of a conversation's latency block: turns
+// counted, and the average, nearest-rank p50 and p95 and the maximum of
+// the turns' latencies ms (sorted in place), none when there are none.
+func refLatencyOf(turns int, ms []int64) *refLatency {
+	l := &refLatency{Turns: turns}
+	if len(ms) == 0 {
+		return l
+	}
+	slices.Sort(ms)
+	var sum int64
+	for _, v := range ms {
+		sum += v
+	}
+	avg := int64(float64(sum)/float64(len(ms)) + 0.5)
+	rank := func(p float64) *int64 {
+		i := int(p*float64(len(ms))+0.999999999) - 1
+		return &ms[max(i, 0)]
+	}
+	l.Avg, l.P50, l.P95, l.Max = &avg, rank(0.5), rank(0.95), &ms[len(ms)-1]
+	return l
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,20 +227,7 @@ func v3Record(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) v3C
 	}
 	r.Metrics.FunctionErrors = fmt.Sprint(ferrs)
 	if e.latency {
-		r.Latency = &refLatency{Turns: len(turns)}
-		if len(ms) > 0 {
-			slices.Sort(ms)
-			var sum int64
-			for _, v := range ms {
-				sum += v
-			}
-			avg := int64(float64(sum)/float64(len(ms)) + 0.5)
-			rank := func(p float64) *int64 {
-				i := int(p*float64(len(ms))+0.999999999) - 1
-				return &ms[max(i, 0)]
-			}
-			r.Latency.Avg, r.Latency.P50, r.Latency.P95, r.Latency.Max = &avg, rank(0.5), rank(0.95), &ms[len(ms)-1]
-		}
+		r.Latency = refLatencyOf(len(turns), ms)
 	}
 	return r
 }
