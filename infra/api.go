@@ -151,10 +151,14 @@ func servedHosts(fns []Function) []Host {
 	return out
 }
 
-// publicBaseURLs tells the functions that Twilio calls back the base
-// host's public URL (PUBLIC_BASE_URL): its custom domain, else its HTTP
-// API's endpoint. Twilio signs that URL, so it must be the one it calls.
-func publicBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI) {
+// baseURLEnv sets the environment variable env, on the functions whose
+// environment names it, to the base host's URL: its custom domain, else
+// its HTTP API's endpoint. Two use it: PUBLIC_BASE_URL, the URL Twilio
+// calls back (it signs that URL, so it must be the one it calls), and
+// CONSOLE_BASE_URL, where the console served on the studio host reaches
+// the base API. The base API references neither the studio API nor its
+// functions, so this adds no cycle.
+func baseURLEnv(env string, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI) {
 	url := jsii.String("https://" + cfg.Domains[BaseHost])
 	if cfg.Domains[BaseHost] == "" {
 		api, ok := apis[BaseHost]
@@ -164,8 +168,8 @@ func publicBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambd
 		url = api.api.ApiEndpoint()
 	}
 	for _, f := range fns {
-		if slices.Contains(lambdamain.Names(envOf(f)), lambdamain.PublicBaseURLEnv) {
-			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.PublicBaseURLEnv), url, nil)
+		if slices.Contains(lambdamain.Names(envOf(f)), env) {
+			lambdas[f.Name].AddEnvironment(jsii.String(env), url, nil)
 		}
 	}
 }

@@ -6,10 +6,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
-
-	"github.com/voiceops/opsapi/shared/lambdamain"
 )
 
 // The operators' console (shared/console) is served by the studio host
@@ -42,24 +39,4 @@ func baseCORS() *awsapigatewayv2.CorsPreflightOptions {
 // so reads CONSOLE_BASE_URL).
 func servesConsole(f Function) bool {
 	return slices.ContainsFunc(f.Routes, func(r Route) bool { return strings.HasPrefix(r.Path, "/console") })
-}
-
-// consoleBaseURLs tells the functions that serve the console the base
-// host's URL (CONSOLE_BASE_URL): its custom domain, else its HTTP API's
-// endpoint. The base API does not reference the studio API or its
-// functions, so this adds no cycle.
-func consoleBaseURLs(cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI) {
-	url := jsii.String("https://" + cfg.Domains[BaseHost])
-	if cfg.Domains[BaseHost] == "" {
-		api, ok := apis[BaseHost]
-		if !ok {
-			return
-		}
-		url = api.api.ApiEndpoint()
-	}
-	for _, f := range fns {
-		if slices.Contains(lambdamain.Names(envOf(f)), lambdamain.ConsoleBaseURLEnv) {
-			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.ConsoleBaseURLEnv), url, nil)
-		}
-	}
 }

@@ -582,8 +582,8 @@ type deps struct {
 // returns them by name.
 func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (map[string]awslambda.Function, error) {
 	// The value of each variable; PUBLIC_BASE_URL, CONSOLE_BASE_URL and
-	// SHARD_QUEUE_URL are added with the base host's API (publicBaseURLs,
-	// consoleBaseURLs) and the shard queue (addEvaluatorSources).
+	// SHARD_QUEUE_URL are added with the base host's API (baseURLEnv) and
+	// the shard queue (addEvaluatorSources).
 	values := map[string]*string{
 		lambdamain.RegionEnv:        jsii.String(cfg.Region.Name),
 		lambdamain.QueueEnv:         d.queue.delivery.QueueUrl(),

@@ -47,6 +47,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/voiceops/opsapi/shared/lambdamain"
 )
 
 // Region is a product region and the AWS region that serves it.
@@ -188,8 +190,8 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 		return nil, err
 	}
 	apis := newAPIs(stack, cfg, fns, lambdas)
-	publicBaseURLs(cfg, fns, lambdas, apis)
-	consoleBaseURLs(cfg, fns, lambdas, apis)
+	baseURLEnv(lambdamain.PublicBaseURLEnv, cfg, fns, lambdas, apis)
+	baseURLEnv(lambdamain.ConsoleBaseURLEnv, cfg, fns, lambdas, apis)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
 	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)
