@@ -321,8 +321,10 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
 			// A page's turns: by key (BatchGetItem), or the turns index
-			// for conversations written before turns_to.
-			on(tables.Conversations, getItem, query, batchGetItem).index(tables.TurnsGSI.Name),
+			// for conversations written before turns_to. Its one write: a
+			// project's hour index legacy marker (Put, once per project;
+			// shared/dynamo/hourindex.go).
+			on(tables.Conversations, getItem, putItem, query, batchGetItem).index(tables.TurnsGSI.Name),
 			on(tables.Metrics, updateItem), // its own api_errors
 			requestGuards,
 		},

@@ -163,7 +163,7 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (Answer, error) {
 		env = voiceops.EnvLive
 	}
 	c := voiceops.Conversation{
-		ID: voiceops.NewConversationID(now), AccountID: in.AccountID, ProjectID: in.ProjectID,
+		ID: voiceops.NewProjectConversationID(in.AccountID, in.ProjectID, now), AccountID: in.AccountID, ProjectID: in.ProjectID,
 		Environment: env, Channel: in.Channel, VariantID: v.ID, VariantName: v.Name,
 		FromNumber: in.FromNumber, ToNumber: in.ToNumber, ASRLang: in.ASRLang, TTSLang: in.TTSLang,
 		IntegrationAttributes: in.IntegrationAttributes, State: map[string]any{},

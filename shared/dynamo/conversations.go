@@ -22,22 +22,23 @@ import (
 // Conversations and their turns live in the conversations table:
 //
 //	conversation  pk=C#<acct>#<proj>#<yyyymmddhh>#<shard>  sk=<conversation id>
-//	hour index    pk=H#<acct>#<proj>#<shard>               sk=<yyyymmddhh>
+//	hour index    pk=H#<acct>#<proj>                       sk=<yyyymmddhh>#<shard> (hourindex.go)
 //	turn          pk=T#<acct>#<proj>#<conversation id>      sk=<index: 8 digits>
 //	turns marker  pk=T#<acct>#<proj>#<conversation id>      sk=C
 //	side item     pk=<the conversation's>                    sk=<conversation id>#S<hash> (turnwrite.go)
 //
 // A conversation ID carries the millisecond the conversation started and
-// its shard (voiceops.NewConversationID: conv_<13-digit unix ms><shard
-// 0-3><20 random base62>), so its item's key follows from the ID alone and
-// GetConversation is one GetItem. The conversations one project starts in
-// one hour (UTC) spread over voiceops.ConversationShards partitions, so a
-// busy project writes several partitions, and its turns over one partition
-// per conversation. IDs sort like start times, so a time range is, per
+// its shard (voiceops.NewProjectConversationID: conv_<13-digit unix
+// ms><shard 0-3><20 random base62>), so its item's key follows from the ID
+// alone and GetConversation is one GetItem. The conversations a busy
+// project starts in one hour (UTC) spread over
+// voiceops.ConversationShards partitions, so it writes several partitions,
+// and its turns over one partition per conversation; a quiet project's
+// stay in shard 0. IDs sort like start times, so a time range is, per
 // hour, a range read of sort keys in each shard, merged: no scan, no
 // filter. The hour index names the (hour, shard) partitions that hold
 // conversations, so that a listing over a long, sparse range reads only
-// those (one small Query per shard first).
+// those (one small Query first).
 //
 // Conversation items keep every field as a top-level attribute; the
 // free-form maps (integration_attributes, state) are JSON strings. The
@@ -87,11 +88,6 @@ const (
 	// Conversations listed per hour batch: hours are read in parallel, in
 	// batches that double (up to maxHourBatch) while the page is not full.
 	maxHourBatch = 16
-	// A range of at most shortRangeHours hours is read without the hour
-	// index: its hours are read one at a time while the page is not full,
-	// so at worst 2 x ConversationShards Queries, against the index's
-	// ConversationShards plus one per (hour, shard) that holds some.
-	shortRangeHours = 2
 )
 
 // Attributes of conversations and turns (those of other records, such as
@@ -158,12 +154,14 @@ type Conversations struct {
 	// last, by ID and version: for PageTurns (pageturns.go) and for the
 	// next write's commit (turnwrite.go).
 	listed *turnsToCache
+	// legacy keeps the projects' legacy markers (hourindex.go).
+	legacy *legacyCache
 }
 
 // NewConversations returns the store of the conversations table named
 // table.
 func NewConversations(db DB, table string) *Conversations {
-	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newTurnsToCache()}
+	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newTurnsToCache(), legacy: newLegacyCache()}
 }
 
 var _ voiceops.ConversationStore = (*Conversations)(nil)
@@ -172,10 +170,6 @@ var _ voiceops.ConversationStore = (*Conversations)(nil)
 
 func conversationPK(accountID, projectID string, hour time.Time, shard int) string {
 	return fmt.Sprintf("%s%s#%s#%s#%d", pkConversation, accountID, projectID, hour.UTC().Format(hourKeyLayout), shard)
-}
-
-func hourIndexPK(accountID, projectID string, shard int) string {
-	return fmt.Sprintf("%s%s#%s#%d", pkConversationHrs, accountID, projectID, shard)
 }
 
 func turnsPK(accountID, projectID, conversationID string) string {
@@ -689,7 +683,7 @@ func (s *Conversations) CreateConversation(ctx context.Context, c voiceops.Conve
 	if put, ok := s.sharedIDPut(c); ok {
 		items = append(items, put) // sharedid.go
 	}
-	hourPK, hourSK := hourIndexPK(c.AccountID, c.ProjectID, shard), c.StartedAt.UTC().Format(hourKeyLayout)
+	hourPK, hourSK := hourIndexPK(c.AccountID, c.ProjectID), hourIndexSK(c.StartedAt, shard)
 	hourKey := hourPK + "/" + hourSK
 	indexed := s.hours.has(hourKey)
 	if !indexed {
@@ -948,10 +942,10 @@ func (s *Conversations) allTurns(ctx context.Context, accountID, projectID, conv
 // start time, then ID. Turns are not included. Reads are eventually
 // consistent: a conversation created in the last moment may be missing.
 //
-// Cost: one Query per shard of the hour index (none when the range spans
-// at most shortRangeHours hours), then, per hour with
-// conversations in the range, one Query per shard holding some (more past
-// 1 MB); hours are read in parallel batches that double while the page is
+// Cost: one Query of the hour index (none when the range is within one
+// hour; more while the project's old entries matter, hourindex.go), then,
+// per hour with conversations in the range, one Query per shard holding
+// some (all 4 within one hour; more past 1 MB); hours are read in parallel batches that double while the page is
 // not full, so a dense range reads little more than the page.
 func (s *Conversations) ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error) {
 	return s.listConversations(ctx, "ListConversations", accountID, projectID, from, to, after, limit, false)
@@ -1007,16 +1001,15 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 	last := time.UnixMilli(hiMS - 1).UTC().Truncate(time.Hour)
 	var hours []hourShards
 	var err error
-	if last.Sub(first) <= (shortRangeHours-1)*time.Hour {
-		// Reading every shard of a short range costs no more calls than
-		// the hour index would (one Query per shard) and saves its round trip.
+	if first.Equal(last) {
+		// Within one hour, reading every shard costs at most one call more
+		// than the index and its shards would (a quiet project's hour is
+		// in one shard) and never more than 4: one round trip, and a bound.
 		all := make([]int, voiceops.ConversationShards)
 		for i := range all {
 			all[i] = i
 		}
-		for h := first; !h.After(last); h = h.Add(time.Hour) {
-			hours = append(hours, hourShards{hour: h, shards: all})
-		}
+		hours = append(hours, hourShards{hour: first, shards: all})
 	} else {
 		if hours, err = s.conversationHours(ctx, op, accountID, projectID, first, last); err != nil {
 			return nil, err
@@ -1059,52 +1052,6 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 			}
 		}
 	}
-	return out, nil
-}
-
-// conversationHours reads the hour index: the hours from first to last
-// (inclusive) with conversations, and their shards, in order. One Query
-// per shard, in parallel.
-func (s *Conversations) conversationHours(ctx context.Context, op, accountID, projectID string, first, last time.Time) ([]hourShards, error) {
-	results := make([][]item, voiceops.ConversationShards)
-	errs := make([]error, voiceops.ConversationShards)
-	var wg sync.WaitGroup
-	for shard := range voiceops.ConversationShards {
-		wg.Go(func() {
-			results[shard], errs[shard] = s.query(ctx, op, &dynamodb.QueryInput{
-				TableName:                &s.table,
-				KeyConditionExpression:   aws.String("#pk = :pk AND #sk BETWEEN :first AND :last"),
-				ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK},
-				ExpressionAttributeValues: item{
-					":pk":    avS(hourIndexPK(accountID, projectID, shard)),
-					":first": avS(first.Format(hourKeyLayout)), ":last": avS(last.Format(hourKeyLayout)),
-				},
-			})
-		})
-	}
-	wg.Wait()
-	byHour := map[string][]int{}
-	for shard, items := range results {
-		if errs[shard] != nil {
-			return nil, errs[shard]
-		}
-		for _, it := range items {
-			sk, _ := it[attrSK].(*types.AttributeValueMemberS)
-			if sk == nil {
-				return nil, wrap(op, fmt.Errorf("hour index item without a sort key"))
-			}
-			byHour[sk.Value] = append(byHour[sk.Value], shard)
-		}
-	}
-	out := make([]hourShards, 0, len(byHour))
-	for h, shards := range byHour {
-		t, err := time.Parse(hourKeyLayout, h)
-		if err != nil {
-			return nil, wrap(op, fmt.Errorf("hour index key %q: %w", h, err))
-		}
-		out = append(out, hourShards{hour: t, shards: shards})
-	}
-	slices.SortFunc(out, func(a, b hourShards) int { return a.hour.Compare(b.hour) })
 	return out, nil
 }
 
@@ -1153,8 +1100,9 @@ type shardReader struct {
 
 // hour returns up to limit items of hour h in sort-key order: each shard
 // is read in pages, and its items merged with the others'. The first pages
-// ask for a little more than a shard's share of limit (IDs draw their
-// shard at random); a shard is read further only when the merge needs it.
+// ask for a little more than a shard's share of limit (busy projects draw
+// their shards at random), shard 0's for the whole of it; a shard is read
+// further only when the merge needs it.
 func (r rangeRead) hour(ctx context.Context, h hourShards, limit int) ([]item, error) {
 	readers := make([]*shardReader, len(h.shards))
 	for i, shard := range h.shards {
@@ -1182,7 +1130,14 @@ func (r rangeRead) hour(ctx context.Context, h hourShards, limit int) ([]item, e
 	errs := make([]error, len(readers))
 	var wg sync.WaitGroup
 	for i, sr := range readers {
-		wg.Go(func() { errs[i] = r.fetch(ctx, sr, share) })
+		n := share
+		if h.shards[i] == 0 {
+			// A quiet project's hour is all in shard 0, and a busy one's
+			// has more there (each process starts an hour there):
+			// voiceops.NewProjectConversationID.
+			n = limit + 1
+		}
+		wg.Go(func() { errs[i] = r.fetch(ctx, sr, n) })
 	}
 	wg.Wait()
 	for _, err := range errs {

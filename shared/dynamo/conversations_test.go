@@ -64,11 +64,20 @@ func TestConversationCallBudget(t *testing.T) {
 	s := dynamo.NewConversations(db, table)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	conv := testConversation(now)
-	bare := testConversation(now.Add(time.Second))
+	// Three hours back, so that the first listing finds the hour index
+	// settled (hourindex.go).
+	conv := testConversation(now.Add(-3 * time.Hour))
+	bare := testConversation(now.Add(-3*time.Hour + time.Second))
 	turn := voiceops.Turn{Index: 0, AgentResponse: "Hello", AgentResponseAt: now}
 	second := withVersion(conv, 2)
 
+	listWeek := func() error {
+		got, err := s.ListConversations(ctx, "acct_a", "proj_a", now.Add(-7*24*time.Hour), now.Add(time.Minute), "", 10)
+		if err == nil && len(got) != 2 {
+			err = fmt.Errorf("%d conversations, want 2", len(got))
+		}
+		return err
+	}
 	steps := []struct {
 		name string
 		call func() error
@@ -101,15 +110,13 @@ func TestConversationCallBudget(t *testing.T) {
 			}
 			return nil
 		}, map[string]int{}},
-		// A week with conversations in one hour: the hour index (one Query
-		// per shard), then the shards of that hour that hold some.
-		{"ListConversations over a week", func() error {
-			got, err := s.ListConversations(ctx, "acct_a", "proj_a", now.Add(-7*24*time.Hour), now.Add(time.Minute), "", 10)
-			if err == nil && len(got) != 2 {
-				err = fmt.Errorf("%d conversations, want 2", len(got))
-			}
-			return err
-		}, map[string]int{"Query": voiceops.ConversationShards + shardsOf(conv, bare)}},
+		// A week with conversations in one hour, the project's first
+		// listing: its legacy marker (none), the hour index, the old
+		// layout's partitions (none there), the marker written, then the
+		// shards of that hour that hold some.
+		{"ListConversations over a week", listWeek, map[string]int{"GetItem": 1, "Query": 1 + voiceops.ConversationShards + shardsOf(conv, bare), "PutItem": 1}},
+		// Then: the hour index, and the shards.
+		{"ListConversations over a week again", listWeek, map[string]int{"Query": 1 + shardsOf(conv, bare)}},
 	}
 	for _, st := range steps {
 		db.take()
@@ -216,7 +223,7 @@ func TestConversationLayout(t *testing.T) {
 	if got := num(marker, tables.TTL); got != ttl {
 		t.Errorf("marker TTL %d, want %d", got, ttl)
 	}
-	hour := get(fmt.Sprintf("H#acct_a#proj_a#%d", shard), "2025031409")
+	hour := get("H#acct_a#proj_a", fmt.Sprintf("2025031409#%d", shard))
 	if got, least := num(hour, tables.TTL), ttl+int64(300*24*3600); got < least {
 		t.Errorf("hour index TTL %d, want at least %d (it outlives its conversations)", got, least)
 	}

@@ -120,7 +120,8 @@ const PrefixConversation = "conv_"
 // ConversationShards is how many storage partitions share the
 // conversations that one project starts in one hour, so that a busy
 // project does not write one partition only. A conversation's shard is
-// drawn at random when its ID is made, and the ID carries it.
+// chosen when its ID is made (NewProjectConversationID: shard 0 while the
+// project is quiet, shards.go), and the ID carries it.
 const ConversationShards = 4
 
 // A conversation ID carries the millisecond its conversation started and
