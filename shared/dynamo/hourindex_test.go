@@ -28,7 +28,9 @@ func TestHourIndexOldLayout(t *testing.T) {
 	table := conversationTables(t, c).Conversations
 	ctx := t.Context()
 	now := time.Now().UTC()
-	hour := func(back int) time.Time { return now.Truncate(time.Hour).Add(-time.Duration(back)*time.Hour + 10*time.Minute) }
+	hour := func(back int) time.Time {
+		return now.Truncate(time.Hour).Add(-time.Duration(back)*time.Hour + 10*time.Minute)
+	}
 	writer := dynamo.NewConversations(c, table)
 	create := func(started time.Time, shard int) voiceops.Conversation {
 		t.Helper()
