@@ -101,7 +101,7 @@ func BenchmarkCreateRule(b *testing.B) {
 // BenchmarkGetRule/rate-limited measures the limit's own cost.
 func (h *harness) withoutRateLimit() {
 	h.deps.Guards.Limiter = nil
-	h.h = All(h.deps)
+	h.h = flushing(h.tel, All(h.deps))
 }
 
 // BenchmarkGetRule reads one rule through the full stack, without and with

@@ -30,6 +30,7 @@ import (
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/queue"
 	"github.com/voiceops/opsapi/shared/series"
+	"github.com/voiceops/opsapi/shared/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -67,6 +68,7 @@ func (c *clock) Advance(d time.Duration) {
 type harness struct {
 	t       testing.TB
 	h       http.Handler
+	tel     *emf.Batch // the handlers' metrics, flushed after each request
 	store   *memory.Store
 	stores  voiceops.Stores
 	clock   *clock
@@ -268,14 +270,19 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	h.metrics, h.stream = memory.NewMetrics(), &scopeStream{}
 	h.metrics.Now = h.clock.Now
 	h.metrics.OnAdd(h.stream.add)
+	log, tel := suiteLogger(), suiteMetrics
+	if _, bench := t.(*testing.B); bench {
+		log, tel = benchSinks(t)
+	}
+	h.tel = tel
 	rollups := memory.NewRollups()
 	rollups.Now = h.clock.Now
 	outbox := recordingOutbox{Outbox: delivery.NewOutbox(stores, h.queue, h.clock.Now), h: h}
 	h.evaluator = evalgraph.New(evalgraph.Deps{Stores: stores, Metrics: h.metrics, Rollups: rollups, Fanout: outbox.Fanout,
-		Now: h.clock.Now, Log: suiteLogger()})
+		Now: h.clock.Now, Log: log})
 	h.deps = Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
-		Log:               suiteLogger(),
+		Log:               log,
 		Outbox:            outbox,
 		Metrics:           &buckets.Recorder{Store: h.metrics},
 		Touch:             h.metrics.Touch,
@@ -285,13 +292,13 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Calls:             h.calls,
 		Dial:              h.dials,
 		Guards:            httpapi.NewGuards(h.requests, h.clock.Now),
-		Telemetry:         suiteMetrics,
+		Telemetry:         tel,
 		Destinations:      h.store.Destinations(),
 		// The chat, calls and events functions' engine graph.
 		Conversations: convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: h.store.AgentConfigs(), DNI: h.store.DNI(),
-			Metrics: h.metrics, Now: h.clock.Now, Log: suiteLogger()}),
+			Metrics: h.metrics, Now: h.clock.Now, Log: log}),
 	}
-	h.h = flushEach(All(h.deps))
+	h.h = flushing(h.tel, All(h.deps))
 	noteSecrets(h.keyA, h.keyB, h.projKey, h.projKey2, h.agent, h.agent2, h.service, h.service2)
 	return h
 }

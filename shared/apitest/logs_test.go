@@ -69,11 +69,27 @@ func noteSecrets(s ...string) {
 
 // flushEach flushes the suite's metrics after each request, as a function
 // does after each invocation.
-func flushEach(h http.Handler) http.Handler {
+func flushEach(h http.Handler) http.Handler { return flushing(suiteMetrics, h) }
+
+// flushing flushes m after each request.
+func flushing(m *emf.Batch, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() { _ = suiteMetrics.Flush() }()
+		defer func() { _ = m.Flush() }()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// benchSinks are a benchmark's logger and metrics: the same lines, written
+// to /dev/null (a write per line, as a function's stdout takes), not kept
+// in the suite's buffers, which would grow by hundreds of megabytes and
+// weigh on the figures.
+func benchSinks(tb testing.TB) (*slog.Logger, *emf.Batch) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = null.Close() })
+	return slog.New(logctx.New(slog.NewJSONHandler(null, &slog.HandlerOptions{Level: slog.LevelDebug}))), emf.New(null, time.Now)
 }
 
 // Anything shaped like a full key of any kind, and any signing secret.

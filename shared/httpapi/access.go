@@ -93,7 +93,8 @@ func (s *server) end(ctx context.Context, r *http.Request, a *access, status int
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
 	}
-	s.Log.Log(ctx, level, "request", "method", r.Method, "route", route, "host", host, "status", status, "duration_ms", ms)
+	s.Log.LogAttrs(ctx, level, "request", slog.String("method", r.Method), slog.String("route", route), slog.String("host", host),
+		slog.Int("status", status), slog.Float64("duration_ms", ms))
 
 	m := s.Metrics
 	m.Record(telemetry.Requests, 1, host, route)

@@ -17,10 +17,13 @@ package emf
 
 import (
 	"context"
-	"encoding/json"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/telemetry"
 )
@@ -37,9 +40,10 @@ type Batch struct {
 	w   io.Writer
 	now func() time.Time
 
-	mu     sync.Mutex
-	groups map[groupKey]*group
-	order  []groupKey
+	mu      sync.Mutex
+	groups  map[groupKey]*group
+	order   []groupKey
+	scratch [2][]byte // a line's metric definitions and members, reused
 }
 
 // New returns a batch that writes its lines to w (os.Stdout in a
@@ -114,74 +118,150 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 
 // Flush writes the batch's lines and empties it. A write error is
 // returned; the observations are dropped either way (metrics are best
-// effort, and the next invocation must not repeat them).
+// effort, and the next invocation must not repeat them). The groups are
+// kept, emptied, for the next invocation's observations: their dimensions
+// are the catalog's (hosts, routes, outcomes), a bounded set.
 func (b *Batch) Flush() error {
 	b.mu.Lock()
-	groups, order := b.groups, b.order
-	b.groups, b.order = map[groupKey]*group{}, nil
-	b.mu.Unlock()
-	if len(order) == 0 {
-		return nil
-	}
-	ts := b.now().UnixMilli()
 	var out []byte
-	for _, k := range order {
-		for _, line := range groups[k].lines(ts) {
-			out = append(out, line...)
-			out = append(out, '\n')
+	ts := b.now().UnixMilli()
+	for _, k := range b.order {
+		g := b.groups[k]
+		out = g.appendLines(out, ts, &b.scratch)
+		for _, s := range g.metrics {
+			s.values = s.values[:0]
 		}
+	}
+	if len(b.order) > maxGroups {
+		b.groups, b.order = map[groupKey]*group{}, nil
+	}
+	b.mu.Unlock()
+	if len(out) == 0 {
+		return nil
 	}
 	_, err := b.w.Write(out)
 	return err
 }
 
-type root struct {
-	Timestamp         int64       `json:"Timestamp"`
-	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
-}
+// maxGroups bounds the groups a batch keeps between flushes.
+const maxGroups = 1024
 
-type directive struct {
-	Namespace  string       `json:"Namespace"`
-	Dimensions [][]string   `json:"Dimensions"`
-	Metrics    []definition `json:"Metrics"`
-}
-
-type definition struct {
-	Name string         `json:"Name"`
-	Unit telemetry.Unit `json:"Unit"`
-}
-
-// lines renders a group: as many lines as its longest array needs (100
+// appendLines renders a group: as many lines as its longest array needs (100
 // values each). A group has at most MaxMetrics metrics: the catalog has
-// fewer (a test of telemetry checks it).
-func (g *group) lines(ts int64) [][]byte {
-	var out [][]byte
+// fewer (a test of telemetry checks it). The JSON is written by hand:
+// through encoding/json's maps it was a seventh of a request's CPU
+// (BenchmarkFlush), and the document is only strings and numbers. A value
+// JSON cannot hold (NaN, ±Inf) is left out.
+func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 	for start := 0; ; start += MaxValues {
-		doc := map[string]any{}
-		d := directive{Namespace: telemetry.Namespace, Dimensions: g.dimSets}
+		defs, line := scratch[0][:0], scratch[1][:0]
 		for _, n := range g.order {
 			s := g.metrics[n]
-			if len(s.values) <= start {
+			vs := finite(s.values[min(start, len(s.values)):min(len(s.values), start+MaxValues)])
+			if len(vs) == 0 {
 				continue
 			}
-			d.Metrics = append(d.Metrics, definition{Name: n, Unit: s.unit})
-			vs := s.values[start:min(len(s.values), start+MaxValues)]
-			if len(vs) == 1 {
-				doc[n] = vs[0]
-			} else {
-				doc[n] = vs
+			if len(defs) > 0 {
+				defs = append(defs, ',')
 			}
+			defs = append(defs, `{"Name":`...)
+			defs = appendString(defs, n)
+			defs = append(defs, `,"Unit":`...)
+			defs = appendString(defs, string(s.unit))
+			defs = append(defs, '}')
+			line = appendString(append(line, ','), n)
+			line = append(line, ':')
+			if len(vs) == 1 {
+				line = strconv.AppendFloat(line, vs[0], 'g', -1, 64)
+				continue
+			}
+			line = append(line, '[')
+			for i, v := range vs {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				line = strconv.AppendFloat(line, v, 'g', -1, 64)
+			}
+			line = append(line, ']')
 		}
-		if len(d.Metrics) == 0 {
+		scratch[0], scratch[1] = defs, line
+		if len(defs) == 0 {
 			return out
 		}
-		for i := range g.n {
-			doc[g.key.names[i]] = g.key.values[i]
+		out = append(out, `{"_aws":{"Timestamp":`...)
+		out = strconv.AppendInt(out, ts, 10)
+		out = append(out, `,"CloudWatchMetrics":[{"Namespace":`...)
+		out = appendString(out, telemetry.Namespace)
+		out = append(out, `,"Dimensions":[`...)
+		for i, set := range g.dimSets {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = append(out, '[')
+			for j, name := range set {
+				if j > 0 {
+					out = append(out, ',')
+				}
+				out = appendString(out, name)
+			}
+			out = append(out, ']')
 		}
-		doc["_aws"] = root{Timestamp: ts, CloudWatchMetrics: []directive{d}}
-		line, _ := json.Marshal(doc) // strings and numbers only: cannot fail
-		out = append(out, line)
+		out = append(out, `],"Metrics":[`...)
+		out = append(out, defs...)
+		out = append(out, "]}]}"...)
+		out = append(out, line...)
+		for i := range g.n {
+			out = appendString(append(out, ','), g.key.names[i])
+			out = appendString(append(out, ':'), g.key.values[i])
+		}
+		out = append(out, '}', '\n')
 	}
+}
+
+// finite returns vs without the values JSON cannot hold.
+func finite(vs []float64) []float64 {
+	for i, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			kept := slices.Clone(vs[:i])
+			for _, v := range vs[i+1:] {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					kept = append(kept, v)
+				}
+			}
+			return kept
+		}
+	}
+	return vs
+}
+
+// appendString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 as U+FFFD.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\\ufffd"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
 }
 
 // Flushing wraps a Lambda handler so that the batch is flushed when each

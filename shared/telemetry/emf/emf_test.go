@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -147,5 +149,52 @@ func TestFlushingFlushesEachInvocation(t *testing.T) {
 	got := lines(t, &buf)
 	if len(got) != 2 || got[0]["IdleEnds"] != 1.0 || got[1]["IdleEnds"] != 2.0 {
 		t.Errorf("lines %v: want one per invocation, IdleEnds 1 then 2", got)
+	}
+}
+
+// TestLinesEscapeAndSkip checks the hand-written JSON: dimension values
+// with quotes, backslashes, control characters, other scripts and invalid
+// UTF-8 come back as written (U+FFFD for the invalid byte), and values
+// JSON cannot hold are left out rather than spoiling the line.
+func TestLinesEscapeAndSkip(t *testing.T) {
+	var buf bytes.Buffer
+	b := emf.New(&buf, nil)
+	odd := "a\"b\\c\n\td\x01é漢\xffz"
+	b.Record(telemetry.Requests, 1, "studio", odd)
+	b.Record(telemetry.Latency, 1.5e-7, "studio", odd)
+	b.Record(telemetry.Latency, math.NaN(), "studio", odd)
+	b.Record(telemetry.Latency, 2e21, "studio", odd)
+	b.Record(telemetry.Latency, math.Inf(1), "base", "GET /x") // its only value: no metric, no line
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := lines(t, &buf)
+	if len(got) != 1 {
+		t.Fatalf("%d lines, want 1: %s", len(got), buf.String())
+	}
+	if want := strings.ToValidUTF8(odd, "\uFFFD"); got[0]["Route"] != want {
+		t.Errorf("Route %q, want %q", got[0]["Route"], want)
+	}
+	if lat, _ := got[0]["Latency"].([]any); len(lat) != 2 || lat[0] != 1.5e-7 || lat[1] != 2e21 {
+		t.Errorf("Latency %v, want [1.5e-7 2e21]", got[0]["Latency"])
+	}
+	if got[0]["Requests"] != 1.0 {
+		t.Errorf("Requests %v, want 1", got[0]["Requests"])
+	}
+}
+
+// BenchmarkFlush is one request's metrics (a route's count and latency,
+// the store's calls), recorded and flushed, as a function does after
+// each invocation.
+func BenchmarkFlush(b *testing.B) {
+	bt := emf.New(io.Discard, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		bt.Record(telemetry.Requests, 1, "studio", "POST /v1/alert-rules")
+		bt.Record(telemetry.Latency, 1.25, "studio", "POST /v1/alert-rules")
+		bt.Record(telemetry.Errors5xx, 0, "studio", "POST /v1/alert-rules")
+		if err := bt.Flush(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
