@@ -32,7 +32,7 @@ func seedDemo(ctx context.Context, api http.Handler, creds Credentials, svc *ale
 		{Name: "Slow turns (p95)", Metric: voiceops.MetricTurnLatencyP95, Operator: voiceops.OpGreater, Threshold: 1500, Window: voiceops.Window10m},
 		{Name: "Function errors", ProjectID: &p1.ProjectID, Metric: voiceops.MetricFunctionErrors, Operator: voiceops.OpGreater, Threshold: 2, Window: voiceops.Window60m},
 	} {
-		if _, err := svc.CreateRule(ctx, acct.AccountID, in); err != nil {
+		if _, err := svc.CreateRule(ctx, acct.AccountID, in.Patch()); err != nil {
 			return fmt.Errorf("demo rule %q: %w", in.Name, err)
 		}
 	}

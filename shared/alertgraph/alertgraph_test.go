@@ -35,7 +35,7 @@ func TestGraphWakesAndMarks(t *testing.T) {
 		Now: func() time.Time { return t0 }, Log: slog.New(slog.DiscardHandler)})
 	proj := "proj_1"
 	r, err := g.Service.CreateRule(ctx, "acct_1", voiceops.RuleInput{Name: "n", ProjectID: &proj, Metric: voiceops.MetricAPIErrors,
-		Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m})
+		Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,9 +44,10 @@ const updateAttempts = 3
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
 
-// CreateRule stores a new rule of the account.
-func (s *Service) CreateRule(ctx context.Context, accountID string, in voiceops.RuleInput) (voiceops.AlertRule, error) {
-	rule := voiceops.NewRule(voiceops.NewID(voiceops.PrefixRule), accountID, in, s.now())
+// CreateRule stores a new rule of the account from a create body (a patch
+// that sends the required fields).
+func (s *Service) CreateRule(ctx context.Context, accountID string, body voiceops.RulePatch) (voiceops.AlertRule, error) {
+	rule := voiceops.NewRuleFrom(voiceops.NewID(voiceops.PrefixRule), accountID, body, s.now())
 	if err := s.Rules.CreateRule(ctx, rule); err != nil {
 		return rule, err
 	}

@@ -40,11 +40,11 @@ func TestRuleChangesWakeTheirScope(t *testing.T) {
 	_, svc, woken, _ := setup(t)
 	ctx := context.Background()
 	p1 := "p1"
-	r, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m})
+	r, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}); err != nil {
+	if _, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch()); err != nil {
 		t.Fatal(err)
 	}
 	th := int64(7)
@@ -74,19 +74,19 @@ func TestWithMarksShowsTheScopesMark(t *testing.T) {
 	ctx := context.Background()
 	p1 := "p1"
 	in := voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
-	covered, _ := svc.CreateRule(ctx, "acct_a", in)
-	disabled, _ := svc.CreateRule(ctx, "acct_a", in)
+	covered, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
+	disabled, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
 	off := false
 	if _, err := svc.PatchRule(ctx, "acct_a", disabled.ID, voiceops.RulePatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
-	wide, _ := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m})
+	wide, _ := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
 	mark := t0.Add(30 * time.Second)
 	if err := stores.Evaluations.MarkEvaluated(ctx, "acct_a", "p1", mark); err != nil {
 		t.Fatal(err)
 	}
 	*now = t0.Add(time.Minute)
-	later, _ := svc.CreateRule(ctx, "acct_a", in)
+	later, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
 
 	api := alerting.WithMarks(stores.Rules, stores.Evaluations)
 	want := map[string]*time.Time{covered.ID: &mark, disabled.ID: nil, wide.ID: nil, later.ID: nil}

@@ -143,8 +143,7 @@ func (a *Alerts) createRule(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err := o.Done(); err != nil {
 		return err
 	}
-	in := f.Input()
-	rule, err := a.Service.CreateRule(r.Context(), p.AccountID, in)
+	rule, err := a.Service.CreateRule(r.Context(), p.AccountID, f)
 	if err != nil {
 		return err
 	}

@@ -189,15 +189,14 @@ func (a *Alerts) previewRule(w http.ResponseWriter, r *http.Request, p httpapi.C
 	if field, msg := series.CheckPreview(from, to, *f.Window, now); field != "" {
 		return voiceops.Invalid(voiceops.FieldError{Field: field, Message: msg})
 	}
-	in := f.Input()
-	if in.ProjectID != nil {
-		if _, err := a.Projects.GetProject(r.Context(), p.AccountID, *in.ProjectID); errors.Is(err, voiceops.ErrNotFound) {
+	rule := voiceops.NewRuleFrom("ar_preview", p.AccountID, f, from)
+	if rule.ProjectID != nil {
+		if _, err := a.Projects.GetProject(r.Context(), p.AccountID, *rule.ProjectID); errors.Is(err, voiceops.ErrNotFound) {
 			return voiceops.Invalid(voiceops.FieldError{Field: "project_id", Message: "no such project in this account"})
 		} else if err != nil {
 			return err
 		}
 	}
-	rule := voiceops.NewRule("ar_preview", p.AccountID, in, from)
 	res, err := a.Series.Preview(r.Context(), rule, from, to)
 	if err != nil {
 		return err

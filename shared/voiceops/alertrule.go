@@ -156,22 +156,29 @@ func equalPtr[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// NewRule returns a rule as it is on creation: state ok since created_at,
-// never evaluated.
-func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
+// NewRuleFrom returns a rule as it is on creation, from a create request
+// read like a PATCH that sends the required fields (a create body): state
+// ok since created_at, never evaluated, enabled unless it says otherwise.
+// Every field the patch sends is the rule's field of the same name.
+func NewRuleFrom(id, accountID string, p RulePatch, now time.Time) AlertRule {
 	since := now
 	r := AlertRule{
 		ID: id, AccountID: accountID, Enabled: true,
 		State: StateOK, CreatedAt: now, UpdatedAt: now, Since: &since, Version: 1,
 	}
-	// Every field of the input is the rule's field of the same name (or a
-	// pointer to it: an optional one, nil keeping the default above).
-	copyByName(reflect.ValueOf(&in).Elem(), reflect.ValueOf(&r).Elem())
+	applyPatch(p, &r)
 	return r
 }
 
-// RuleInput is a validated create request. Each field is the rule's field
-// of the same name, or a pointer to it for an optional one (NewRule).
+// NewRule is NewRuleFrom for a create request written in Go (tests, demo
+// data).
+func NewRule(id, accountID string, in RuleInput, now time.Time) AlertRule {
+	return NewRuleFrom(id, accountID, in.Patch(), now)
+}
+
+// RuleInput is a create request written in Go: the required fields as
+// values, the optional ones as pointers (nil: the default). Each field is
+// RulePatch's of the same name; a patch field it lacks is not sent.
 type RuleInput struct {
 	Name      string
 	ProjectID *string
@@ -182,10 +189,21 @@ type RuleInput struct {
 	Enabled   *bool
 }
 
-// Input returns the create request of a patch whose required fields are
-// all set (the create body, read like a PATCH's).
-func (p RulePatch) Input() RuleInput {
-	var in RuleInput
-	copySent(p, &in)
-	return in
+// Patch returns the create body the input stands for: each of its fields
+// sent.
+func (in RuleInput) Patch() RulePatch {
+	var p RulePatch
+	pv, iv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(in)
+	for _, s := range planOf(pv.Type(), iv.Type(), true, true) {
+		v := iv.Field(s.dst)
+		switch {
+		case s.deref: // the input holds the value: send a copy of it
+			c := reflect.New(v.Type())
+			c.Elem().Set(v)
+			pv.Field(s.src).Set(c)
+		case !v.IsNil(): // an optional input, sent when set
+			pv.Field(s.src).Set(v)
+		}
+	}
+	return p
 }

@@ -18,7 +18,7 @@ import (
 // any of them changed its value.
 func applyPatch[P, R any](p P, rec *R) (changed bool) {
 	pv, rv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(rec).Elem()
-	for _, s := range planOf(pv.Type(), rv.Type(), false) {
+	for _, s := range planOf(pv.Type(), rv.Type(), false, false) {
 		sent := pv.Field(s.src)
 		if sent.IsNil() {
 			continue
@@ -32,27 +32,6 @@ func applyPatch[P, R any](p P, rec *R) (changed bool) {
 	return changed
 }
 
-// copySent sets each field the patch sent on *in, a struct with a field of
-// the same name holding either the pointed-to value or the pointer itself
-// (an optional input).
-func copySent[P, I any](p P, in *I) {
-	copyByName(reflect.ValueOf(&p).Elem(), reflect.ValueOf(in).Elem())
-}
-
-// copyByName copies each field of src to dst's field of the same name: as
-// it is when the types are equal, else what a non-nil pointer points to.
-func copyByName(src, dst reflect.Value) {
-	for _, s := range planOf(src.Type(), dst.Type(), true) {
-		v := src.Field(s.src)
-		switch {
-		case !s.deref:
-			dst.Field(s.dst).Set(v)
-		case !v.IsNil():
-			dst.Field(s.dst).Set(v.Elem())
-		}
-	}
-}
-
 // copyStep copies field src of one struct to field dst of another,
 // through the pointer when deref.
 type copyStep struct {
@@ -61,8 +40,8 @@ type copyStep struct {
 }
 
 type planKey struct {
-	src, dst reflect.Type
-	same     bool
+	src, dst          reflect.Type
+	same, dstOptional bool
 }
 
 var plans sync.Map // planKey → []copyStep
@@ -70,9 +49,10 @@ var plans sync.Map // planKey → []copyStep
 // planOf matches each field of src (pointers, or values when sameAllowed)
 // with dst's field of the same name, of the pointed-to type or (when
 // sameAllowed) the same type. A field without one is a programming error,
-// found by the first test that sends it.
-func planOf(src, dst reflect.Type, sameAllowed bool) []copyStep {
-	k := planKey{src, dst, sameAllowed}
+// found by the first test that sends it, unless dstOptional: then src
+// fields dst lacks are left out.
+func planOf(src, dst reflect.Type, sameAllowed, dstOptional bool) []copyStep {
+	k := planKey{src, dst, sameAllowed, dstOptional}
 	if p, ok := plans.Load(k); ok {
 		return p.([]copyStep)
 	}
@@ -81,6 +61,7 @@ func planOf(src, dst reflect.Type, sameAllowed bool) []copyStep {
 		f := src.Field(i)
 		d, ok := dst.FieldByName(f.Name)
 		switch {
+		case !ok && dstOptional:
 		case ok && len(d.Index) == 1 && sameAllowed && d.Type == f.Type:
 			steps = append(steps, copyStep{src: i, dst: d.Index[0]})
 		case ok && len(d.Index) == 1 && f.Type.Kind() == reflect.Pointer && d.Type == f.Type.Elem():

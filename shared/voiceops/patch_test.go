@@ -26,8 +26,8 @@ func fullPatch(t *testing.T, from AlertRule) RulePatch {
 }
 
 // A create body is read like a PATCH that sends the required fields: every
-// field a PATCH can send must reach the created rule through Input and
-// NewRule, so that a field missing from RuleInput fails here.
+// field a PATCH can send reaches the created rule (NewRuleFrom), and
+// RuleInput (Go's create requests) holds only patch fields.
 func TestCreateTakesEveryPatchField(t *testing.T) {
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	project := "proj_x"
@@ -41,7 +41,7 @@ func TestCreateTakesEveryPatchField(t *testing.T) {
 		}
 	}
 	p := fullPatch(t, from)
-	r := NewRule("ar_1", "acct", p.Input(), t0)
+	r := NewRuleFrom("ar_1", "acct", p, t0)
 	pt := reflect.TypeFor[RulePatch]()
 	for i := range pt.NumField() {
 		name := pt.Field(i).Name
@@ -50,7 +50,7 @@ func TestCreateTakesEveryPatchField(t *testing.T) {
 			t.Errorf("the test's rule leaves %s zero: give it a value", name)
 		}
 		if !reflect.DeepEqual(got.Interface(), want.Interface()) {
-			t.Errorf("created from a body with %s: the rule's %s = %v, want %v (is it in RuleInput?)", name, name, got, want)
+			t.Errorf("created from a body with %s: the rule's %s = %v, want %v", name, name, got, want)
 		}
 	}
 	// And nothing else: RuleInput's fields are the patch's.
