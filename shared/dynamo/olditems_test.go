@@ -3,7 +3,9 @@ package dynamo_test
 import (
 	"context"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,8 +30,11 @@ import (
 // fields: an item lacking one was never written by any version of the
 // store, and reading it is an error), and the documented default of every
 // other attribute: the field's value when the attribute is absent. An
-// attribute in neither list fails the test: a field added to a record must
-// be decoded from items that lack it, and say to what.
+// attribute named like a field of the record (project_id: ProjectID)
+// defaults to that field's zero value unless the kind says otherwise, so
+// a new optional field needs no line here. Any other attribute in neither
+// list fails the test: it must be decoded from items that lack it, and
+// the kind must say to what.
 
 // oldShape describes a kind of record for the test.
 type oldShape[T any] struct {
@@ -116,6 +121,9 @@ func (sh oldShape[T]) run(t *testing.T, c *dynamodb.Client, tb tables.Table) {
 			for _, name := range absent {
 				def, ok := sh.defaults[name]
 				if !ok {
+					def, ok = zeroOfField[T](name)
+				}
+				if !ok {
 					t.Fatalf("attribute %q is neither of the first shape nor given a default: older items lack it; "+
 						"decode its absence as the field's documented default, and declare that default here", name)
 				}
@@ -134,6 +142,22 @@ func (sh oldShape[T]) run(t *testing.T, c *dynamodb.Client, tb tables.Table) {
 		check("the item without "+join(unit), unit)
 	}
 	check("the item of the first shape, without "+join(optional), optional)
+}
+
+// zeroOfField returns the default that zeroes the field of T named like
+// the attribute (its name without underscores, case aside), if T has one.
+func zeroOfField[T any](attr string) (func(*T), bool) {
+	want := strings.ReplaceAll(attr, "_", "")
+	rt := reflect.TypeFor[T]()
+	for i := range rt.NumField() {
+		if strings.EqualFold(rt.Field(i).Name, want) {
+			return func(v *T) {
+				f := reflect.ValueOf(v).Elem().Field(i)
+				f.Set(reflect.Zero(f.Type()))
+			}, true
+		}
+	}
+	return nil, false
 }
 
 func join(names []string) string {
@@ -242,12 +266,8 @@ func TestOldItems(t *testing.T) {
 			read:  func(ctx context.Context) (voiceops.AlertRule, error) { return s.Rules.GetRule(ctx, a.ID, r.ID) },
 			first: []string{"id", "account_id", "name", "metric", "operator", "threshold", "window", "enabled", "state",
 				"created_at", "updated_at", "version"},
-			defaults: map[string]func(*voiceops.AlertRule){
-				"project_id":        func(r *voiceops.AlertRule) { r.ProjectID = nil },
-				"since":             func(r *voiceops.AlertRule) { r.Since = nil },
-				"last_evaluated_at": func(r *voiceops.AlertRule) { r.LastEvaluatedAt = nil },
-				"current_value":     func(r *voiceops.AlertRule) { r.CurrentValue = nil },
-			},
+			// project_id, since, last_evaluated_at, current_value (and any
+			// optional field added since): the field's zero value.
 		}.run(t, c, tables.Config)
 	})
 
