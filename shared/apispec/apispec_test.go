@@ -18,6 +18,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/voiceops/opsapi/shared/catalog"
+	"github.com/voiceops/opsapi/shared/studioapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -126,14 +127,21 @@ func TestOpenAPISpecValidatorCLI(t *testing.T) {
 
 const reqID = "req_4fJ9kQ2mX7pL0aZ8bC3d"
 
+// rule is a rule's body as the handlers write it (studioapi.RuleBody), so
+// that a field added to the rule is in the fixture too.
 func rule() map[string]any {
-	return map[string]any{
-		"id": "ar_3kTb9QxZ1mW7cY0pL2vN8d", "name": "Too many API errors", "project_id": nil,
-		"metric": "api_errors", "operator": ">=", "threshold_value": 10, "window_duration": "5m",
-		"enabled": true, "current_state": "ok",
-		"created_at": "2026-11-22T14:00:00.000Z", "updated_at": "2026-11-22T14:00:00.000Z",
-		"since": "2026-11-22T14:00:00.000Z", "last_evaluated_at": nil, "current_value": nil,
+	at := time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC)
+	r := voiceops.NewRule("ar_3kTb9QxZ1mW7cY0pL2vN8d", "acct_x", voiceops.RuleInput{Name: "Too many API errors",
+		Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreaterEqual, Threshold: 10, Window: voiceops.Window5m}, at)
+	b, err := json.Marshal(studioapi.RuleBody(r))
+	if err != nil {
+		panic(err)
 	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	return m
 }
 
 func firingRule() map[string]any {

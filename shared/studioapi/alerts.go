@@ -67,6 +67,10 @@ type ruleJSON struct {
 
 func toRuleJSON(r voiceops.AlertRule) ruleJSON { return fromRecord[ruleJSON](r) }
 
+// RuleBody is a rule's JSON body as the handlers write it (the OpenAPI
+// document's fixtures take it from here).
+func RuleBody(r voiceops.AlertRule) any { return toRuleJSON(r) }
+
 // activeAlertJSON is an item of GET /v1/alerts.
 type activeAlertJSON struct {
 	AlertRuleID     string  `json:"alert_rule_id" from:"ID"`
