@@ -83,18 +83,21 @@ func TestTheRuleRecordShowsEveryField(t *testing.T) {
 	}
 }
 
-// schemas returns the OpenAPI document's component schemas.
-func schemas(t *testing.T) map[string]struct {
+// docSchema is what the tests read of a component schema.
+type docSchema struct {
 	Required   []string       `json:"required"`
 	Properties map[string]any `json:"properties"`
-} {
+	AllOf      []struct {
+		Ref string `json:"$ref"`
+	} `json:"allOf"`
+}
+
+// schemas returns the OpenAPI document's component schemas.
+func schemas(t *testing.T) map[string]docSchema {
 	t.Helper()
 	var doc struct {
 		Components struct {
-			Schemas map[string]struct {
-				Required   []string       `json:"required"`
-				Properties map[string]any `json:"properties"`
-			} `json:"schemas"`
+			Schemas map[string]docSchema `json:"schemas"`
 		} `json:"components"`
 	}
 	if err := json.Unmarshal(apispec.Document(), &doc); err != nil {
@@ -119,8 +122,16 @@ func TestTheDocumentDescribesTheRuleRecordAndBodies(t *testing.T) {
 		t.Errorf("openapi.json AlertRule requires %v, the handlers always write %v", got, record)
 	}
 	patch := keys(s["AlertRulePatch"].Properties)
-	if got := keys(s["AlertRuleCreate"].Properties); !slices.Equal(got, patch) {
-		t.Errorf("openapi.json AlertRuleCreate has the properties %v, AlertRulePatch %v: both are read by readRuleFields", got, patch)
+	// The create body is the PATCH body with its required fields: both are
+	// read by readRuleFields.
+	create := s["AlertRuleCreate"]
+	if len(create.AllOf) != 1 || create.AllOf[0].Ref != "#/components/schemas/AlertRulePatch" || len(create.Properties) != 0 {
+		t.Errorf("openapi.json AlertRuleCreate: allOf %v and properties %v, want allOf AlertRulePatch alone", create.AllOf, keys(create.Properties))
+	}
+	for _, name := range create.Required {
+		if !slices.Contains(patch, name) {
+			t.Errorf("openapi.json AlertRuleCreate requires %q, no property of AlertRulePatch", name)
+		}
 	}
 	preview := slices.Sorted(slices.Values(append(slices.Clone(patch), "from", "to")))
 	if got := keys(s["AlertRulePreviewRequest"].Properties); !slices.Equal(got, preview) {
