@@ -1,8 +1,9 @@
 package storetest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/textfill"
+
 	"fmt"
-	"reflect"
 	"testing"
 	"time"
 
@@ -71,20 +72,8 @@ func fullRule(accountID, projectID string, n int) voiceops.AlertRule {
 	r := newRule(accountID, n)
 	r.ProjectID, r.State, r.Since = ptr(projectID), voiceops.StateAlert, ptr(at(n+1))
 	r.LastEvaluatedAt, r.CurrentValue, r.Sequence = ptr(at(n+2)), ptr(int64(n+40)), int64(n+3)
-	fillStrings(&r, n)
+	textfill.Fill(&r, fmt.Sprint(n)) // a new text field is in the tests with no edit here
 	return r
-}
-
-// fillStrings sets every string field that *rec leaves empty to one
-// naming the field and n, so that a new text field of a record is in its
-// whole-record and patch tests with no edit here.
-func fillStrings[R any](rec *R, n int) {
-	v := reflect.ValueOf(rec).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.String && f.String() == "" && !notStored(v.Type().Field(i)) {
-			f.SetString(fmt.Sprintf("%s %d", v.Type().Field(i).Name, n))
-		}
-	}
 }
 
 func testWholeRule(t *testing.T, s voiceops.Stores) {

@@ -1,6 +1,8 @@
 package studioapi
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/textfill"
+
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -35,15 +37,13 @@ func twoRules(t *testing.T) (a, b voiceops.AlertRule) {
 	b = voiceops.AlertRule{ID: "ar_b", AccountID: "acct_b", Name: "b", ProjectID: &pb, Metric: voiceops.MetricCallCrashes,
 		Operator: voiceops.OpLessEqual, Threshold: 2, Window: voiceops.Window60m, Enabled: false, State: voiceops.StateOK,
 		CreatedAt: *at(11), UpdatedAt: *at(12), Since: at(13), LastEvaluatedAt: at(14), CurrentValue: &vb, Sequence: 2, Version: 2}
+	textfill.Fill(&a, "a") // a new text field too
+	textfill.Fill(&b, "b")
 	av, bv := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
 	for i := range av.NumField() {
 		f := av.Type().Field(i)
 		if f.Tag.Get("store") == "-" {
 			continue
-		}
-		if f.Type.Kind() == reflect.String && av.Field(i).String() == "" { // a new text field
-			av.Field(i).SetString(f.Name + " a")
-			bv.Field(i).SetString(f.Name + " b")
 		}
 		if reflect.DeepEqual(av.Field(i).Interface(), bv.Field(i).Interface()) {
 			t.Fatalf("the test's two rules have the same %s: give them different values", f.Name)

@@ -1,6 +1,8 @@
 package voiceops
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/textfill"
+
 	"reflect"
 	"testing"
 	"time"
@@ -34,12 +36,7 @@ func TestCreateTakesEveryPatchField(t *testing.T) {
 	// Every patchable field differs from NewRule's defaults.
 	from := AlertRule{Name: "n", ProjectID: &project, Metric: MetricCallCrashes, Operator: OpLessEqual, Threshold: 7,
 		Window: Window60m, Enabled: false}
-	fv := reflect.ValueOf(&from).Elem()
-	for i := range fv.NumField() {
-		if f := fv.Field(i); f.Kind() == reflect.String && f.String() == "" { // a new text field
-			f.SetString(fv.Type().Field(i).Name + " x")
-		}
-	}
+	textfill.Fill(&from, "x") // a new text field too
 	p := fullPatch(t, from)
 	r := NewRuleFrom("ar_1", "acct", p, t0)
 	pt := reflect.TypeFor[RulePatch]()
