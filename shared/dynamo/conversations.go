@@ -999,21 +999,9 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 	}
 	first := time.UnixMilli(loMS).UTC().Truncate(time.Hour)
 	last := time.UnixMilli(hiMS - 1).UTC().Truncate(time.Hour)
-	var hours []hourShards
-	var err error
-	if first.Equal(last) {
-		// Within one hour, reading every shard costs at most one call more
-		// than the index and its shards would (a quiet project's hour is
-		// in one shard) and never more than 4: one round trip, and a bound.
-		all := make([]int, voiceops.ConversationShards)
-		for i := range all {
-			all[i] = i
-		}
-		hours = append(hours, hourShards{hour: first, shards: all})
-	} else {
-		if hours, err = s.conversationHours(ctx, op, accountID, projectID, first, last); err != nil {
-			return nil, err
-		}
+	hours, err := s.conversationHours(ctx, op, accountID, projectID, first, last)
+	if err != nil {
+		return nil, err
 	}
 	r := rangeRead{s: s, op: op, accountID: accountID, projectID: projectID, lo: lo, hi: hi, after: after, intervals: intervals, sides: &sideSet{m: map[string]item{}}}
 	var out []voiceops.Conversation

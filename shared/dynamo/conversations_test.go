@@ -244,8 +244,8 @@ func TestConversationIDs(t *testing.T) {
 		}
 		seen[shard] = true
 	}
-	if len(seen) != voiceops.ConversationShards {
-		t.Errorf("200 IDs used %d shards, want %d", len(seen), voiceops.ConversationShards)
+	if len(seen) != voiceops.WriteShards {
+		t.Errorf("200 IDs used %d shards, want %d", len(seen), voiceops.WriteShards)
 	}
 	later := voiceops.NewConversationID(started.Add(time.Millisecond))
 	if earlier := voiceops.NewConversationID(started); earlier >= later {

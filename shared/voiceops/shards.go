@@ -8,7 +8,7 @@ import (
 )
 
 // QuietShardConversations is how many conversations one process starts in a
-// project's hour before it spreads them over the ConversationShards: a
+// project's hour before it spreads them over the WriteShards: a
 // quiet project's hour then sits in shard 0 alone, so a list page reads one
 // partition for it (and the hour index names one), while a busy project's
 // writes still spread once each process has started that many. Every
@@ -45,11 +45,11 @@ func chooseShard(accountID, projectID string, startedAt time.Time) int {
 	}
 	n, seen := shards.counts[k]
 	if !seen && len(shards.counts) >= shardCountsMax {
-		return rand.IntN(ConversationShards)
+		return rand.IntN(WriteShards)
 	}
 	shards.counts[k] = n + 1
 	if n < QuietShardConversations {
 		return 0
 	}
-	return rand.IntN(ConversationShards)
+	return rand.IntN(WriteShards)
 }

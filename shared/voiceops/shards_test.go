@@ -29,8 +29,8 @@ func TestProjectConversationShards(t *testing.T) {
 		t.Errorf("another project's first conversation: shards %v, want 0", got)
 	}
 	// Past the quiet count, the busy project's spread over every shard.
-	if got := counts("proj_quiet", hour.Add(3*time.Minute), 400); len(got) != ConversationShards {
-		t.Errorf("a busy project's next 400 conversations: shards %v, want all %d", got, ConversationShards)
+	if got := counts("proj_quiet", hour.Add(3*time.Minute), 400); len(got) != WriteShards {
+		t.Errorf("a busy project's next 400 conversations: shards %v, want all %d", got, WriteShards)
 	}
 	// The next hour starts again in shard 0.
 	if got := counts("proj_quiet", hour.Add(time.Hour), 5); got[0] != 5 {

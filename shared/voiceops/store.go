@@ -117,12 +117,20 @@ func RuleShardOf(accountID string) int {
 // PrefixConversation starts every conversation ID.
 const PrefixConversation = "conv_"
 
-// ConversationShards is how many storage partitions share the
-// conversations that one project starts in one hour, so that a busy
-// project does not write one partition only. A conversation's shard is
-// chosen when its ID is made (NewProjectConversationID: shard 0 while the
-// project is quiet, shards.go), and the ID carries it.
+// ConversationShards is how many storage partitions may share the
+// conversations that one project starts in one hour (the shard digits an
+// ID may carry), so that a busy project does not write one partition
+// only. A conversation's shard is chosen when its ID is made
+// (NewProjectConversationID: shard 0 while the project is quiet, then one
+// of the first WriteShards; shards.go), and the ID carries it.
 const ConversationShards = 4
+
+// WriteShards is how many of the ConversationShards new conversations use:
+// 3 partitions take about 3,000 WCU a second, some 1,000 chat turns a
+// second in one project's hour, and a list page of a busy project's hour
+// reads 3 of them (releases before used all 4; readers read what the hour
+// index names).
+const WriteShards = 3
 
 // A conversation ID carries the millisecond its conversation started and
 // its shard, so that a store finds a conversation from its ID alone (one
@@ -139,7 +147,7 @@ const conversationIDLength = len(PrefixConversation) + 13 + 1 + 20
 // startedAt (a store refuses a conversation whose StartedAt is not the
 // millisecond its ID carries).
 func NewConversationID(startedAt time.Time) string {
-	return fmt.Sprintf("%s%013d%d%s", PrefixConversation, startedAt.UnixMilli(), rand.IntN(ConversationShards), RandomBase62(20))
+	return fmt.Sprintf("%s%013d%d%s", PrefixConversation, startedAt.UnixMilli(), rand.IntN(WriteShards), RandomBase62(20))
 }
 
 // ParseConversationID returns the start (to the millisecond) and the shard
