@@ -1,6 +1,8 @@
 package conversationsapi
 
 import (
+	"github.com/voiceops/opsapi/shared/jsontext"
+
 	"crypto/sha256"
 	"encoding/base64"
 	"math/rand/v2"
@@ -564,7 +566,7 @@ func (p *convPage) appendTail(b []byte, t convTail) []byte {
 		if t.cursor == "" {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, t.cursor)
+			b = jsontext.AppendString(b, t.cursor)
 		}
 	}
 	if !p.enc.v3 {

@@ -338,25 +338,6 @@ func FuzzConvQuery(f *testing.F) {
 	})
 }
 
-// FuzzAppendJSONString checks the string writer against encoding/json.
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote \" backslash \\", "\x00\x1f\b\f\n\r\t", "<>&", "\u2028\u2029", "\xff\xfe", "é€😀", "a\xc3"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, encoding/json %s", s, got, want)
-		}
-	})
-}
-
 // --- the encoder against encoding/json -------------------------------------------------
 
 // The reference records: the same shapes written by encoding/json from

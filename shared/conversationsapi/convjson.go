@@ -1,13 +1,14 @@
 package conversationsapi
 
 import (
+	"github.com/voiceops/opsapi/shared/jsontext"
+
 	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -45,11 +46,11 @@ type convEncoder struct {
 // `"turns":[`; turns (all of the conversation's) feed metrics and latency.
 func (e convEncoder) appendHead(b []byte, c voiceops.Conversation, turns []voiceops.Turn) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, c.ID)
+	b = jsontext.AppendString(b, c.ID)
 	b = append(b, `,"account_id":`...)
-	b = appendJSONString(b, c.AccountID)
+	b = jsontext.AppendString(b, c.AccountID)
 	b = append(b, `,"project_id":`...)
-	b = appendJSONString(b, c.ProjectID)
+	b = jsontext.AppendString(b, c.ProjectID)
 	b = append(b, `,"environment":`...)
 	b = e.appendText(b, string(c.Environment))
 	b = append(b, `,"started_at":`...)
@@ -108,18 +109,18 @@ func (e convEncoder) appendTurn(b []byte, t voiceops.Turn) []byte {
 	b = e.appendTime(b, t.AgentResponseAt)
 	if e.v3 {
 		b = append(b, `,"latency":`...)
-		b = appendFloat(b, latencySeconds(t.Latency))
+		b = jsontext.AppendFloat(b, latencySeconds(t.Latency))
 		b = append(b, `,"translated_user_input":`...)
-		b = appendJSONString(b, t.TranslatedUserInput)
+		b = jsontext.AppendString(b, t.TranslatedUserInput)
 		b = append(b, `,"english_agent_response":`...)
-		b = appendJSONString(b, t.EnglishAgentResponse)
+		b = jsontext.AppendString(b, t.EnglishAgentResponse)
 	}
 	b = append(b, `,"intents":[`...)
 	for i, s := range t.Intents {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsontext.AppendString(b, s)
 	}
 	b = append(b, `],"entities":[`...)
 	for i, m := range t.Entities {
@@ -205,7 +206,7 @@ func appendCustomMetrics(b []byte, ms []voiceops.CustomMetric) []byte {
 			continue // written with its first value
 		}
 		b = append(b, ',')
-		b = appendJSONString(b, m.Name)
+		b = jsontext.AppendString(b, m.Name)
 		b = append(b, ':')
 		n := 0
 		for _, o := range ms[i:] {
@@ -214,7 +215,7 @@ func appendCustomMetrics(b []byte, ms []voiceops.CustomMetric) []byte {
 			}
 		}
 		if n == 1 {
-			b = appendJSONString(b, m.Value)
+			b = jsontext.AppendString(b, m.Value)
 			continue
 		}
 		b = append(b, '[')
@@ -227,7 +228,7 @@ func appendCustomMetrics(b []byte, ms []voiceops.CustomMetric) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = appendJSONString(b, o.Value)
+			b = jsontext.AppendString(b, o.Value)
 		}
 		b = append(b, ']')
 	}
@@ -283,7 +284,7 @@ func (e convEncoder) appendText(b []byte, s string) []byte {
 	if s == "" && !e.v3 {
 		return append(b, "null"...)
 	}
-	return appendJSONString(b, s)
+	return jsontext.AppendString(b, s)
 }
 
 // appendTime writes a time in the version's form; the zero time is an
@@ -320,9 +321,9 @@ func appendValue(b []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(b, v)
 	case string:
-		return appendJSONString(b, v)
+		return jsontext.AppendString(b, v)
 	case float64:
-		return appendFloat(b, v)
+		return jsontext.AppendFloat(b, v)
 	case map[string]any:
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -334,7 +335,7 @@ func appendValue(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsontext.AppendString(b, k)
 			b = append(b, ':')
 			b = appendValue(b, v[k])
 		}
@@ -356,93 +357,6 @@ func appendValue(b []byte, v any) []byte {
 		return append(b, "null"...) // not JSON-representable (NaN, a channel): never stored
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-}
-
-// appendFloat writes a number as encoding/json does (ES6 number to string).
-func appendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 to e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// jsonSafe marks the ASCII bytes written as they are inside a JSON string.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString writes s as a JSON string, escaping as encoding/json
-// does with HTML escaping off: quotes, backslashes, control characters,
-// U+2028 and U+2029; invalid UTF-8 becomes U+FFFD. The result is always
-// valid UTF-8.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // wireCost is the size of JSON bytes once carried as the body string of
@@ -506,9 +420,9 @@ var descriptionsJSON = func() []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, d.key)
+		b = jsontext.AppendString(b, d.key)
 		b = append(b, ':')
-		b = appendJSONString(b, d.text)
+		b = jsontext.AppendString(b, d.text)
 	}
 	return append(b, "}}"...)
 }()

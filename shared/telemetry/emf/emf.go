@@ -23,8 +23,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/voiceops/opsapi/shared/jsontext"
 	"github.com/voiceops/opsapi/shared/telemetry"
 )
 
@@ -165,14 +165,14 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 				defs = append(defs, ',')
 			}
 			defs = append(defs, `{"Name":`...)
-			defs = appendString(defs, n)
+			defs = jsontext.AppendString(defs, n)
 			defs = append(defs, `,"Unit":`...)
-			defs = appendString(defs, string(s.unit))
+			defs = jsontext.AppendString(defs, string(s.unit))
 			defs = append(defs, '}')
-			line = appendString(append(line, ','), n)
+			line = jsontext.AppendString(append(line, ','), n)
 			line = append(line, ':')
 			if len(vs) == 1 {
-				line = strconv.AppendFloat(line, vs[0], 'g', -1, 64)
+				line = jsontext.AppendFloat(line, vs[0])
 				continue
 			}
 			line = append(line, '[')
@@ -180,7 +180,7 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 				if i > 0 {
 					line = append(line, ',')
 				}
-				line = strconv.AppendFloat(line, v, 'g', -1, 64)
+				line = jsontext.AppendFloat(line, v)
 			}
 			line = append(line, ']')
 		}
@@ -191,7 +191,7 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 		out = append(out, `{"_aws":{"Timestamp":`...)
 		out = strconv.AppendInt(out, ts, 10)
 		out = append(out, `,"CloudWatchMetrics":[{"Namespace":`...)
-		out = appendString(out, telemetry.Namespace)
+		out = jsontext.AppendString(out, telemetry.Namespace)
 		out = append(out, `,"Dimensions":[`...)
 		for i, set := range g.dimSets {
 			if i > 0 {
@@ -202,7 +202,7 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 				if j > 0 {
 					out = append(out, ',')
 				}
-				out = appendString(out, name)
+				out = jsontext.AppendString(out, name)
 			}
 			out = append(out, ']')
 		}
@@ -211,8 +211,8 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 		out = append(out, "]}]}"...)
 		out = append(out, line...)
 		for i := range g.n {
-			out = appendString(append(out, ','), g.key.names[i])
-			out = appendString(append(out, ':'), g.key.values[i])
+			out = jsontext.AppendString(append(out, ','), g.key.names[i])
+			out = jsontext.AppendString(append(out, ':'), g.key.values[i])
 		}
 		out = append(out, '}', '\n')
 	}
@@ -232,36 +232,6 @@ func finite(vs []float64) []float64 {
 		}
 	}
 	return vs
-}
-
-// appendString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 as U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // Flushing wraps a Lambda handler so that the batch is flushed when each
