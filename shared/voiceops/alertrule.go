@@ -166,7 +166,7 @@ func NewRuleFrom(id, accountID string, p RulePatch, now time.Time) AlertRule {
 		ID: id, AccountID: accountID, Enabled: true,
 		State: StateOK, CreatedAt: now, UpdatedAt: now, Since: &since, Version: 1,
 	}
-	applyPatch(p, &r)
+	setSent(p, &r)
 	return r
 }
 

@@ -24,12 +24,38 @@ func applyPatch[P, R any](p P, rec *R) (changed bool) {
 			continue
 		}
 		dst := rv.Field(s.dst)
-		if !reflect.DeepEqual(dst.Interface(), sent.Elem().Interface()) {
+		if !sameValue(dst, sent.Elem()) {
 			dst.Set(sent.Elem())
 			changed = true
 		}
 	}
 	return changed
+}
+
+// setSent sets each field the patch sent on *rec (a new record: nothing to
+// compare).
+func setSent[P, R any](p P, rec *R) {
+	pv, rv := reflect.ValueOf(&p).Elem(), reflect.ValueOf(rec).Elem()
+	for _, s := range planOf(pv.Type(), rv.Type(), false, false) {
+		if sent := pv.Field(s.src); !sent.IsNil() {
+			rv.Field(s.dst).Set(sent.Elem())
+		}
+	}
+}
+
+// sameValue is reflect.DeepEqual of a and b (of one type) without boxing
+// them for the usual fields: pointers compare what they point to.
+func sameValue(a, b reflect.Value) bool {
+	switch {
+	case a.Kind() == reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case a.Kind() == reflect.Struct || !a.Comparable():
+		return reflect.DeepEqual(a.Interface(), b.Interface())
+	}
+	return a.Equal(b)
 }
 
 // copyStep copies field src of one struct to field dst of another,
