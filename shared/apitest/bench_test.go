@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/testclock"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -171,7 +173,7 @@ func BenchmarkBareHandler(b *testing.B) {
 func BenchmarkChatTurn(b *testing.B) {
 	h := newHarness(b)
 	h.withoutRateLimit()
-	h.clock = &clock{t: time.Now()}
+	h.clock = testclock.At(time.Now())
 	lh := httpapi.LambdaHandler(h.h)
 	ctx := context.Background()
 	headers := map[string]string{"x-api-key": h.keyA, "x-token": h.agent, "content-type": "application/json"}

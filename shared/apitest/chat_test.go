@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -27,7 +29,7 @@ func (h *harness) chat(method, path, apiKey, token, body string) response {
 	h.h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
 	if h.check {
-		if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+		if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
 		}
 	}

@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"context"
 	"errors"
 	"net/http"
@@ -115,7 +117,7 @@ func (h *eventsHarness) send(req *http.Request) response {
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", req.Method, req.URL, res.status, res.body, err)
 	}
 	return res

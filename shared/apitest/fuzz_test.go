@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"net/http"
@@ -97,7 +99,7 @@ func FuzzRoutes(f *testing.F) {
 		{"POST", "/v1/alert-rules/preview", api},
 	}
 	contentTypes := []string{"application/json", "application/x-www-form-urlencoded", "application/xml", "text/plain", ""}
-	validator := specValidator(f)
+	validator := spectest.Validator(f)
 	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte, ct uint8, idemKey string) {
 		rt := routes[int(route)%len(routes)]
 		req := httptest.NewRequest(rt.method, rt.path, bytes.NewReader(body))

@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"errors"
@@ -28,7 +30,7 @@ func (h *harness) send(method, path string, headers map[string]string, body stri
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
 	}
 	return res

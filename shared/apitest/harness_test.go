@@ -1,6 +1,10 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/testclock"
+
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +19,6 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/buckets"
 	"github.com/voiceops/opsapi/shared/convgraph"
@@ -34,35 +37,6 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-var (
-	validatorOnce sync.Once
-	validator     *apispec.Validator
-	validatorErr  error
-)
-
-// specValidator returns the OpenAPI validator every response is checked with.
-func specValidator(tb testing.TB) *apispec.Validator {
-	tb.Helper()
-	validatorOnce.Do(func() { validator, validatorErr = apispec.NewValidator() })
-	if validatorErr != nil {
-		tb.Fatalf("loading the OpenAPI document: %v", validatorErr)
-	}
-	return validator
-}
-
-// clock is a settable time source.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // harness is the studio handler over a memory store with two accounts:
 // acct_a (projects proj_a1, proj_a2) and acct_b (proj_b1).
 type harness struct {
@@ -71,7 +45,7 @@ type harness struct {
 	tel     *emf.Batch // the handlers' metrics, flushed after each request
 	store   *memory.Store
 	stores  voiceops.Stores
-	clock   *clock
+	clock   *testclock.Clock
 	keyA    string // account-scoped api key of acct_a
 	keyB    string // account-scoped api key of acct_b
 	projKey string // project-scoped api key of acct_a/proj_a1
@@ -215,7 +189,7 @@ func newHarness(t testing.TB) *harness {
 func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{t: t, store: memory.New(), clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}, check: true, queue: &recordingQueue{}}
+	h := &harness{t: t, store: memory.New(), clock: testclock.At(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)), check: true, queue: &recordingQueue{}}
 	h.stores = h.store.Stores()
 	h.prov = provision.Provisioner{Accounts: h.stores.Accounts, Region: voiceops.RegionUS, Now: h.clock.Now}
 	must := func(err error) {
@@ -372,7 +346,7 @@ func (h *harness) doHeaders(method, path, key string, body any, headers map[stri
 		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
 	}
 	if h.check && res.status != http.StatusMethodNotAllowed && !strings.HasPrefix(path, "/nope") {
-		if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+		if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
 		}
 	}

@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"errors"
 	"net/http/httptest"
@@ -30,7 +32,7 @@ func (h *harness) outbound(method, path, header, value, body string) response {
 	if res.header.Get("X-Request-Id") == "" {
 		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
 	}
-	if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
 	}
 	return res

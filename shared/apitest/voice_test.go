@@ -1,6 +1,8 @@
 package apitest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"net/http/httptest"
@@ -20,7 +22,7 @@ func (h *harness) voice(path, key, body string) response {
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 		h.t.Errorf("POST %s -> %d %s: response does not match the OpenAPI document: %v", path, res.status, res.body, err)
 	}
 	return res

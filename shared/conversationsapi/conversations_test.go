@@ -1,6 +1,8 @@
 package conversationsapi
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -551,7 +553,7 @@ func (lc listClient) get(path string) listPage {
 		lc.tb.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body.Bytes())
 	}
 	if lc.check {
-		if err := specValidator(lc.tb).Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+		if err := spectest.Validator(lc.tb).Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 			lc.tb.Errorf("GET %s: response does not match the OpenAPI document: %v", path, err)
 		}
 	}

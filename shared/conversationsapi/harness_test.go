@@ -1,6 +1,10 @@
 package conversationsapi
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/testclock"
+
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,13 +13,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/memory"
@@ -26,28 +28,6 @@ import (
 // The conversations tests reach into the list's query and encoder, so they
 // live here with a harness of their own: the conversations function's
 // groups over a memory store (shared/apitest tests every other route).
-
-var (
-	validatorOnce sync.Once
-	validator     *apispec.Validator
-	validatorErr  error
-)
-
-func specValidator(tb testing.TB) *apispec.Validator {
-	tb.Helper()
-	validatorOnce.Do(func() { validator, validatorErr = apispec.NewValidator() })
-	if validatorErr != nil {
-		tb.Fatalf("loading the OpenAPI document: %v", validatorErr)
-	}
-	return validator
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 // conversationsHandler serves the conversations function's groups.
 func conversationsHandler(stores voiceops.Stores, keys httpapi.Authenticator, now func() time.Time) http.Handler {
@@ -63,7 +43,7 @@ type harness struct {
 	t        testing.TB
 	h        http.Handler
 	stores   voiceops.Stores
-	clock    *clock
+	clock    *testclock.Clock
 	keyA     string // account-scoped api key of acct_a
 	keyB     string // account-scoped api key of acct_b
 	projKey  string // project-scoped api key of acct_a/proj_a1
@@ -78,7 +58,7 @@ func newHarness(t testing.TB) *harness { return newHarnessWith(t, nil) }
 func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{t: t, stores: memory.New().Stores(), clock: &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}, check: true}
+	h := &harness{t: t, stores: memory.New().Stores(), clock: testclock.At(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)), check: true}
 	prov := provision.Provisioner{Accounts: h.stores.Accounts, Region: voiceops.RegionUS, Now: h.clock.Now}
 	must := func(err error) {
 		t.Helper()
@@ -161,7 +141,7 @@ func (h *harness) do(method, path, key string, body any) response {
 		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
 	}
 	if h.check && res.status != http.StatusMethodNotAllowed {
-		if err := specValidator(h.t).Check(req, res.status, res.header, res.body); err != nil {
+		if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
 			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
 		}
 	}

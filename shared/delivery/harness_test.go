@@ -1,6 +1,8 @@
 package delivery_test
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/testclock"
+
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -33,24 +35,7 @@ const (
 
 // clock is a settable clock near the wall clock (the Standard Webhooks
 // library checks timestamps against the real time).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().Truncate(time.Millisecond)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *testclock.Clock { return testclock.At(time.Now().Truncate(time.Millisecond)) }
 
 // request is what the receiver saw of one request.
 type request struct {
@@ -108,7 +93,7 @@ type env struct {
 	t      *testing.T
 	store  *memory.Store
 	stores voiceops.Stores
-	clock  *clock
+	clock  *testclock.Clock
 	rc     *receiver
 	q      *queue.Memory
 	d      *delivery.Dispatcher

@@ -1,6 +1,8 @@
 package dialer
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/testclock"
+
 	"context"
 	"errors"
 	"io"
@@ -18,25 +20,6 @@ import (
 )
 
 var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-
-// clock is a fake clock: Sleep moves it on at once.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
-	if d > 0 {
-		c.Set(c.Now().Add(d))
-	}
-	return ctx.Err()
-}
 
 // sent is a queue that keeps what it is sent.
 type sent struct {
@@ -66,7 +49,7 @@ func (q *sent) take() ([]voiceops.DialJob, []time.Duration) {
 
 // provider records the calls placed and when.
 type provider struct {
-	clock *clock
+	clock *testclock.Clock
 	mu    sync.Mutex
 	calls []telephony.CallRequest
 	at    []time.Time
@@ -86,7 +69,7 @@ func (p *provider) Place(_ context.Context, req telephony.CallRequest) error {
 }
 
 type fixture struct {
-	clock *clock
+	clock *testclock.Clock
 	calls *memory.Calls
 	pacer *memory.Pacer
 	queue *sent
@@ -96,7 +79,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{clock: &clock{now: t0}, calls: memory.NewCalls(), pacer: memory.NewPacer(), queue: &sent{}}
+	f := &fixture{clock: testclock.At(t0), calls: memory.NewCalls(), pacer: memory.NewPacer(), queue: &sent{}}
 	f.prov = &provider{clock: f.clock}
 	f.d = &Dialer{Calls: &calls.Service{Calls: f.calls, Now: f.clock.Now}, Pacer: f.pacer, Queue: f.queue, Provider: f.prov, Now: f.clock.Now, Sleep: f.clock.Sleep,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -6,6 +6,8 @@
 package callstest
 
 import (
+	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+
 	"context"
 	"io"
 	"log/slog"
@@ -19,7 +21,6 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/apispec"
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/convgraph"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -134,26 +135,10 @@ func (f *fixture) post(pathQuery string, form url.Values, token string) *httptes
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/xml") {
 			f.t.Errorf("POST %s -> 200 with Content-Type %q, want text/xml", pathQuery, ct)
 		}
-	} else if err := specValidator(f.t).Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
+	} else if err := spectest.Validator(f.t).Check(req, rec.Code, rec.Header(), rec.Body.Bytes()); err != nil {
 		f.t.Errorf("POST %s -> %d %s: not as the OpenAPI document says: %v", pathQuery, rec.Code, rec.Body, err)
 	}
 	return rec
-}
-
-var (
-	validatorOnce sync.Once
-	validator     *apispec.Validator
-	validatorErr  error
-)
-
-// specValidator is the validator every callback's answer is checked with.
-func specValidator(t *testing.T) *apispec.Validator {
-	t.Helper()
-	validatorOnce.Do(func() { validator, validatorErr = apispec.NewValidator() })
-	if validatorErr != nil {
-		t.Fatalf("loading the OpenAPI document: %v", validatorErr)
-	}
-	return validator
 }
 
 func answerPath(sid string) string { return strings.TrimPrefix(twilio.AnswerURL(base, sid), base) }
