@@ -143,17 +143,19 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 		return rs
 	}
-	fmt.Fprintln(out, "Request path, rounds of 200 requests (shared/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds")
+	const pathRound = 2000 // shared/apitest's pathRound: the requests of a round
+	fmt.Fprintf(out, "Request path, rounds of %d requests (shared/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds\n", pathRound)
 	api := get("./shared/apitest", "^BenchmarkRequestPathAB$")
-	perReq := func(v float64) string { return num(v * 1000 / 200) }
+	perReq := func(v float64) string { return num(v * 1000 / pathRound) }
 	for _, row := range []struct{ label, name string }{
 		{"create a rule, full stack", "create"},
+		{"create, without the access line and metrics", "create-without-access-line-and-metrics"},
 		{"get a rule, full stack", "get/rate-limited"},
 		{"get a rule, without the rate limiter", "get/no-rate-limit"},
 	} {
 		r := api["BenchmarkRequestPathAB/"+row.name]
-		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", row.label, perReq(r["a-ms"]), num(r["a-allocs"]/200), abSpread(r), strconv.Itoa(int(r["rounds"])))
-		fmt.Fprintf(out, "    bare handler, same JSON, same adapter (baseline)\t%s\t%s\t1.00\t\n", perReq(r["base-ms"]), num(r["base-allocs"]/200))
+		fmt.Fprintf(out, "  %s\t%s\t%s\t%s\t%s\n", row.label, perReq(r["a-ms"]), num(r["a-allocs"]/pathRound), abSpread(r), strconv.Itoa(int(r["rounds"])))
+		fmt.Fprintf(out, "    bare handler, same JSON, same adapter (baseline)\t%s\t%s\t1.00\t\n", perReq(r["base-ms"]), num(r["base-allocs"]/pathRound))
 	}
 
 	// The list and the series: whole requests against same-request
