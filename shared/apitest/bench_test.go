@@ -51,38 +51,7 @@ func BenchmarkCreateRule(b *testing.B) {
 	h.check = false
 	ctx := context.Background()
 	lh := httpapi.LambdaHandler(h.h)
-	type acct struct {
-		id string
-		ev events.APIGatewayV2HTTPRequest
-	}
-	accts := make([]acct, benchAccounts)
-	for i := range accts {
-		id := fmt.Sprintf("acct_bench%03d", i)
-		if _, err := h.prov.CreateAccount(ctx, id, id); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := h.prov.CreateProject(ctx, id, "proj_a1", "p"); err != nil {
-			b.Fatal(err)
-		}
-		key, _, err := h.prov.CreateKey(ctx, voiceops.KeyAPI, id, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		accts[i] = acct{id: id, ev: benchEvent("POST", "/v1/alert-rules", key, benchRuleBody)}
-		if res, _ := lh(ctx, benchEvent("GET", "/v1/alert-rules", key, "")); res.StatusCode != 200 { // warm the key cache
-			b.Fatal(res.StatusCode)
-		}
-	}
-	empty := func() {
-		for _, a := range accts {
-			rules, _ := h.stores.Rules.ListRules(ctx, a.id)
-			for _, r := range rules {
-				if _, err := h.stores.Rules.DeleteRule(ctx, a.id, r.ID, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
+	accts, empty := h.createAccounts(benchAccounts)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -91,7 +60,7 @@ func BenchmarkCreateRule(b *testing.B) {
 			empty()
 			b.StartTimer()
 		}
-		res, err := lh(ctx, accts[i%benchAccounts].ev)
+		res, err := lh(ctx, accts[i%benchAccounts])
 		if err != nil || res.StatusCode != 201 {
 			b.Fatalf("%d %v %s", res.StatusCode, err, res.Body)
 		}
@@ -205,6 +174,44 @@ func BenchmarkChatTurn(b *testing.B) {
 		res, err := lh(ctx, ev)
 		if err != nil || res.StatusCode != 200 {
 			b.Fatalf("%d %v %s", res.StatusCode, err, res.Body)
+		}
+	}
+}
+
+// createAccounts makes n accounts, each with a project and a key whose
+// cache entry is warm, and returns a rule create request of each and a
+// function that deletes their rules again (the benchmarks create rules
+// under the 10-rule limit).
+func (h *harness) createAccounts(n int) ([]events.APIGatewayV2HTTPRequest, func()) {
+	ctx := context.Background()
+	lh := httpapi.LambdaHandler(h.h)
+	var ids []string
+	var creates []events.APIGatewayV2HTTPRequest
+	for i := range n {
+		id := fmt.Sprintf("acct_bench%04d", i)
+		if _, err := h.prov.CreateAccount(ctx, id, id); err != nil {
+			h.t.Fatal(err)
+		}
+		if _, err := h.prov.CreateProject(ctx, id, "proj_a1", "p"); err != nil {
+			h.t.Fatal(err)
+		}
+		key, _, err := h.prov.CreateKey(ctx, voiceops.KeyAPI, id, "")
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if res, _ := lh(ctx, benchEvent("GET", "/v1/alert-rules", key, "")); res.StatusCode != 200 { // warm the key cache
+			h.t.Fatal(res.StatusCode)
+		}
+		ids, creates = append(ids, id), append(creates, benchEvent("POST", "/v1/alert-rules", key, benchRuleBody))
+	}
+	return creates, func() {
+		for _, id := range ids {
+			rules, _ := h.stores.Rules.ListRules(ctx, id)
+			for _, r := range rules {
+				if _, err := h.stores.Rules.DeleteRule(ctx, id, r.ID, nil); err != nil {
+					h.t.Fatal(err)
+				}
+			}
 		}
 	}
 }

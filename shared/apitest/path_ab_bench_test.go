@@ -3,7 +3,6 @@ package apitest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/voiceops/opsapi/shared/httpapi"
 	"github.com/voiceops/opsapi/shared/ratelimit"
 	"github.com/voiceops/opsapi/shared/testsupport/abbench"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // pathRound is the requests of one round of each side: enough for a round
@@ -104,33 +102,7 @@ func BenchmarkRequestPathAB(b *testing.B) {
 			}
 			h.withoutRateLimit()
 			lh := httpapi.LambdaHandler(h.h)
-			var ids []string
-			var evs []events.APIGatewayV2HTTPRequest
-			for i := range pathRound / 2 {
-				id := fmt.Sprintf("acct_ab%03d", i)
-				if _, err := h.prov.CreateAccount(ctx, id, id); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := h.prov.CreateProject(ctx, id, "proj_a1", "p"); err != nil {
-					b.Fatal(err)
-				}
-				key, _, err := h.prov.CreateKey(ctx, voiceops.KeyAPI, id, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				send(b, lh, benchEvent("GET", "/v1/alert-rules", key, ""), 200) // warm the key cache
-				ids, evs = append(ids, id), append(evs, benchEvent("POST", "/v1/alert-rules", key, benchRuleBody))
-			}
-			empty := func() {
-				for _, id := range ids {
-					rules, _ := h.stores.Rules.ListRules(ctx, id)
-					for _, r := range rules {
-						if _, err := h.stores.Rules.DeleteRule(ctx, id, r.ID, nil); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-			}
+			evs, empty := h.createAccounts(pathRound / 2)
 			res, err := lh(ctx, evs[0])
 			if err != nil || res.StatusCode != 201 {
 				b.Fatal(res.StatusCode, err)
