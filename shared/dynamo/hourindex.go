@@ -36,7 +36,9 @@ import (
 // of the release before still writes old entries: when the new entries show
 // that this release wrote the project's conversations at least
 // legacySettle before (a stack update replaces every function within
-// minutes). With a marker, a listing reads old entries only for the hours
+// minutes; a rollback to the release before, deployed forward again, is
+// the one case this misjudges: old entries its old code wrote after the
+// marker are not read). With a marker, a listing reads old entries only for the hours
 // up to its legacy hour, 4 range Queries; a project with none, or whose
 // range starts later, reads the index in one Query. Markers are kept per
 // process for legacyCacheFor.
