@@ -41,12 +41,17 @@ import (
 // marker are not read). With a marker, a listing reads old entries only for the hours
 // up to its legacy hour, 4 range Queries; a project with none, or whose
 // range starts later, reads the index in one Query. Markers are kept per
-// process for legacyCacheFor.
+// process for legacyCacheFor; what the old entries said before a marker
+// could be written, for legacyProbeFor (so a new project's listings read
+// them once a minute, not every page, in its first hours: a conversation
+// the release before starts during a stack update may then be missing
+// from one process's listings for that long).
 const (
 	skLegacyMarker = "~"
 	attrLegacy     = "legacy"
 	legacySettle   = 2 * time.Hour
 	legacyCacheFor = time.Hour
+	legacyProbeFor = time.Minute
 	legacyCacheMax = 4096
 )
 
@@ -79,7 +84,9 @@ type legacyCache struct {
 
 type legacyCached struct {
 	mark legacyMark
-	at   time.Time
+	// until is when the process reads the marker (or the old entries)
+	// again.
+	until time.Time
 }
 
 func newLegacyCache() *legacyCache { return &legacyCache{m: map[string]legacyCached{}} }
@@ -88,19 +95,20 @@ func (c *legacyCache) get(pk string, now time.Time) (legacyMark, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[pk]
-	if !ok || now.Sub(e.at) >= legacyCacheFor || !e.mark.expires.IsZero() && !now.Before(e.mark.expires) {
+	if !ok || !now.Before(e.until) || !e.mark.expires.IsZero() && !now.Before(e.mark.expires) {
 		return legacyMark{}, false
 	}
 	return e.mark, true
 }
 
-func (c *legacyCache) put(pk string, m legacyMark, now time.Time) {
+// put keeps m for d.
+func (c *legacyCache) put(pk string, m legacyMark, now time.Time, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= legacyCacheMax {
 		clear(c.m)
 	}
-	c.m[pk] = legacyCached{mark: m, at: now}
+	c.m[pk] = legacyCached{mark: m, until: now.Add(d)}
 }
 
 // conversationHours reads the hour index: the hours from first to last
@@ -146,12 +154,14 @@ func (s *Conversations) conversationHours(ctx context.Context, op, accountID, pr
 		if old, mark, err = s.readOldHours(ctx, op, accountID, projectID); err != nil {
 			return nil, err
 		}
+		keep := legacyProbeFor
 		if settled(entries, now) {
 			if err := s.writeLegacyMark(ctx, op, pk, mark); err != nil {
 				return nil, err
 			}
-			s.legacy.put(pk, mark, now)
+			keep = legacyCacheFor
 		}
+		s.legacy.put(pk, mark, now, keep)
 	case mark.through >= lo:
 		if old, err = s.readOldRange(ctx, op, accountID, projectID, lo, min(hi, mark.through)); err != nil {
 			return nil, err
@@ -203,7 +213,7 @@ func (s *Conversations) readLegacyMark(ctx context.Context, op, pk string) (m le
 			m.expires = time.Unix(sec, 0)
 		}
 	}
-	s.legacy.put(pk, m, s.now())
+	s.legacy.put(pk, m, s.now(), legacyCacheFor)
 	return m, true, nil
 }
 

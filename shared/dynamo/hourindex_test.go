@@ -98,12 +98,19 @@ func TestHourIndexOldLayout(t *testing.T) {
 	// process of the release before may still be writing old entries, so
 	// the listing reads them all and writes no marker.
 	db := &countingDB{DB: c}
-	list(dynamo.NewConversations(db, table), time.UnixMilli(0), oldA, oldB, recent)
+	unsettled := dynamo.NewConversations(db, table)
+	list(unsettled, time.UnixMilli(0), oldA, oldB, recent)
 	if m := marker(); m != nil {
 		t.Errorf("legacy marker written before the index settled: %v", m)
 	}
 	if got, want := db.take(), map[string]int{"GetItem": 1, "Query": 1 + voiceops.ConversationShards + 3}; !maps.Equal(got, want) {
 		t.Errorf("unsettled listing: calls %v, want %v", got, want)
+	}
+	// The same process within a minute: what the old entries said is kept,
+	// so no marker read and no full read of them, only their range.
+	list(unsettled, time.UnixMilli(0), oldA, oldB, recent)
+	if got, want := db.take(), map[string]int{"Query": 1 + voiceops.ConversationShards + 3}; !maps.Equal(got, want) {
+		t.Errorf("unsettled listing again: calls %v, want %v", got, want)
 	}
 
 	// Four hours back, this release wrote one: settled. The marker names
