@@ -90,15 +90,8 @@ func BenchmarkGetRule(b *testing.B) {
 			if !limited {
 				h.withoutRateLimit()
 			}
-			lh := httpapi.LambdaHandler(h.h)
+			lh, ev, _ := h.ruleToGet()
 			ctx := context.Background()
-			res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
-			if err != nil || res.StatusCode != 201 {
-				b.Fatal(res.StatusCode, err)
-			}
-			var created struct{ ID string }
-			_ = json.Unmarshal([]byte(res.Body), &created)
-			ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
 			step := time.Second / time.Duration(ratelimit.Default.Rate)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -214,4 +207,20 @@ func (h *harness) createAccounts(n int) ([]events.APIGatewayV2HTTPRequest, func(
 			}
 		}
 	}
+}
+
+// ruleToGet creates a rule of acct_a and returns the harness's Lambda
+// handler, the request that reads the rule back and the rule's body as
+// created (the GET benchmarks).
+func (h *harness) ruleToGet() (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), events.APIGatewayV2HTTPRequest, string) {
+	lh := httpapi.LambdaHandler(h.h)
+	res, err := lh(context.Background(), benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
+	if err != nil || res.StatusCode != 201 {
+		h.t.Fatal(res.StatusCode, err)
+	}
+	var created struct{ ID string }
+	if err := json.Unmarshal([]byte(res.Body), &created); err != nil || created.ID == "" {
+		h.t.Fatalf("created rule %q: %v", res.Body, err)
+	}
+	return lh, benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, ""), res.Body
 }

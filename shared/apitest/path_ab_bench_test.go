@@ -66,14 +66,7 @@ func BenchmarkRequestPathAB(b *testing.B) {
 			if !limited {
 				h.withoutRateLimit()
 			}
-			lh := httpapi.LambdaHandler(h.h)
-			res, err := lh(ctx, benchEvent("POST", "/v1/alert-rules", h.keyA, benchRuleBody))
-			if err != nil || res.StatusCode != 201 {
-				b.Fatal(res.StatusCode, err)
-			}
-			var created struct{ ID string }
-			_ = json.Unmarshal([]byte(res.Body), &created)
-			ev := benchEvent("GET", "/v1/alert-rules/"+created.ID, h.keyA, "")
+			lh, ev, created := h.ruleToGet()
 			// One bucket interval per request: every request is admitted.
 			step := time.Second / time.Duration(ratelimit.Default.Rate)
 			abbench.Run(b, func() {
@@ -81,7 +74,7 @@ func BenchmarkRequestPathAB(b *testing.B) {
 					h.clock.Advance(step)
 					send(b, lh, ev, 200)
 				}
-			}, bareOf(b, h, res.Body))
+			}, bareOf(b, h, created))
 		})
 	}
 	// Creates, as deployed, and without the access line and the request

@@ -1187,10 +1187,4 @@ func (r rangeRead) fetch(ctx context.Context, sr *shardReader, n int) error {
 	return nil
 }
 
-func idOf(it item) string {
-	s, _ := it[attrID].(*types.AttributeValueMemberS)
-	if s == nil {
-		return ""
-	}
-	return s.Value
-}
+func idOf(it item) string { return strOf(it, attrID) }

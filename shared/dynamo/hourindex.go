@@ -290,12 +290,3 @@ func eachOldShard(read func(shard int) ([]item, error)) ([][]item, error) {
 	}
 	return results, nil
 }
-
-// strOf is the string attribute name of it, "" when it has none.
-func strOf(it item, name string) string {
-	v, _ := it[name].(*types.AttributeValueMemberS)
-	if v == nil {
-		return ""
-	}
-	return v.Value
-}

@@ -58,6 +58,15 @@ func RuleShardKey(shard int) string { return fmt.Sprintf("%s%02d", gsiRulePrefix
 
 func key(pk, sk string) item { return item{attrPK: avS(pk), attrSK: avS(sk)} }
 
+// strOf is the string attribute name of it, "" when it has none.
+func strOf(it item, name string) string {
+	v, _ := it[name].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
+}
+
 func accountKey(id string) item               { return key(pkAccount+id, skAccount) }
 func projectKey(accountID, id string) item    { return key(pkAccount+accountID, skProject+id) }
 func accountKeyKey(accountID, id string) item { return key(pkAccount+accountID, skKey+id) }
