@@ -133,7 +133,7 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 	return out
 }
 
-// hostFamily is the error shape of each host (DECISIONS.md, "Errors").
+// hostFamily is the error shape of each host (docs/api.md, "Errors: the two shapes").
 var hostFamily = map[Host]httpapi.Family{StudioHost: httpapi.Doc1, BaseHost: httpapi.Doc2}
 
 // servedHosts lists the hosts that at least one function has a route on, in

@@ -39,7 +39,7 @@ ensure_python_tool cfn-lint cfn-lint
 # about a minute on a fresh machine (skipped when present); the test runs in
 # about 7 s inside the go test step below.
 # Debian packages the tests use: chromium (the console's browser test) and
-# jq (apilint, clientcheck and the README's commands).
+# jq (apilint, clientcheck and the walkthroughs' commands).
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v jq >/dev/null 2>&1 || missing+=(jq)

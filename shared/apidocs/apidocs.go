@@ -27,8 +27,8 @@ import (
 type Host string
 
 const (
-	Studio Host = "studio" // {agent_studio_url}: doc 1 and our additions
-	Base   Host = "base"   // {base_url}: doc 2
+	Studio Host = "studio" // {agent_studio_url}: the studio host and our additions
+	Base   Host = "base"   // {base_url}: the base host
 )
 
 var (

@@ -123,7 +123,7 @@ func TestOpenAPISpecValidatorCLI(t *testing.T) {
 	t.Logf("openapi-spec-validator: %s", bytes.TrimSpace(out))
 }
 
-// Fixtures: responses shaped exactly as shared/api writes them.
+// Fixtures: responses shaped exactly as the handlers write them.
 
 const reqID = "req_4fJ9kQ2mX7pL0aZ8bC3d"
 
@@ -238,7 +238,7 @@ func errBody(msg string) map[string]any {
 	return map[string]any{"message": msg, "request_id": reqID}
 }
 
-// Doc-2 fixtures (shared/api/chat.go, voice.go and errors.go).
+// Base host fixtures (shared/chatapi, shared/voiceapi and shared/httpapi/errors.go).
 
 const convID = "conv_17953416000001es5bW4rR2HdGvM5TOVFq"
 
@@ -514,7 +514,7 @@ func TestCheckRejects(t *testing.T) {
 		{name: "chat close with success false", method: "PUT", url: chatURL + "/close", status: 200, body: map[string]any{"success": false}},
 		{name: "chat close with POST", method: "POST", url: chatURL + "/close", status: 200, body: success()},
 		{name: "GET on chat create", method: "GET", url: chatURL + "/create", status: 200, body: chatCreated()},
-		{name: "chat error in doc-1 shape", method: "POST", url: chatURL + "/respond", status: 404, body: errBody("conversation not found")},
+		{name: "chat error in studio-host shape", method: "POST", url: chatURL + "/respond", status: 404, body: errBody("conversation not found")},
 		{name: "chat error with errors", method: "POST", url: chatURL + "/create", status: 400, body: with(doc2Err("validation failed"), "errors", []any{})},
 		{name: "chat error without request_id", method: "POST", url: chatURL + "/create", status: 404, body: without(doc2Err("the project has no agent configured"), "request_id")},
 		{name: "chat 422", method: "POST", url: chatURL + "/respond", status: 422, body: doc2Err("validation failed")},
@@ -524,7 +524,7 @@ func TestCheckRejects(t *testing.T) {
 		{name: "call start 410", method: "POST", url: callsURL, status: 410, body: doc2Err("the conversation has ended")},
 		{name: "call end answered like a turn", method: "POST", url: callURL + "/end", status: 200, body: answer()},
 		{name: "call turn answered like an end", method: "POST", url: callURL + "/turns", status: 200, body: success()},
-		{name: "call error in doc-1 shape", method: "POST", url: callsURL, status: 401, body: errBody("missing or invalid X-Internal-Key")},
+		{name: "call error in studio-host shape", method: "POST", url: callsURL, status: 401, body: errBody("missing or invalid X-Internal-Key")},
 		{name: "unknown call sub-route", method: "POST", url: callURL + "/hangup", status: 200, body: success()},
 	}
 	for _, c := range cases {
@@ -679,7 +679,7 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestDoc2Operations checks where the doc-2 operations are served and how
+// TestDoc2Operations checks where the base-host operations are served and how
 // they authenticate: on the base host {base_url} (their own servers), chat
 // with X-API-KEY and X-TOKEN together, the voice intake with the internal
 // key; and that their enums are the code's.
@@ -690,7 +690,7 @@ func TestDoc2Operations(t *testing.T) {
 	}
 	for _, s := range doc.Servers {
 		if strings.Contains(s.URL, "api.voiceops.example") {
-			t.Errorf("the base host %s is a document-wide server: doc-1 operations are not served there", s.URL)
+			t.Errorf("the base host %s is a document-wide server: studio-host operations are not served there", s.URL)
 		}
 	}
 	schemes := doc.Components.SecuritySchemes
@@ -759,13 +759,13 @@ func TestDoc2Operations(t *testing.T) {
 			ref := op.Responses.Value(status)
 			body := ref.Value.Content.Get("application/json")
 			if body == nil || body.Schema.Value.Properties["error_message"] == nil {
-				t.Errorf("%s %s: %s is not a doc-2 error body", want[0], path, status)
+				t.Errorf("%s %s: %s is not a base-host error body", want[0], path, status)
 			}
 		}
 	}
 	for _, path := range []string{"/v1/alert-rules", "/internal/v1/metric-events"} {
 		if item := doc.Paths.Find(path); item == nil || len(item.Servers) != 0 {
-			t.Errorf("%s: has servers of its own; doc-1 operations use the document's", path)
+			t.Errorf("%s: has servers of its own; studio-host operations use the document's", path)
 		}
 	}
 
@@ -795,12 +795,12 @@ func TestDoc2Operations(t *testing.T) {
 		t.Errorf("VoiceCallStart.environment enum %v, want voiceops.Environments %v", gotEnvs, envs)
 	}
 	if p := schemas["LanguageCode"].Value.Pattern; p != `^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$` {
-		t.Errorf("LanguageCode pattern %s is not shared/api's", p)
+		t.Errorf("LanguageCode pattern %s is not shared/voiceops's (language.go)", p)
 	}
 }
 
-// TestDoc2RequestSchemas checks the doc-2 request bodies against the rules
-// of shared/api/chat.go and voice.go.
+// TestDoc2RequestSchemas checks the base-host request bodies against the rules
+// of shared/chatapi and shared/voiceapi.
 func TestDoc2RequestSchemas(t *testing.T) {
 	doc, err := load()
 	if err != nil {
@@ -876,7 +876,7 @@ func TestDoc2RequestSchemas(t *testing.T) {
 	}
 }
 
-// The conversations list (shared/api/conversations.go, convjson.go).
+// The conversations list (shared/conversationsapi/conversations.go, convjson.go).
 
 func convTurnV3() map[string]any {
 	return map[string]any{
@@ -999,7 +999,7 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v1 turn with latency", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "latency", 0.8)}))},
 		{name: "v1 latency summary", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "latency", latency))},
 		{name: "v1 turn metadata", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "metadata", map[string]any{})}))},
-		{name: "error in doc-1 shape", method: "GET", url: v3, status: 400, body: with(errBody("invalid query parameter"), "errors", []any{})},
+		{name: "error in studio-host shape", method: "GET", url: v3, status: 400, body: with(errBody("invalid query parameter"), "errors", []any{})},
 		{name: "422", method: "GET", url: v3, status: 422, body: doc2Err("invalid")},
 		{name: "POST", method: "POST", url: v3, status: 200, body: convPage(nil)},
 		{name: "v2", method: "GET", url: local + "/v2/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
@@ -1016,7 +1016,7 @@ func TestConversationListSchemas(t *testing.T) {
 }
 
 // TestConcurrencyAndHandoffResponses checks the concurrency series and the
-// handoff state against responses shaped as shared/api/concurrency.go and
+// handoff state against responses shaped as shared/conversationsapi/concurrency.go and
 // handoff.go write them, and that the document refuses others.
 func TestConcurrencyAndHandoffResponses(t *testing.T) {
 	v := newValidator(t)
@@ -1062,7 +1062,7 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "time without milliseconds", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00Z", 1))},
 		{name: "interval with extra field", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 1), "channel", "voice"))},
 		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: doc2Err("invalid")},
-		{name: "concurrency 501 in doc-1 shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
+		{name: "concurrency 501 in studio-host shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
 		{name: "handoff state, flat record", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", "support-queue")},
 		{name: "handoff state without data", method: "GET", url: handoffURL, status: 200, body: without(state(), "data")},
 		{name: "handoff state with null data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", nil)},

@@ -315,7 +315,7 @@ func (downIdempotency) Begin(context.Context, idempotency.Record, time.Time) (id
 	return idempotency.Record{}, false, errors.New("table unavailable")
 }
 
-// The limiter fails open; the Idempotency-Key fails closed (README,
+// The limiter fails open; the Idempotency-Key fails closed (docs/decisions.md,
 // "Failure behaviour").
 func TestGuardsWhenTheirStoreFails(t *testing.T) {
 	h := newHarness(t)

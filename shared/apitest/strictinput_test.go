@@ -21,11 +21,11 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 	for range 2 {
 		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: ""}, benchRuleBody).expect(t, 400)
 		if f := res.fieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
-			t.Errorf("doc 1: fields %v in %s", f, res.body)
+			t.Errorf("the studio host: fields %v in %s", f, res.body)
 		}
 		res = h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: ""}, `{"to_number":"+14155550100"}`).expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "Idempotency-Key must be 1 to 255") {
-			t.Errorf("doc 2: %s", res.body)
+			t.Errorf("the base host: %s", res.body)
 		}
 		h.send("POST", "/v1/acct_a/proj_a1/chat/create", map[string]string{"X-API-KEY": h.keyA, "X-TOKEN": h.agent, idempotency.Header: ""}, `{}`).expect(t, 400)
 	}

@@ -2,7 +2,7 @@
 // files embedded in the binary (no CDN, no build step), under a strict
 // Content-Security-Policy. The pages call the public API from the browser
 // with the operator's API key, kept in the tab's sessionStorage only; the
-// server side knows no key and serves no data (README, "Console").
+// server side knows no key and serves no data (docs/console.md).
 package console
 
 import (

@@ -20,7 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Events is the events group (doc 2; functions/events): the external
+// Events is the events group (the base host; functions/events): the external
 // events webhook and the bridge-ended notification, both authenticated
 // with a project's events key in X-Api-Key.
 type Events struct {
@@ -35,7 +35,7 @@ func (g *Events) Routes() []httpapi.Route {
 	}
 }
 
-// MaxEventBodyBytes is the limit of an external event's body (DECISIONS.md).
+// MaxEventBodyBytes is the limit of an external event's body.
 const MaxEventBodyBytes = 256 << 10
 
 // maxEventIDLength bounds an external event ID.

@@ -8,9 +8,9 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// StatusOf is the one table from error kind to HTTP status. Doc 2 differs
-// from doc 1 only for invalid input: doc 2 answers every validation error
-// with 400 (DECISIONS.md, "Errors").
+// StatusOf is the one table from error kind to HTTP status. The base host differs
+// from the studio host only for invalid input: the base host answers every validation error
+// with 400 (docs/api.md, "Errors: the two shapes").
 func StatusOf(kind voiceops.Kind, family Family) int {
 	switch kind {
 	case voiceops.KindBadRequest:
@@ -42,7 +42,7 @@ func StatusOf(kind voiceops.Kind, family Family) int {
 	return http.StatusInternalServerError
 }
 
-// Doc1Error is the error body of doc 1. Errors is present (possibly empty)
+// Doc1Error is the error body of the studio host. Errors is present (possibly empty)
 // on 400 and 422 only.
 type Doc1Error struct {
 	Message   string                 `json:"message"`
@@ -50,7 +50,7 @@ type Doc1Error struct {
 	RequestID string                 `json:"request_id"`
 }
 
-// Doc2Error is the error body of doc 2.
+// Doc2Error is the error body of the base host.
 type Doc2Error struct {
 	ErrorMessage string `json:"error_message"`
 	RequestID    string `json:"request_id"`
@@ -85,7 +85,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, fam Fa
 	WriteJSON(w, status, body)
 }
 
-// doc2Message folds field errors into the single message doc 2 carries.
+// doc2Message folds field errors into the single message the base host carries.
 func doc2Message(msg string, fields []voiceops.FieldError) string {
 	for i, f := range fields {
 		if i == 0 {

@@ -29,13 +29,13 @@ func TestUnknownRoutesAnswerInTheHostsErrorShape(t *testing.T) {
 		field  string
 	}{
 		{"studio host, /", []httpapi.Route{doc1}, "GET", "/", 404, "message"},
-		{"studio host, a doc-2 path", []httpapi.Route{doc1}, "GET", "/v3/a/b/conversations", 404, "message"},
+		{"studio host, a base-host path", []httpapi.Route{doc1}, "GET", "/v3/a/b/conversations", 404, "message"},
 		{"base host, /", []httpapi.Route{doc2}, "GET", "/", 404, "error_message"},
 		{"base host, unknown", []httpapi.Route{doc2}, "GET", "/nope", 404, "error_message"},
 		{"base host, wrong method", []httpapi.Route{doc2}, "DELETE", "/v1/outbound-calling/trigger", 405, "error_message"},
-		{"base host, a doc-1 path", []httpapi.Route{doc2}, "GET", "/v1/alert-rules/x", 404, "error_message"},
-		{"both, a doc-1 path", []httpapi.Route{doc1, doc2}, "GET", "/v1/alert-rules/x/y", 404, "message"},
-		{"both, a doc-2 path", []httpapi.Route{doc1, doc2}, "GET", "/v3/x", 404, "error_message"},
+		{"base host, a studio-host path", []httpapi.Route{doc2}, "GET", "/v1/alert-rules/x", 404, "error_message"},
+		{"both, a studio-host path", []httpapi.Route{doc1, doc2}, "GET", "/v1/alert-rules/x/y", 404, "message"},
+		{"both, a base-host path", []httpapi.Route{doc1, doc2}, "GET", "/v3/x", 404, "error_message"},
 	} {
 		rec := httptest.NewRecorder()
 		httpapi.New(cfg, c.routes).ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))

@@ -12,8 +12,8 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Family is the error body shape of a route: doc 1's {message, errors} or
-// doc 2's {error_message}.
+// Family is the error body shape of a route: the studio host's {message, errors} or
+// the base host's {error_message}.
 type Family int
 
 const (
@@ -26,7 +26,7 @@ const (
 type Scheme int
 
 const (
-	// AccountKey: an account-scoped API key in x-api-key (doc 1).
+	// AccountKey: an account-scoped API key in x-api-key (the studio host).
 	AccountKey Scheme = iota
 	// ProjectKey: an API key in x-api-key valid for the path's
 	// {account_id}/{project_id} (account-scoped for any project of its
@@ -72,7 +72,7 @@ type Route struct {
 	Create bool
 }
 
-// Doc2Route is a route of doc 2 (the base host): errors are
+// Doc2Route is a route of the base host (the base host): errors are
 // {"error_message": ...}.
 func Doc2Route(method, path string, auth Scheme, h Handler) Route {
 	return Route{Method: method, Path: path, Family: Doc2, Auth: auth, Handle: h}
@@ -85,7 +85,7 @@ func (r Route) Creates() Route { r.Create = true; return r }
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
 // familyOf tells which document a path that matched no route belongs to:
-// doc 1 lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
+// the studio host lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
 // the studio host's additions (/v1/metrics, /console): the catalog's
 // studio paths (shared/catalog; family_catalog_test.go).
 func familyOf(r *http.Request) Family {

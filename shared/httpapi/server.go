@@ -44,8 +44,7 @@ type Config struct {
 	Now         func() time.Time
 	Log         *slog.Logger
 	// CountError, when set, records one api_errors event for the account
-	// (and project) of an authenticated request answered 5xx (DECISIONS.md,
-	// "Metric events": the functions record their own). A failure is
+	// (and project) of an authenticated request answered 5xx (docs/api.md, "Metric intake": the functions record their own). A failure is
 	// logged and never changes the answer.
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Deadline bounds each request's work (its context), well under API
@@ -64,7 +63,7 @@ type Config struct {
 	Metrics telemetry.Recorder
 	// NoRouteFamily, when set, tells the error shape of a request that
 	// matched no route (404, 405): StageFamily, where one function answers
-	// a whole host's unknown paths. Default: by the path (doc 1's
+	// a whole host's unknown paths. Default: by the path (the studio host's
 	// prefixes), as on the dev server, which serves both hosts.
 	NoRouteFamily func(r *http.Request) Family
 }

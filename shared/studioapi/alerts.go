@@ -25,7 +25,7 @@ type Alerts struct {
 	Now       func() time.Time
 }
 
-// Routes lists every route of the alerts group (doc 1).
+// Routes lists every route of the alerts group (the studio host).
 func (a *Alerts) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		doc1("POST", "/v1/alert-rules", a.createRule).Creates(),
@@ -34,19 +34,19 @@ func (a *Alerts) Routes() []httpapi.Route {
 		doc1("PATCH", "/v1/alert-rules/{rule_id}", a.patchRule),
 		doc1("DELETE", "/v1/alert-rules/{rule_id}", a.deleteRule),
 		doc1("GET", "/v1/alerts", a.listAlerts),
-		// Our additions (DECISIONS.md, "Our additions on the studio host").
+		// Our additions (docs/api.md, our additions).
 		doc1("GET", "/v1/alert-rules/{rule_id}/history", a.ruleHistory),
 		doc1("POST", "/v1/alert-rules/preview", a.previewRule),
 		doc1("GET", "/v1/metrics", a.metricSeries),
 	}
 }
 
-// doc1 is a route of doc 1: an account-scoped API key, doc 1's errors.
+// doc1 is a route of the studio host: an account-scoped API key, the studio host's errors.
 func doc1(method, path string, h httpapi.Handler) httpapi.Route {
 	return httpapi.Route{Method: method, Path: path, Family: httpapi.Doc1, Auth: httpapi.AccountKey, Handle: h}
 }
 
-// ruleJSON is the alert rule record of doc 1 (fromRecord: each field is
+// ruleJSON is the alert rule record of the studio host (fromRecord: each field is
 // the rule's field of its name or `from` tag).
 type ruleJSON struct {
 	ID              string  `json:"id"`

@@ -23,7 +23,7 @@ type Webhooks struct {
 	URLPolicy voiceops.URLPolicy
 }
 
-// Routes lists every route of the webhooks group (doc 1).
+// Routes lists every route of the webhooks group (the studio host).
 func (h *Webhooks) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		doc1("POST", "/v1/webhook-endpoints", h.createEndpoint).Creates(),

@@ -9,7 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// DNI is the DNI reservation route (DECISIONS.md, DNI; functions/calls).
+// DNI is the DNI reservation route (docs/outbound-calls.md, DNI; functions/calls).
 // The path names no project, so the x-api-key must be scoped to one: an
 // account-scoped key is 403.
 type DNI struct {

@@ -11,7 +11,7 @@ import (
 
 // Voice is the telephony system's voice intake (functions/calls): a call
 // starts, each user turn (transcript, DTMF or silence) is answered, and the
-// call ends (completed or crashed). Internal key, doc 2's errors.
+// call ends (completed or crashed). Internal key, the base host's errors.
 type Voice struct {
 	Engine Engine
 }
