@@ -141,9 +141,9 @@ func pruneComponents(d map[string]any) {
 // Routes serves the host's part at GET /openapi.json and its reference at
 // GET /docs, without authentication, in the host's error family.
 func Routes(h Host) []httpapi.Route {
-	family := httpapi.Doc1
+	family := httpapi.StudioErrors
 	if h == Base {
-		family = httpapi.Doc2
+		family = httpapi.BaseErrors
 	}
 	part := Part(h)
 	var once sync.Once

@@ -54,12 +54,12 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 func TestRepeatedKeysAre400(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	doc1 := []struct{ path, body, field string }{
+	studioCases := []struct{ path, body, field string }{
 		{"/v1/alert-rules", `{"name":"a","name":"b","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m"}`, "name"},
 		{"/v1/alert-rules", `{"name":"a","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m","\u006eame":"b"}`, "name"},
 		{"/v1/webhook-endpoints", `{"name":"n","url":"https://hooks.example.com/x","event_types":["alerts.triggered"],"headers":{"X-A":"1","X-A":"2"}}`, "headers.X-A"},
 	}
-	for _, c := range doc1 {
+	for _, c := range studioCases {
 		res := h.do("POST", c.path, h.keyA, c.body).expect(t, 400)
 		m := res.JSON(t)
 		if f := res.fieldErrors(t); m["message"] != "request body repeats an object key" || len(f) != 1 || f[0] != c.field {

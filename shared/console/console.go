@@ -113,8 +113,8 @@ func RoutesWith(baseURL string) ([]httpapi.Route, error) {
 	return []httpapi.Route{
 		// The page itself at /console too: API Gateway's {proxy+} needs a
 		// segment, so /console/ may not reach the function deployed.
-		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
-		{Method: "GET", Path: "/console/{file...}", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
+		{Method: "GET", Path: "/console", Family: httpapi.StudioErrors, Auth: httpapi.Public, Handle: c.serve},
+		{Method: "GET", Path: "/console/{file...}", Family: httpapi.StudioErrors, Auth: httpapi.Public, Handle: c.serve},
 	}, nil
 }
 

@@ -30,7 +30,7 @@ type seriesCounter interface {
 
 // Routes lists the concurrency route (the base host).
 func (g *Concurrency) Routes() []httpapi.Route {
-	return []httpapi.Route{httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/conversations/concurrency", httpapi.ProjectKey, g.concurrency)}
+	return []httpapi.Route{httpapi.BaseRoute("GET", "/v1/{account_id}/{project_id}/conversations/concurrency", httpapi.ProjectKey, g.concurrency)}
 }
 
 // concurrencyPage is how many conversations one read of the series asks

@@ -46,8 +46,8 @@ type pageWriter interface {
 // Routes lists the conversations list routes (the base host).
 func (g *Conversations) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
-		httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
+		httpapi.BaseRoute("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
+		httpapi.BaseRoute("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
 	}
 }
 

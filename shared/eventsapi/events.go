@@ -30,8 +30,8 @@ type Events struct {
 // Routes lists the events group's routes.
 func (g *Events) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
-		httpapi.Doc2Route("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
+		httpapi.BaseRoute("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
+		httpapi.BaseRoute("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
 	}
 }
 

@@ -12,13 +12,18 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Family is the error body shape of a route: the studio host's {message, errors} or
-// the base host's {error_message}.
+// Family is the error body shape of a route: the studio host's
+// {message, errors} or the base host's {error_message} (docs/api.md,
+// "Errors: the two shapes").
 type Family int
 
 const (
-	Doc1 Family = iota
-	Doc2
+	// StudioErrors: {"message", "errors", "request_id"}; an unreadable
+	// request is 400, an invalid one 422.
+	StudioErrors Family = iota
+	// BaseErrors: {"error_message", "request_id"}; every validation
+	// error is 400.
+	BaseErrors
 )
 
 // Scheme is how a route authenticates its caller. The middleware checks it
@@ -72,10 +77,10 @@ type Route struct {
 	Create bool
 }
 
-// Doc2Route is a route of the base host (the base host): errors are
+// BaseRoute is a route of the base host (the base host): errors are
 // {"error_message": ...}.
-func Doc2Route(method, path string, auth Scheme, h Handler) Route {
-	return Route{Method: method, Path: path, Family: Doc2, Auth: auth, Handle: h}
+func BaseRoute(method, path string, auth Scheme, h Handler) Route {
+	return Route{Method: method, Path: path, Family: BaseErrors, Auth: auth, Handle: h}
 }
 
 // Creates marks the route as create-like.
@@ -92,11 +97,11 @@ func familyOf(r *http.Request) Family {
 	p := r.URL.Path
 	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi", "/v1/metrics", "/console"} {
 		if strings.HasPrefix(p, prefix) {
-			return Doc1
+			return StudioErrors
 		}
 	}
 	if p == "/" {
-		return Doc1
+		return StudioErrors
 	}
-	return Doc2
+	return BaseErrors
 }

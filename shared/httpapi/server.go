@@ -277,11 +277,11 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	if s.NoRouteFamily != nil {
 		family = s.NoRouteFamily
 	}
-	if family(r) == Doc2 {
-		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
+	if family(r) == BaseErrors {
+		WriteJSON(w, status, BaseErrorBody{ErrorMessage: msg, RequestID: RequestID(r.Context())})
 		return
 	}
-	WriteJSON(w, status, Doc1Error{Message: msg, RequestID: RequestID(r.Context())})
+	WriteJSON(w, status, StudioErrorBody{Message: msg, RequestID: RequestID(r.Context())})
 }
 
 // canonical reports whether p is a clean absolute path: no empty, "." or

@@ -47,9 +47,9 @@ type Destinations interface {
 // Routes lists the outbound calling routes (the base host).
 func (g *Outbound) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: "POST", Path: "/v1/outbound-calling/trigger", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundTrigger, Create: true},
-		{Method: "GET", Path: "/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundStatus},
-		{Method: "POST", Path: "/internal/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.InternalKey, Handle: g.outboundMove},
+		{Method: "POST", Path: "/v1/outbound-calling/trigger", Family: httpapi.BaseErrors, Auth: httpapi.ServiceKey, Handle: g.outboundTrigger, Create: true},
+		{Method: "GET", Path: "/v1/outbound-calling/{callSid}/status", Family: httpapi.BaseErrors, Auth: httpapi.ServiceKey, Handle: g.outboundStatus},
+		{Method: "POST", Path: "/internal/v1/outbound-calling/{callSid}/status", Family: httpapi.BaseErrors, Auth: httpapi.InternalKey, Handle: g.outboundMove},
 	}
 }
 

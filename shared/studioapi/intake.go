@@ -62,7 +62,7 @@ type Recorder interface {
 
 // Routes lists the intake's one route.
 func (in *Intake) Routes() []httpapi.Route {
-	return []httpapi.Route{{Method: "POST", Path: "/internal/v1/metric-events", Family: httpapi.Doc1, Auth: httpapi.InternalKey, Handle: in.postMetricEvents}}
+	return []httpapi.Route{{Method: "POST", Path: "/internal/v1/metric-events", Family: httpapi.StudioErrors, Auth: httpapi.InternalKey, Handle: in.postMetricEvents}}
 }
 
 type acceptedJSON struct {

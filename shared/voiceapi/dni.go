@@ -19,7 +19,7 @@ type DNI struct {
 
 // Routes lists the DNI route.
 func (g *DNI) Routes() []httpapi.Route {
-	return []httpapi.Route{httpapi.Doc2Route("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve).Creates()}
+	return []httpapi.Route{httpapi.BaseRoute("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve).Creates()}
 }
 
 type dniReservationJSON struct {

@@ -19,9 +19,9 @@ type Voice struct {
 // Routes lists the voice intake's routes.
 func (g *Voice) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
 	}
 }
 
