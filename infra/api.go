@@ -133,8 +133,8 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 	return out
 }
 
-// hostFamily is the error shape of each host (DECISIONS.md, "Errors").
-var hostFamily = map[Host]httpapi.Family{StudioHost: httpapi.Doc1, BaseHost: httpapi.Doc2}
+// hostFamily is the error shape of each host (docs/api.md, "Errors: the two shapes").
+var hostFamily = map[Host]httpapi.Family{StudioHost: httpapi.StudioErrors, BaseHost: httpapi.BaseErrors}
 
 // servedHosts lists the hosts that at least one function has a route on, in
 // the order of Hosts.

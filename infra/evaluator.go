@@ -15,8 +15,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The rule evaluator's event sources beside its schedule (README,
-// "Alerting"). The stream's numbers:
+// The rule evaluator's event sources beside its schedule (docs/alerting.md). The stream's numbers:
 const (
 	// streamBatchingWindow: Lambda gathers a shard's records this long
 	// before invoking, so a scope is evaluated about once a second however

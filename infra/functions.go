@@ -28,10 +28,10 @@ import (
 type Host = catalog.Host
 
 const (
-	// StudioHost serves doc 1 ({agent_studio_url}): alerts, webhooks and the
+	// StudioHost serves the studio host ({agent_studio_url}): alerts, webhooks and the
 	// internal metric intake.
 	StudioHost = catalog.Studio
-	// BaseHost serves doc 2 ({base_url}): conversations, chat, calls, events.
+	// BaseHost serves the base host ({base_url}): conversations, chat, calls, events.
 	BaseHost = catalog.Base
 )
 
@@ -297,7 +297,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Every:                   time.Minute,
 	},
 	{
-		// Chat conversations (doc 2): the agent, the project's functions,
+		// Chat conversations (the base host): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
 		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
@@ -312,7 +312,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		InvokesProjectFunctions: true,
 	},
 	{
-		// A project's conversations (doc 2): the conversations list (v3 and
+		// A project's conversations (the base host): the conversations list (v3 and
 		// v1), the concurrency series and the handoff state, reads of the
 		// conversations table (the keys and projects are in the config
 		// table). A week's series decodes some 100,000 items, and a list
@@ -375,7 +375,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		DefaultRoute: true,
 	},
 	{
-		// Notifications pushed into conversations (doc 2, events key): the
+		// Notifications pushed into conversations (the base host, events key): the
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,

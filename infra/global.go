@@ -15,7 +15,7 @@ import (
 
 // GlobalConfig is the VoiceOps-global stack: the unprefixed address, which
 // answers every request with 421 and names the regional addresses
-// (DECISIONS.md, "Regions and hosts"). It holds no data.
+// (docs/api.md, "The two hosts"). It holds no data.
 type GlobalConfig struct {
 	Account        string
 	AWSRegion      string

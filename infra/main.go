@@ -14,7 +14,7 @@
 //	                    retain-on-delete and stack termination protection
 //	apiRateLimit        steady requests per second of each API stage (5000):
 //	                    the region's safety ceiling, not a tenant's limit
-//	                    (those are per API key: README, "Rate limits")
+//	                    (those are per API key: docs/api.md, "Rate limits and retries")
 //	apiBurstLimit       burst of each API stage (5000)
 //	studioDomain        custom domain of the studio host; "{region}" is
 //	                    replaced by us/uk/eu, e.g. studio.{region}.example.com
@@ -57,7 +57,7 @@ type Region struct {
 	AWSRegion string
 }
 
-// Regions lists every product region (DECISIONS.md, "Regions and hosts").
+// Regions lists every product region (docs/api.md, "The two hosts").
 var Regions = []Region{
 	{Name: "us", AWSRegion: "us-east-1"},
 	{Name: "uk", AWSRegion: "eu-west-2"},

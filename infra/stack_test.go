@@ -561,7 +561,7 @@ func TestCustomDomains(t *testing.T) {
 }
 
 // withBaseHost is Functions plus a test function on the base host, for
-// tests that need both hosts before the doc-2 functions exist.
+// tests that need both hosts before the base-host functions exist.
 func withBaseHost() []Function {
 	fns := append([]Function{}, Functions...)
 	if slices.Contains(servedHosts(fns), BaseHost) {

@@ -17,7 +17,7 @@ import (
 )
 
 // testFunctions exercise the trigger kinds and the base host before the real
-// evaluator, dispatcher and doc-2 functions exist. Their names cannot clash
+// evaluator, dispatcher and base-host functions exist. Their names cannot clash
 // with real functions, so this list keeps working when those arrive.
 var testFunctions = []Function{
 	{

@@ -39,7 +39,7 @@ ensure_python_tool cfn-lint cfn-lint
 # about a minute on a fresh machine (skipped when present); the test runs in
 # about 7 s inside the go test step below.
 # Debian packages the tests use: chromium (the console's browser test) and
-# jq (apilint, clientcheck and the README's commands).
+# jq (apilint, clientcheck and the walkthroughs' commands).
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
@@ -110,7 +110,7 @@ step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0
 step "generated clients (scripts/clientcheck/run: oapi-codegen Go client and openapi-typescript + openapi-fetch, compiled and run against a dev server; about 45 s)"
 ./scripts/clientcheck/run
 
-step "README walkthroughs (scripts/readme: every sh block in order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
+step "walkthroughs of the README and docs/ (scripts/readme: every sh block in reading order, on the in-memory dev server and on moto; about 40 s plus the tools' first build)"
 go run ./scripts/readme
 
 step "fuzz targets, bounded (scripts/fuzz.sh: FUZZTIME=${FUZZTIME:-4s} each)"

@@ -1,4 +1,4 @@
-// Command alerts is the Lambda function of the alerts endpoint group (doc 1):
+// Command alerts is the Lambda function of the alerts endpoint group (the studio host):
 // alert rules and the firing alerts.
 package main
 

@@ -1,4 +1,4 @@
-// Command chat is the Lambda function of the chat endpoint group (doc 2).
+// Command chat is the Lambda function of the chat endpoint group (the base host).
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Command conversations is the Lambda function of a project's conversations
-// (doc 2): the conversations list (v3 and v1), the concurrency series and
+// (the base host): the conversations list (v3 and v1), the concurrency series and
 // the handoff state.
 package main
 

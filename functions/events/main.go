@@ -1,4 +1,4 @@
-// Command events is the Lambda function of the events group (doc 2): the
+// Command events is the Lambda function of the events group (the base host): the
 // external events webhook and the bridge-ended notification.
 package main
 

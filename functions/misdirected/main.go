@@ -1,9 +1,9 @@
 // Command misdirected is the one function of the VoiceOps-global stack: the
 // unprefixed address, which answers every request 421 and names the
-// regional addresses (DECISIONS.md, "Regions and hosts").
+// regional addresses (docs/api.md, "The two hosts").
 //
 // It answers with an API Gateway response built directly, without the
-// net/http adapter of the regional functions (shared/api): it has one
+// net/http adapter of the regional functions (shared/httpapi): it has one
 // answer for every request, and it imports nothing of shared/, so that its
 // binary stays the size of a hello world.
 package main

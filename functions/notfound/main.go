@@ -1,7 +1,7 @@
 // Command notfound is the Lambda function behind each host's $default
 // route: it answers every request that no route of the host matches with
-// the service's JSON 404 in the host's error shape (doc 1 {"message"} on
-// the studio host, doc 2 {"error_message"} on the base host, named by the
+// the service's JSON 404 in the host's error shape (the studio host {"message"} on
+// the studio host, the base host {"error_message"} on the base host, named by the
 // stage variable httpapi.FamilyStageVariable) and an X-Request-Id, where
 // API Gateway itself would answer {"message":"Not Found"} with neither.
 // A known path with a wrong method reaches its own function (every route

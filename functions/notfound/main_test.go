@@ -32,7 +32,7 @@ func check404(t *testing.T, ev events.APIGatewayV2HTTPRequest, family httpapi.Fa
 		t.Fatalf("body %q: %v", resp.Body, err)
 	}
 	field, other := "message", "error_message"
-	if family == httpapi.Doc2 {
+	if family == httpapi.BaseErrors {
 		field, other = other, field
 	}
 	rid := resp.Headers["X-Request-Id"]
@@ -59,9 +59,9 @@ func TestReplayEvents(t *testing.T) {
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				t.Fatal(err)
 			}
-			family := httpapi.Doc1
-			if ev.StageVariables[httpapi.FamilyStageVariable] == "doc2" {
-				family = httpapi.Doc2
+			family := httpapi.StudioErrors
+			if ev.StageVariables[httpapi.FamilyStageVariable] == "base" {
+				family = httpapi.BaseErrors
 			}
 			check404(t, ev, family)
 		})
@@ -77,11 +77,11 @@ func TestTheHostsStageNamesTheShape(t *testing.T) {
 		e.RequestContext.HTTP.Method, e.RequestContext.HTTP.Path = method, path
 		return e
 	}
-	studio := map[string]string{httpapi.FamilyStageVariable: "doc1"}
-	base := map[string]string{httpapi.FamilyStageVariable: "doc2"}
-	check404(t, ev("GET", "/v1/conversations", studio), httpapi.Doc1)
-	check404(t, ev("DELETE", "/v1/alert-rules-x", base), httpapi.Doc2)
-	check404(t, ev("GET", "/", base), httpapi.Doc2)
-	check404(t, ev("GET", "/v9/x", nil), httpapi.Doc2)
-	check404(t, ev("GET", "/v1/alert-rules/x/y/z", nil), httpapi.Doc1)
+	studio := map[string]string{httpapi.FamilyStageVariable: "studio"}
+	base := map[string]string{httpapi.FamilyStageVariable: "base"}
+	check404(t, ev("GET", "/v1/conversations", studio), httpapi.StudioErrors)
+	check404(t, ev("DELETE", "/v1/alert-rules-x", base), httpapi.BaseErrors)
+	check404(t, ev("GET", "/", base), httpapi.BaseErrors)
+	check404(t, ev("GET", "/v9/x", nil), httpapi.BaseErrors)
+	check404(t, ev("GET", "/v1/alert-rules/x/y/z", nil), httpapi.StudioErrors)
 }

@@ -1,4 +1,4 @@
-// Command outbound is the Lambda function of outbound calling (doc 2):
+// Command outbound is the Lambda function of outbound calling (the base host):
 // trigger (one write and one dial job on the outbound queue, which
 // functions/dialer consumes) and status with a project's service key, and
 // the internal route another telephony system moves a call's status with. It is the one function

@@ -1,5 +1,5 @@
 // Command webhooks is the Lambda function of the webhooks endpoint group
-// (doc 1): webhook endpoints, their secrets, test events and the delivery
+// (the studio host): webhook endpoints, their secrets, test events and the delivery
 // log.
 package main
 

@@ -19,7 +19,7 @@ import (
 // The console's browser test: headless Chromium (Debian's chromium,
 // installed by scripts/test.sh) driven by chromedp against the dev server.
 // Any error in the browser's console fails it. With -update-screenshots it
-// rewrites the README's screenshots under docs/console/.
+// rewrites the screenshots of docs/console.md under docs/console/.
 
 var updateScreenshots = os.Getenv("UPDATE_SCREENSHOTS") != ""
 
@@ -73,7 +73,7 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	return ctx, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), errs...) }
 }
 
-// shot saves a screenshot of the page for the README (only when asked:
+// shot saves a screenshot of the page for docs/console.md (only when asked:
 // the committed ones stay as they are otherwise).
 func shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()

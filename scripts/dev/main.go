@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -273,14 +274,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: withOperator(b, keys.Digest(internalKey), withMetrics(registry, withOpenAPI(api))), ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String()
+	// Both hosts are this one address (the credentials' agent_studio_url
+	// and base_url).
+	idx := newDevIndex(url, url, o.credentials)
+	srv := &http.Server{Handler: withOperator(b, keys.Digest(internalKey), withIndex(idx, withMetrics(registry, withOpenAPI(api)))), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that
-	// a script that waits for the first answer (the README's curl --retry)
-	// then reads this run's credentials; connections made meanwhile wait
-	// in the listener's backlog.
-	url := "http://" + ln.Addr().String()
+	// a script that waits for the first answer (scripts/waitfor) then
+	// reads this run's credentials; connections made meanwhile wait in the
+	// listener's backlog.
 	creds, err := seed(ctx, demoseed.Stores{Provisioner: provision.Provisioner{Accounts: b.stores.Accounts, Region: region, Now: time.Now},
 		Configs: b.configs, DNI: b.dni}, url, internalKey, prev)
 	if err != nil {
@@ -298,9 +302,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "url", url, "stores", b.name, "openapi", url+"/openapi.json",
-		"eval_every", o.evalEvery, "retry_schedule", o.schedule.String(), "allow_loopback_webhooks", o.allowLoopback,
-		"conversation_idle_timeout", o.idleTimeout)
+	log.Info("serving", startupAttrs(idx, b.name, o)...)
 	if ready != nil {
 		ready <- creds
 	}
@@ -317,6 +319,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer cancel()
 	log.Info("shutting down")
 	return srv.Shutdown(shutdownCtx)
+}
+
+// startupAttrs are the start-up line's: where to go first (the console,
+// the reference, the keys' file), then the settings, durations written as
+// durations (a JSON log would print a time.Duration in nanoseconds).
+func startupAttrs(idx devIndex, stores string, o options) []any {
+	creds := idx.Credentials
+	if creds == "" {
+		creds = "(standard output)"
+	}
+	return []any{"url", idx.Hosts[0].URL, "console", idx.Links[0].Href, "docs", idx.Links[1].Href,
+		"credentials", creds, "openapi", idx.Links[2].Href, "stores", stores,
+		"eval_every", shortDuration(o.evalEvery), "retry_schedule", shortSchedule(o.schedule), "allow_loopback_webhooks", o.allowLoopback,
+		"conversation_idle_timeout", shortDuration(o.idleTimeout)}
+}
+
+// shortDuration writes d as a duration without its zero tail: 1m, 30m,
+// 1h30m, 4s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// shortSchedule is a retry schedule as -retry-schedule reads it, each delay
+// a shortDuration: 0s,1m,5m,15m,1h,4h.
+func shortSchedule(s webhook.Schedule) string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = shortDuration(d)
+	}
+	return strings.Join(parts, ",")
 }
 
 // backend is what the dev server runs on: stores, metrics, the delivery

@@ -88,7 +88,7 @@ func TestDevServerServesTheAPIAndWritesCredentials(t *testing.T) {
 		t.Errorf("second account: %d", st)
 	}
 	if st, _ := call("GET", "/v1/alert-rules", p.APIKey, ""); st != 403 {
-		t.Errorf("project-scoped key on doc 1: %d, want 403", st)
+		t.Errorf("project-scoped key on the studio host: %d, want 403", st)
 	}
 	if st, body := call("GET", "/openapi.json", "", ""); st != 200 || !strings.Contains(body, `"openapi"`) {
 		t.Errorf("openapi.json: %d", st)

@@ -63,7 +63,7 @@ func TestOutboundEndToEnd(t *testing.T) {
 		}
 		return out
 	}
-	// waitEnd polls as doc 2 recommends, noting every status seen.
+	// waitEnd polls as the base host recommends, noting every status seen.
 	waitEnd := func(skey, sid string) (map[string]any, []string) {
 		t.Helper()
 		var seen []string

@@ -14,8 +14,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The credentials JSON the dev server writes (DECISIONS.md, "The local
-// dev server"); shared/demoseed seeds it, as for the stack runner.
+// The credentials JSON the dev server writes (docs/getting-started.md, "The dev server"); shared/demoseed seeds it, as for the stack runner.
 type (
 	Credentials        = demoseed.Credentials
 	AccountCredentials = demoseed.AccountCredentials

@@ -29,7 +29,7 @@ const destinationsUsage = `  destinations show -account ID              print th
 `
 
 // destinationsCommand shows, changes or removes an account's destination
-// policy (DECISIONS.md, "Outbound destinations").
+// policy (docs/outbound-calls.md, "Destination policy").
 func destinationsCommand(ctx context.Context, cmd string, st *stores, region voiceops.Region, account, countries, allow string, stdout io.Writer) error {
 	if account == "" {
 		return fmt.Errorf("%s: -account is required", cmd)

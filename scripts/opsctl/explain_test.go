@@ -57,7 +57,7 @@ func TestMissingTableNamesTheTableAndTheFlag(t *testing.T) {
 	}
 }
 
-// The example the README loads is a valid configuration.
+// The example docs/conversations.md loads is a valid configuration.
 func TestTheExampleAgentConfigurationLoads(t *testing.T) {
 	c, err := loadAgentConfig(filepath.Join("..", "..", "examples", "agent.json"), "acct_acme", "proj_ivr")
 	if err != nil {

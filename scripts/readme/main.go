@@ -1,9 +1,9 @@
-// Command readme runs the README's shell blocks as a user pasting them
-// would, and fails on any command that fails or prints something other
-// than what the README shows. The rules it follows are at the top of
-// README.md ("How the README is tested").
+// Command readme runs the shell blocks of the README and of the pages of
+// docs/, in reading order, as a user pasting them would, and fails on any
+// command that fails or prints something other than what the page shows.
+// The rules it follows are in CONTRIBUTING.md ("The walkthroughs").
 //
-//	go run ./scripts/readme [-readme README.md] [-list] [-timeout 10m]
+//	go run ./scripts/readme [-readme README.md] [-docs docs] [-list] [-timeout 10m]
 package main
 
 import (
@@ -40,35 +40,40 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage: go run ./scripts/readme [flags]
 
-Runs every `+"```sh"+` block of the README, in order, in one bash session at the
-repository root, and fails on the first command that exits non-zero or
-prints something other than the "#> " output the README shows for it.
-Blocks after <!-- readme: skip REASON --> are not run. The fixed loopback
-ports of the blocks (127.0.0.1:NNNN, moto_server -p NNNN) are replaced by
-free ones. The rules are at the top of README.md.
+Runs every `+"```sh"+` block of the README and then of the pages of docs/, in
+reading order (the README, docs/README.md, the pages it links in the order
+it links them, then any other page under docs/ by path), in one bash
+session at the repository root, and fails on the first command that exits
+non-zero or prints something other than the "#> " output the page shows
+for it. Blocks after <!-- readme: skip REASON --> are not run. The fixed
+loopback ports of the blocks (127.0.0.1:NNNN, moto_server -p NNNN) are
+replaced by free ones. The rules are in CONTRIBUTING.md.
 
 Example:
-  go run ./scripts/readme            # run the README (about a minute)
+  go run ./scripts/readme            # run the README and docs/ (a minute or two)
   go run ./scripts/readme -list      # which blocks run, and why others do not
+  go run ./scripts/readme -docs ''   # the README alone
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	path := fs.String("readme", "README.md", "the Markdown `FILE` to run")
+	path := fs.String("readme", "README.md", "the Markdown `FILE` to run first; its directory is the repository root")
+	docsDir := fs.String("docs", "docs", "the `DIR` (relative to the README's) whose pages run after it; empty: none")
 	list := fs.Bool("list", false, "list the blocks and their commands without running them")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
 	stepTimeout := fs.Duration("step-timeout", 2*time.Minute, "fail a command that runs longer than this (a wait that never ends)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	doc, err := os.ReadFile(*path)
+	root := filepath.Dir(*path)
+	docs, err := Documents(root, filepath.Base(*path), *docsDir)
 	if err != nil {
 		return err
 	}
-	blocks, err := Parse(string(doc))
+	blocks, err := ParseAll(root, docs)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *path, err)
+		return err
 	}
 	if *list {
 		for _, b := range blocks {
@@ -76,13 +81,13 @@ Flags:
 			if b.Skip != "" {
 				state = "skipped: " + b.Skip
 			}
-			fmt.Fprintf(stdout, "%s:%d (%s): %s\n", *path, b.Line, b.Heading, state)
+			fmt.Fprintf(stdout, "%s:%d (%s): %s\n", b.File, b.Line, b.Heading, state)
 		}
 		return nil
 	}
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("the README's commands need %s on PATH", tool)
+			return fmt.Errorf("the walkthroughs' commands need %s on PATH", tool)
 		}
 	}
 	ports, err := freePorts(blocks)
@@ -90,26 +95,26 @@ Flags:
 		return err
 	}
 	script, cmds := Script(blocks, ports)
-	// The README writes creds.json at the root like a user would; a
+	// The walkthroughs write creds.json at the root like a user would; a
 	// developer's own is put back afterwards.
-	restore := keepFile(filepath.Join(filepath.Dir(*path), "creds.json"))
+	restore := keepFile(filepath.Join(root, "creds.json"))
 	defer restore()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	start := time.Now()
-	out, runErr := runBash(ctx, filepath.Dir(*path), script, *stepTimeout)
+	out, runErr := runBash(ctx, root, script, *stepTimeout)
 	steps := splitSteps(out)
 	// Every command that ran printed its mark: a missing one means the
 	// runner cut a command it should not have.
 	for i := range cmds {
 		if _, ok := steps[i]; !ok {
 			if _, later := steps[i+1]; later {
-				return fmt.Errorf("%s:%d: this command's output was lost: the runner cut it wrongly (a compound command over several lines?)", *path, cmds[i].Line)
+				return fmt.Errorf("%s:%d: this command's output was lost: the runner cut it wrongly (a compound command over several lines?)", cmds[i].File, cmds[i].Line)
 			}
 		}
 	}
-	checked := 0
+	checked := map[string]int{}
 	for i, c := range cmds {
 		got, ran := steps[i]
 		if !ran {
@@ -122,10 +127,10 @@ Flags:
 		if _, next := steps[i+1]; !next && runErr != nil {
 			break
 		}
-		checked++
+		checked[c.File]++
 		if !Matcher(c.Expect).MatchString(Normalize(got)) {
-			return fmt.Errorf("%s:%d: the output is not what the README shows\n%s\n--- README shows\n%s\n--- printed\n%s",
-				*path, c.Line, indent(c.Text), strings.Join(c.Expect, "\n"), Normalize(got))
+			return fmt.Errorf("%s:%d: the output is not what the page shows\n%s\n--- the page shows\n%s\n--- printed\n%s",
+				c.File, c.Line, indent(c.Text), strings.Join(c.Expect, "\n"), Normalize(got))
 		}
 	}
 	if runErr != nil {
@@ -134,19 +139,48 @@ Flags:
 			return fmt.Errorf("bash: %v\n%s", runErr, out)
 		}
 		c := cmds[last]
-		return fmt.Errorf("%s:%d: the command failed (%v)\n%s\n--- printed\n%s", *path, c.Line, runErr, indent(c.Text), Normalize(steps[last]))
+		return fmt.Errorf("%s:%d: the command failed (%v)\n%s\n--- printed\n%s", c.File, c.Line, runErr, indent(c.Text), Normalize(steps[last]))
 	}
-	ran, skipped := 0, 0
-	for _, b := range blocks {
-		if b.Skip == "" {
-			ran++
-		} else {
-			skipped++
-		}
-	}
-	fmt.Fprintf(stdout, "readme: %s: %d blocks run (%d commands, %d outputs checked), %d skipped, in %s\n",
-		*path, ran, len(cmds), checked, skipped, time.Since(start).Round(time.Second))
+	fmt.Fprint(stdout, Summary(docs, blocks, checked, time.Since(start)))
 	return nil
+}
+
+// Summary is a line per document (its blocks run and skipped, commands,
+// outputs checked) and the totals.
+func Summary(docs []string, blocks []Block, checked map[string]int, took time.Duration) string {
+	type count struct{ ran, skipped, cmds int }
+	per := map[string]*count{}
+	var total count
+	for _, b := range blocks {
+		c := per[b.File]
+		if c == nil {
+			c = &count{}
+			per[b.File] = c
+		}
+		if b.Skip != "" {
+			c.skipped++
+			total.skipped++
+			continue
+		}
+		c.ran++
+		c.cmds += len(b.Commands)
+		total.ran++
+		total.cmds += len(b.Commands)
+	}
+	var s strings.Builder
+	all := 0
+	for _, d := range docs {
+		c := per[d]
+		if c == nil {
+			fmt.Fprintf(&s, "readme: %s: no sh blocks\n", d)
+			continue
+		}
+		all += checked[d]
+		fmt.Fprintf(&s, "readme: %s: %d blocks run (%d commands, %d outputs checked), %d skipped\n", d, c.ran, c.cmds, checked[d], c.skipped)
+	}
+	fmt.Fprintf(&s, "readme: %d documents: %d blocks run (%d commands, %d outputs checked), %d skipped, in %s\n",
+		len(docs), total.ran, total.cmds, all, total.skipped, took.Round(time.Second))
+	return s.String()
 }
 
 // stepMark starts each command's output in the session's output.

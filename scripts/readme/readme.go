@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// A Block is one fenced ```sh block of the README.
+// A Block is one fenced ```sh block of a document.
 type Block struct {
+	File     string // the document's path, as the runner names it
 	Line     int    // of the opening fence, 1-based
 	Heading  string // the section it is in
 	Skip     string // why it is not run ("" when it runs)
@@ -17,7 +18,8 @@ type Block struct {
 // A Command is one shell command of a block (continuation lines and
 // multi-line quotes included) and the output the README shows for it.
 type Command struct {
-	Line   int // 1-based
+	File   string // the document's path
+	Line   int    // 1-based
 	Text   string
 	Expect []string // the "#> " lines, without the marker; nil: not checked
 }

@@ -3,8 +3,7 @@
 // each Lambda function as its real program under the Lambda Runtime
 // Interface Emulator, the HTTP APIs with the template's routes, the event
 // source mappings and schedules, and an IAM check of every AWS call a
-// function makes against its role's policies (README, "Running the
-// deployed topology locally").
+// function makes against its role's policies (docs/local-stack-runner.md).
 //
 //	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]

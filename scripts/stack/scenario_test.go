@@ -161,7 +161,7 @@ func TestUnknownPathAndMethodAnswerJSON(t *testing.T) {
 	for _, tt := range []struct {
 		url, method string
 		status      int
-		doc2        bool // the base host's shape, {"error_message"}; else {"message"}
+		baseShape   bool // the base host's shape, {"error_message"}; else {"message"}
 	}{
 		{st.Credentials.AgentStudioURL + "/v1/no-such-thing", "GET", 404, false},
 		// A path of neither host's prefixes: the shape is the host's (the
@@ -181,8 +181,8 @@ func TestUnknownPathAndMethodAnswerJSON(t *testing.T) {
 		if code != tt.status || e.RequestID == "" || h.Get("X-Request-Id") == "" {
 			t.Errorf("%s %s = %d %s, want the service's JSON %d with request_id", tt.method, tt.url, code, b, tt.status)
 		}
-		if tt.doc2 && (e.ErrorMessage == nil || e.Message != nil) || !tt.doc2 && (e.Message == nil || e.ErrorMessage != nil) {
-			t.Errorf("%s %s = %s, want the host's error shape (doc 2: %v)", tt.method, tt.url, b, tt.doc2)
+		if tt.baseShape && (e.ErrorMessage == nil || e.Message != nil) || !tt.baseShape && (e.Message == nil || e.ErrorMessage != nil) {
+			t.Errorf("%s %s = %s, want the host's error shape (the base host: %v)", tt.method, tt.url, b, tt.baseShape)
 		}
 		if tt.status == 405 && h.Get("Allow") == "" {
 			t.Errorf("%s %s: 405 without Allow", tt.method, tt.url)
@@ -214,7 +214,7 @@ func TestIdempotencyKeyWithComma(t *testing.T) {
 	}
 }
 
-// The README's walkthrough, in brief: the keys work on both hosts, the
+// The walkthrough of docs/getting-started.md, in brief: the keys work on both hosts, the
 // seeded DNI pool answers, and each host serves only its own routes.
 func TestHostsServeTheirRoutes(t *testing.T) {
 	acct := st.Credentials.Accounts[0]

@@ -17,9 +17,9 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The dev server's credentials JSON (DECISIONS.md, "The local dev
+// The dev server's credentials JSON (docs/getting-started.md, "The dev
 // server"), seeded by the same code (shared/demoseed), so that scripts and
-// the README's walkthrough work against either.
+// the walkthroughs of docs/ work against either.
 type (
 	Credentials        = demoseed.Credentials
 	AccountCredentials = demoseed.AccountCredentials

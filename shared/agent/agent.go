@@ -60,7 +60,7 @@ type Handoff struct {
 	SIP    *SIPHandoff `json:"sip,omitempty"`
 }
 
-// SIPHandoff is the custom SIP handoff of doc 2: a transfer through one of
+// SIPHandoff is the custom SIP handoff of the vendor's interface: a transfer through one of
 // the project's configured outbound endpoints.
 type SIPHandoff struct {
 	OutboundCallerID string `json:"outbound_caller_id,omitempty"`

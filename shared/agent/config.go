@@ -31,7 +31,7 @@ type Config struct {
 	// 0: the engine's default (30 minutes; the dev server's
 	// -conversation-idle-timeout).
 	ChatIdleTimeoutSeconds int `json:"chat_idle_timeout_seconds,omitempty"`
-	// Variants are the agents a conversation can run with (doc 2's
+	// Variants are the agents a conversation can run with (the base host's
 	// variant_id); exactly one is the default.
 	Variants []Variant `json:"variants"`
 	// Functions are the project functions, by hook.

@@ -70,7 +70,7 @@ func (s *Service) evaluateSoon(ctx context.Context, r voiceops.AlertRule) {
 }
 
 // PatchRule applies a patch to a rule. Disabling a firing rule resolves it:
-// the event is written with the change (DECISIONS.md, "Alert rules").
+// the event is written with the change (docs/alerting.md).
 func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voiceops.RulePatch) (voiceops.AlertRule, error) {
 	for attempt := 1; ; attempt++ {
 		cur, err := s.Rules.GetRule(ctx, accountID, id)

@@ -27,8 +27,8 @@ import (
 type Host string
 
 const (
-	Studio Host = "studio" // {agent_studio_url}: doc 1 and our additions
-	Base   Host = "base"   // {base_url}: doc 2
+	Studio Host = "studio" // {agent_studio_url}: the studio host and our additions
+	Base   Host = "base"   // {base_url}: the base host
 )
 
 var (
@@ -141,9 +141,9 @@ func pruneComponents(d map[string]any) {
 // Routes serves the host's part at GET /openapi.json and its reference at
 // GET /docs, without authentication, in the host's error family.
 func Routes(h Host) []httpapi.Route {
-	family := httpapi.Doc1
+	family := httpapi.StudioErrors
 	if h == Base {
-		family = httpapi.Doc2
+		family = httpapi.BaseErrors
 	}
 	part := Part(h)
 	var once sync.Once

@@ -123,7 +123,7 @@ func TestOpenAPISpecValidatorCLI(t *testing.T) {
 	t.Logf("openapi-spec-validator: %s", bytes.TrimSpace(out))
 }
 
-// Fixtures: responses shaped exactly as shared/api writes them.
+// Fixtures: responses shaped exactly as the handlers write them.
 
 const reqID = "req_4fJ9kQ2mX7pL0aZ8bC3d"
 
@@ -238,11 +238,11 @@ func errBody(msg string) map[string]any {
 	return map[string]any{"message": msg, "request_id": reqID}
 }
 
-// Doc-2 fixtures (shared/api/chat.go, voice.go and errors.go).
+// Base host fixtures (shared/chatapi, shared/voiceapi and shared/httpapi/errors.go).
 
 const convID = "conv_17953416000001es5bW4rR2HdGvM5TOVFq"
 
-func doc2Err(msg string) map[string]any {
+func baseErr(msg string) map[string]any {
 	return map[string]any{"error_message": msg, "request_id": reqID}
 }
 
@@ -383,36 +383,36 @@ func TestCheckAccepts(t *testing.T) {
 		{name: "chat respond ending", method: "POST", url: chatURL + "/respond", status: 200, body: with(answer(), "end_conversation", true)},
 		{name: "chat respond with handoff", method: "POST", url: chatURL + "/respond", status: 200, body: handedOff()},
 		{name: "chat close", method: "PUT", url: chatURL + "/close", status: 200, body: success()},
-		{name: "chat 400", method: "POST", url: chatURL + "/create", status: 400, body: doc2Err("validation failed: channel must be one of: webchat, whatsapp, sms, api")},
-		{name: "chat 401", method: "POST", url: chatURL + "/respond", status: 401, body: doc2Err("missing or invalid X-TOKEN")},
-		{name: "chat 403", method: "PUT", url: chatURL + "/close", status: 403, body: doc2Err("the API key is not valid for this project")},
-		{name: "chat 404 other version", method: "POST", url: local + "/v2/acct_a/proj_a1/chat/create", status: 404, body: doc2Err("unknown API version: chat is served under /v1/")},
-		{name: "chat 404 no agent", method: "POST", url: chatURL + "/create", status: 404, body: doc2Err("the project has no agent configured")},
-		{name: "chat 404 conversation", method: "POST", url: chatURL + "/respond", status: 404, body: doc2Err("conversation not found")},
-		{name: "chat respond 409", method: "POST", url: chatURL + "/respond", status: 409, body: doc2Err("the resource was changed by another request; retry")},
-		{name: "chat respond 410", method: "POST", url: chatURL + "/respond", status: 410, body: doc2Err("the conversation has ended")},
-		{name: "chat close 410", method: "PUT", url: chatURL + "/close", status: 410, body: doc2Err("the conversation has ended")},
-		{name: "chat 413", method: "POST", url: chatURL + "/create", status: 413, body: doc2Err("request body is larger than 1048576 bytes")},
-		{name: "chat 500", method: "PUT", url: chatURL + "/close", status: 500, body: doc2Err("internal error")},
+		{name: "chat 400", method: "POST", url: chatURL + "/create", status: 400, body: baseErr("validation failed: channel must be one of: webchat, whatsapp, sms, api")},
+		{name: "chat 401", method: "POST", url: chatURL + "/respond", status: 401, body: baseErr("missing or invalid X-TOKEN")},
+		{name: "chat 403", method: "PUT", url: chatURL + "/close", status: 403, body: baseErr("the API key is not valid for this project")},
+		{name: "chat 404 other version", method: "POST", url: local + "/v2/acct_a/proj_a1/chat/create", status: 404, body: baseErr("unknown API version: chat is served under /v1/")},
+		{name: "chat 404 no agent", method: "POST", url: chatURL + "/create", status: 404, body: baseErr("the project has no agent configured")},
+		{name: "chat 404 conversation", method: "POST", url: chatURL + "/respond", status: 404, body: baseErr("conversation not found")},
+		{name: "chat respond 409", method: "POST", url: chatURL + "/respond", status: 409, body: baseErr("the resource was changed by another request; retry")},
+		{name: "chat respond 410", method: "POST", url: chatURL + "/respond", status: 410, body: baseErr("the conversation has ended")},
+		{name: "chat close 410", method: "PUT", url: chatURL + "/close", status: 410, body: baseErr("the conversation has ended")},
+		{name: "chat 413", method: "POST", url: chatURL + "/create", status: 413, body: baseErr("request body is larger than 1048576 bytes")},
+		{name: "chat 500", method: "PUT", url: chatURL + "/close", status: 500, body: baseErr("internal error")},
 		{name: "call start", method: "POST", url: callsURL, status: 200, body: answer()},
 		{name: "call turn with handoff", method: "POST", url: callURL + "/turns", status: 200, body: handedOff()},
 		{name: "call end", method: "POST", url: callURL + "/end", status: 200, body: success()},
-		{name: "call 400", method: "POST", url: callURL + "/end", status: 400, body: doc2Err("validation failed: outcome is required")},
-		{name: "call 401", method: "POST", url: callsURL, status: 401, body: doc2Err("missing or invalid X-Internal-Key")},
-		{name: "call 404", method: "POST", url: callURL + "/turns", status: 404, body: doc2Err("conversation not found")},
-		{name: "call turn 409", method: "POST", url: callURL + "/turns", status: 409, body: doc2Err("the resource was changed by another request; retry")},
-		{name: "call end 410", method: "POST", url: callURL + "/end", status: 410, body: doc2Err("the conversation has ended")},
-		{name: "call 500", method: "POST", url: callsURL, status: 500, body: doc2Err("internal error")},
+		{name: "call 400", method: "POST", url: callURL + "/end", status: 400, body: baseErr("validation failed: outcome is required")},
+		{name: "call 401", method: "POST", url: callsURL, status: 401, body: baseErr("missing or invalid X-Internal-Key")},
+		{name: "call 404", method: "POST", url: callURL + "/turns", status: 404, body: baseErr("conversation not found")},
+		{name: "call turn 409", method: "POST", url: callURL + "/turns", status: 409, body: baseErr("the resource was changed by another request; retry")},
+		{name: "call end 410", method: "POST", url: callURL + "/end", status: 410, body: baseErr("the conversation has ended")},
+		{name: "call 500", method: "POST", url: callsURL, status: 500, body: baseErr("internal error")},
 		{name: "external event", method: "POST", url: eventURL, status: 201, body: queued()},
-		{name: "external event 400", method: "POST", url: eventURL, status: 400, body: doc2Err("event ID not found or not bound to an active conversation")},
-		{name: "external event 401", method: "POST", url: eventURL, status: 401, body: doc2Err("missing or invalid X-Api-Key (an events key is required)")},
-		{name: "external event 403", method: "POST", url: eventURL, status: 403, body: doc2Err("the API key is not valid for this project")},
-		{name: "external event 413", method: "POST", url: eventURL, status: 413, body: doc2Err("request body is larger than 262144 bytes")},
-		{name: "external event 500", method: "POST", url: eventURL, status: 500, body: doc2Err("internal error")},
+		{name: "external event 400", method: "POST", url: eventURL, status: 400, body: baseErr("event ID not found or not bound to an active conversation")},
+		{name: "external event 401", method: "POST", url: eventURL, status: 401, body: baseErr("missing or invalid X-Api-Key (an events key is required)")},
+		{name: "external event 403", method: "POST", url: eventURL, status: 403, body: baseErr("the API key is not valid for this project")},
+		{name: "external event 413", method: "POST", url: eventURL, status: 413, body: baseErr("request body is larger than 262144 bytes")},
+		{name: "external event 500", method: "POST", url: eventURL, status: 500, body: baseErr("internal error")},
 		{name: "bridge ended", method: "POST", url: bridgeURL, status: 200, body: success()},
-		{name: "bridge ended 400", method: "POST", url: bridgeURL, status: 400, body: doc2Err("validation failed: call_duration_seconds is required")},
-		{name: "bridge ended 401", method: "POST", url: bridgeURL, status: 401, body: doc2Err("missing or invalid X-Api-Key (an events key is required)")},
-		{name: "bridge ended 404", method: "POST", url: bridgeURL, status: 404, body: doc2Err("conversation not found")},
+		{name: "bridge ended 400", method: "POST", url: bridgeURL, status: 400, body: baseErr("validation failed: call_duration_seconds is required")},
+		{name: "bridge ended 401", method: "POST", url: bridgeURL, status: 401, body: baseErr("missing or invalid X-Api-Key (an events key is required)")},
+		{name: "bridge ended 404", method: "POST", url: bridgeURL, status: 404, body: baseErr("conversation not found")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -502,7 +502,7 @@ func TestCheckRejects(t *testing.T) {
 		{name: "chat create without response", method: "POST", url: chatURL + "/create", status: 200, body: without(chatCreated(), "response")},
 		{name: "external event queued with another status", method: "POST", url: eventURL, status: 201, body: with(queued(), "status", "done")},
 		{name: "external event without event_id", method: "POST", url: eventURL, status: 201, body: without(queued(), "event_id")},
-		{name: "external event 404", method: "POST", url: eventURL, status: 404, body: doc2Err("conversation not found")},
+		{name: "external event 404", method: "POST", url: eventURL, status: 404, body: baseErr("conversation not found")},
 		{name: "bridge ended with success false", method: "POST", url: bridgeURL, status: 200, body: map[string]any{"success": false}},
 		{name: "chat create with malformed conversation_id", method: "POST", url: chatURL + "/create", status: 200, body: with(chatCreated(), "conversation_id", "c_1")},
 		{name: "chat create answered 201", method: "POST", url: chatURL + "/create", status: 201, body: chatCreated()},
@@ -514,17 +514,17 @@ func TestCheckRejects(t *testing.T) {
 		{name: "chat close with success false", method: "PUT", url: chatURL + "/close", status: 200, body: map[string]any{"success": false}},
 		{name: "chat close with POST", method: "POST", url: chatURL + "/close", status: 200, body: success()},
 		{name: "GET on chat create", method: "GET", url: chatURL + "/create", status: 200, body: chatCreated()},
-		{name: "chat error in doc-1 shape", method: "POST", url: chatURL + "/respond", status: 404, body: errBody("conversation not found")},
-		{name: "chat error with errors", method: "POST", url: chatURL + "/create", status: 400, body: with(doc2Err("validation failed"), "errors", []any{})},
-		{name: "chat error without request_id", method: "POST", url: chatURL + "/create", status: 404, body: without(doc2Err("the project has no agent configured"), "request_id")},
-		{name: "chat 422", method: "POST", url: chatURL + "/respond", status: 422, body: doc2Err("validation failed")},
-		{name: "chat create 410", method: "POST", url: chatURL + "/create", status: 410, body: doc2Err("the conversation has ended")},
-		{name: "chat 500 leaking details", method: "POST", url: chatURL + "/respond", status: 500, body: doc2Err("dynamodb: ConditionalCheckFailedException")},
-		{name: "call start 403", method: "POST", url: callsURL, status: 403, body: doc2Err("forbidden")},
-		{name: "call start 410", method: "POST", url: callsURL, status: 410, body: doc2Err("the conversation has ended")},
+		{name: "chat error in studio-host shape", method: "POST", url: chatURL + "/respond", status: 404, body: errBody("conversation not found")},
+		{name: "chat error with errors", method: "POST", url: chatURL + "/create", status: 400, body: with(baseErr("validation failed"), "errors", []any{})},
+		{name: "chat error without request_id", method: "POST", url: chatURL + "/create", status: 404, body: without(baseErr("the project has no agent configured"), "request_id")},
+		{name: "chat 422", method: "POST", url: chatURL + "/respond", status: 422, body: baseErr("validation failed")},
+		{name: "chat create 410", method: "POST", url: chatURL + "/create", status: 410, body: baseErr("the conversation has ended")},
+		{name: "chat 500 leaking details", method: "POST", url: chatURL + "/respond", status: 500, body: baseErr("dynamodb: ConditionalCheckFailedException")},
+		{name: "call start 403", method: "POST", url: callsURL, status: 403, body: baseErr("forbidden")},
+		{name: "call start 410", method: "POST", url: callsURL, status: 410, body: baseErr("the conversation has ended")},
 		{name: "call end answered like a turn", method: "POST", url: callURL + "/end", status: 200, body: answer()},
 		{name: "call turn answered like an end", method: "POST", url: callURL + "/turns", status: 200, body: success()},
-		{name: "call error in doc-1 shape", method: "POST", url: callsURL, status: 401, body: errBody("missing or invalid X-Internal-Key")},
+		{name: "call error in studio-host shape", method: "POST", url: callsURL, status: 401, body: errBody("missing or invalid X-Internal-Key")},
 		{name: "unknown call sub-route", method: "POST", url: callURL + "/hangup", status: 200, body: success()},
 	}
 	for _, c := range cases {
@@ -679,22 +679,22 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestDoc2Operations checks where the doc-2 operations are served and how
+// TestBaseHostOperations checks where the base-host operations are served and how
 // they authenticate: on the base host {base_url} (their own servers), chat
 // with X-API-KEY and X-TOKEN together, the voice intake with the internal
 // key; and that their enums are the code's.
-func TestDoc2Operations(t *testing.T) {
+func TestBaseHostOperations(t *testing.T) {
 	doc, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range doc.Servers {
 		if strings.Contains(s.URL, "api.voiceops.example") {
-			t.Errorf("the base host %s is a document-wide server: doc-1 operations are not served there", s.URL)
+			t.Errorf("the base host %s is a document-wide server: studio-host operations are not served there", s.URL)
 		}
 	}
 	schemes := doc.Components.SecuritySchemes
-	for name, header := range map[string]string{"chatApiKey": "X-API-KEY", "agentToken": "X-TOKEN", "internalKey": "X-Internal-Key", "doc2ApiKey": "x-api-key"} {
+	for name, header := range map[string]string{"chatApiKey": "X-API-KEY", "agentToken": "X-TOKEN", "internalKey": "X-Internal-Key", "projectApiKey": "x-api-key"} {
 		if s := schemes[name]; s == nil || s.Value.Type != "apiKey" || s.Value.In != "header" || s.Value.Name != header {
 			t.Errorf("components.securitySchemes.%s is not an apiKey in the %s header", name, header)
 		}
@@ -706,11 +706,11 @@ func TestDoc2Operations(t *testing.T) {
 		"/internal/v1/voice/calls":                                {"POST", "internal", "internalKey"},
 		"/internal/v1/voice/calls/{conversation_id}/turns":        {"POST", "internal", "internalKey"},
 		"/internal/v1/voice/calls/{conversation_id}/end":          {"POST", "internal", "internalKey"},
-		"/v1/{account_id}/{project_id}/conversations/concurrency": {"GET", "conversations", "doc2ApiKey"},
-		"/v1/{account_id}/{project_id}/handoff_state":             {"GET", "conversations", "doc2ApiKey"},
-		"/v1/conversations/dni-reservation":                       {"POST", "conversations", "doc2ApiKey"},
-		"/v3/{account_id}/{project_id}/conversations":             {"GET", "conversations", "doc2ApiKey"},
-		"/v1/{account_id}/{project_id}/conversations":             {"GET", "conversations", "doc2ApiKey"},
+		"/v1/{account_id}/{project_id}/conversations/concurrency": {"GET", "conversations", "projectApiKey"},
+		"/v1/{account_id}/{project_id}/handoff_state":             {"GET", "conversations", "projectApiKey"},
+		"/v1/conversations/dni-reservation":                       {"POST", "conversations", "projectApiKey"},
+		"/v3/{account_id}/{project_id}/conversations":             {"GET", "conversations", "projectApiKey"},
+		"/v1/{account_id}/{project_id}/conversations":             {"GET", "conversations", "projectApiKey"},
 		"/v1/outbound-calling/trigger":                            {"POST", "outbound", "serviceAuthToken"},
 		"/v1/outbound-calling/{callSid}/status":                   {"GET", "outbound", "serviceAuthToken"},
 		"/internal/v1/outbound-calling/{callSid}/status":          {"POST", "internal", "internalKey"},
@@ -759,13 +759,13 @@ func TestDoc2Operations(t *testing.T) {
 			ref := op.Responses.Value(status)
 			body := ref.Value.Content.Get("application/json")
 			if body == nil || body.Schema.Value.Properties["error_message"] == nil {
-				t.Errorf("%s %s: %s is not a doc-2 error body", want[0], path, status)
+				t.Errorf("%s %s: %s is not a base-host error body", want[0], path, status)
 			}
 		}
 	}
 	for _, path := range []string{"/v1/alert-rules", "/internal/v1/metric-events"} {
 		if item := doc.Paths.Find(path); item == nil || len(item.Servers) != 0 {
-			t.Errorf("%s: has servers of its own; doc-1 operations use the document's", path)
+			t.Errorf("%s: has servers of its own; studio-host operations use the document's", path)
 		}
 	}
 
@@ -795,13 +795,13 @@ func TestDoc2Operations(t *testing.T) {
 		t.Errorf("VoiceCallStart.environment enum %v, want voiceops.Environments %v", gotEnvs, envs)
 	}
 	if p := schemas["LanguageCode"].Value.Pattern; p != `^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,2}$` {
-		t.Errorf("LanguageCode pattern %s is not shared/api's", p)
+		t.Errorf("LanguageCode pattern %s is not shared/voiceops's (language.go)", p)
 	}
 }
 
-// TestDoc2RequestSchemas checks the doc-2 request bodies against the rules
-// of shared/api/chat.go and voice.go.
-func TestDoc2RequestSchemas(t *testing.T) {
+// TestBaseHostRequestSchemas checks the base-host request bodies against the rules
+// of shared/chatapi and shared/voiceapi.
+func TestBaseHostRequestSchemas(t *testing.T) {
 	doc, err := load()
 	if err != nil {
 		t.Fatal(err)
@@ -876,7 +876,7 @@ func TestDoc2RequestSchemas(t *testing.T) {
 	}
 }
 
-// The conversations list (shared/api/conversations.go, convjson.go).
+// The conversations list (shared/conversationsapi/conversations.go, convjson.go).
 
 func convTurnV3() map[string]any {
 	return map[string]any{
@@ -964,15 +964,15 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v3 empty", method: "GET", url: v3 + "?offset=100", status: 200, body: convPage(nil)},
 		{name: "v3 include_latency", method: "GET", url: v3 + "?include_latency=true", status: 200, body: convPage(nil, with(convRecordV3(), "latency", latency), with(with(convRecordV3(), "turns", []any{}), "latency", noTurns))},
 		{name: "v3 include_turn_metadata", method: "GET", url: v3 + "?include_turn_metadata=true", status: 200, body: convPage(nil, withMetadata())},
-		{name: "v3 501 semantic search", method: "GET", url: v3 + "?query_type=semantic&query=refund", status: 501, body: doc2Err("query_type=semantic is not implemented; query_type=transcript is")},
+		{name: "v3 501 semantic search", method: "GET", url: v3 + "?query_type=semantic&query=refund", status: 501, body: baseErr("query_type=semantic is not implemented; query_type=transcript is")},
 		{name: "v1 page", method: "GET", url: v1, status: 200, body: convPageV1(5, convRecordV1())},
 		{name: "v1 empty", method: "GET", url: v1, status: 200, body: convPageV1(nil)},
 		{name: "on the base host", method: "GET", url: "https://uk-1.api.voiceops.example/v3/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
-		{name: "400", method: "GET", url: v3 + "?limit=0", status: 400, body: doc2Err("invalid query parameter: limit must be an integer between 1 and 5000")},
-		{name: "401", method: "GET", url: v1, status: 401, body: doc2Err("missing or invalid API key")},
-		{name: "403", method: "GET", url: v3, status: 403, body: doc2Err("the API key is not valid for this project")},
-		{name: "404", method: "GET", url: v3, status: 404, body: doc2Err("account or project not found")},
-		{name: "500", method: "GET", url: v1, status: 500, body: doc2Err("internal error")},
+		{name: "400", method: "GET", url: v3 + "?limit=0", status: 400, body: baseErr("invalid query parameter: limit must be an integer between 1 and 5000")},
+		{name: "401", method: "GET", url: v1, status: 401, body: baseErr("missing or invalid API key")},
+		{name: "403", method: "GET", url: v3, status: 403, body: baseErr("the API key is not valid for this project")},
+		{name: "404", method: "GET", url: v3, status: 404, body: baseErr("account or project not found")},
+		{name: "500", method: "GET", url: v1, status: 500, body: baseErr("internal error")},
 	}
 	for _, c := range accepts {
 		t.Run("accepts "+c.name, func(t *testing.T) {
@@ -999,8 +999,8 @@ func TestConversationListSchemas(t *testing.T) {
 		{name: "v1 turn with latency", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "latency", 0.8)}))},
 		{name: "v1 latency summary", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "latency", latency))},
 		{name: "v1 turn metadata", method: "GET", url: v1, status: 200, body: convPageV1(nil, with(convRecordV1(), "turns", []any{with(convTurnV1(), "metadata", map[string]any{})}))},
-		{name: "error in doc-1 shape", method: "GET", url: v3, status: 400, body: with(errBody("invalid query parameter"), "errors", []any{})},
-		{name: "422", method: "GET", url: v3, status: 422, body: doc2Err("invalid")},
+		{name: "error in studio-host shape", method: "GET", url: v3, status: 400, body: with(errBody("invalid query parameter"), "errors", []any{})},
+		{name: "422", method: "GET", url: v3, status: 422, body: baseErr("invalid")},
 		{name: "POST", method: "POST", url: v3, status: 200, body: convPage(nil)},
 		{name: "v2", method: "GET", url: local + "/v2/acct_a/proj_a1/conversations", status: 200, body: convPage(nil)},
 	}
@@ -1016,7 +1016,7 @@ func TestConversationListSchemas(t *testing.T) {
 }
 
 // TestConcurrencyAndHandoffResponses checks the concurrency series and the
-// handoff state against responses shaped as shared/api/concurrency.go and
+// handoff state against responses shaped as shared/conversationsapi/concurrency.go and
 // handoff.go write them, and that the document refuses others.
 func TestConcurrencyAndHandoffResponses(t *testing.T) {
 	v := newValidator(t)
@@ -1042,13 +1042,13 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "series", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00.000Z", 3), item("2026-11-22T14:05:00.000Z", 0))},
 		{name: "sliced series", method: "GET", url: concURL, status: 200, body: series(sliced("2026-11-22T14:00:00.000Z", 1, "var_a", "Alpha"), sliced("2026-11-22T14:00:00.000Z", 0, "", ""))},
 		{name: "no series", method: "GET", url: concURL, status: 200, body: series()},
-		{name: "concurrency 400", method: "GET", url: concURL, status: 400, body: doc2Err("invalid query parameter: end_time must be after start_time")},
-		{name: "concurrency 501", method: "GET", url: concURL, status: 501, body: doc2Err("slice_by=language is not implemented; slice_by=variant is")},
-		{name: "concurrency 404", method: "GET", url: concURL, status: 404, body: doc2Err("account or project not found")},
+		{name: "concurrency 400", method: "GET", url: concURL, status: 400, body: baseErr("invalid query parameter: end_time must be after start_time")},
+		{name: "concurrency 501", method: "GET", url: concURL, status: 501, body: baseErr("slice_by=language is not implemented; slice_by=variant is")},
+		{name: "concurrency 404", method: "GET", url: concURL, status: 404, body: baseErr("account or project not found")},
 		{name: "handoff state", method: "GET", url: handoffURL, status: 200, body: state()},
 		{name: "handoff state, empty data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", map[string]any{})},
-		{name: "no handoff", method: "GET", url: handoffURL, status: 404, body: doc2Err("no handoff")},
-		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: doc2Err("invalid query parameter: id or shared_id must be given")},
+		{name: "no handoff", method: "GET", url: handoffURL, status: 404, body: baseErr("no handoff")},
+		{name: "handoff 400", method: "GET", url: handoffURL, status: 400, body: baseErr("invalid query parameter: id or shared_id must be given")},
 	}
 	for _, c := range accepts {
 		if err := c.run(v); err != nil {
@@ -1061,13 +1061,13 @@ func TestConcurrencyAndHandoffResponses(t *testing.T) {
 		{name: "fractional maximum", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 0), "max_concurrent_conversations", 1.5))},
 		{name: "time without milliseconds", method: "GET", url: concURL, status: 200, body: series(item("2026-11-22T14:00:00Z", 1))},
 		{name: "interval with extra field", method: "GET", url: concURL, status: 200, body: series(with(item("2026-11-22T14:00:00.000Z", 1), "channel", "voice"))},
-		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: doc2Err("invalid")},
-		{name: "concurrency 501 in doc-1 shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
+		{name: "concurrency 422", method: "GET", url: concURL, status: 422, body: baseErr("invalid")},
+		{name: "concurrency 501 in studio-host shape", method: "GET", url: concURL, status: 501, body: errBody("not implemented")},
 		{name: "handoff state, flat record", method: "GET", url: handoffURL, status: 200, body: with(state(), "destination", "support-queue")},
 		{name: "handoff state without data", method: "GET", url: handoffURL, status: 200, body: without(state(), "data")},
 		{name: "handoff state with null data", method: "GET", url: handoffURL, status: 200, body: with(state(), "data", nil)},
 		{name: "handoff state without shared_id", method: "GET", url: handoffURL, status: 200, body: without(state(), "shared_id")},
-		{name: "handoff state 501", method: "GET", url: handoffURL, status: 501, body: doc2Err("not implemented")},
+		{name: "handoff state 501", method: "GET", url: handoffURL, status: 501, body: baseErr("not implemented")},
 		{name: "POST handoff state", method: "POST", url: handoffURL, status: 200, body: state()},
 	}
 	for _, c := range rejects {

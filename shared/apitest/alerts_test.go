@@ -204,7 +204,7 @@ func TestRuleLimitUnderConcurrency(t *testing.T) {
 		h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201)
 	}
 	var wg sync.WaitGroup
-	statuses := make([]int, 50) // DECISIONS.md: 50 concurrent creates at 9 rules
+	statuses := make([]int, 50) // CONTRIBUTING.md, testing notes: 50 concurrent creates at 9 rules
 	for i := range statuses {
 		wg.Add(1)
 		go func() {

@@ -22,7 +22,7 @@ import (
 // validation and the in-memory store. BenchmarkBareHandler writes the same
 // JSON from a bare net/http handler through the same adapter, for the ratio.
 //
-//	go test -run '^$' -bench . -benchmem ./shared/api/
+//	go test -run '^$' -bench . -benchmem ./shared/apitest/
 
 func benchEvent(method, path, key, body string) events.APIGatewayV2HTTPRequest {
 	return events.APIGatewayV2HTTPRequest{

@@ -14,7 +14,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// chat sends a doc-2 chat request with the given X-API-KEY and X-TOKEN.
+// chat sends a base-host chat request with the given X-API-KEY and X-TOKEN.
 func (h *harness) chat(method, path, apiKey, token, body string) response {
 	h.t.Helper()
 	req := httptest.NewRequest(method, path, bytes.NewReader([]byte(body)))

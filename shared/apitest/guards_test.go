@@ -82,7 +82,7 @@ func itoa(n int) string {
 	return string(b)
 }
 
-func TestRateLimitDoc2Shape(t *testing.T) {
+func TestRateLimitBaseHostShape(t *testing.T) {
 	h := newHarness(t)
 	if err := h.requests.SetAccountLimit(context.Background(), "acct_a", &ratelimit.Limit{Rate: 1, Burst: 2}); err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestRateLimitDoc2Shape(t *testing.T) {
 	h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 200)
 	h.callStatus(h.service, "CA00000000000000000000000000000000").expect(t, 404)
 	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 429)
-	wantDoc2Error(t, res)
+	wantBaseError(t, res)
 	if res.header.Get("Retry-After") != "1" || res.header.Get("RateLimit-Policy") != `"key";q=2;w=2` {
 		t.Errorf("429 headers %v", res.header)
 	}
@@ -315,7 +315,7 @@ func (downIdempotency) Begin(context.Context, idempotency.Record, time.Time) (id
 	return idempotency.Record{}, false, errors.New("table unavailable")
 }
 
-// The limiter fails open; the Idempotency-Key fails closed (README,
+// The limiter fails open; the Idempotency-Key fails closed (docs/decisions.md,
 // "Failure behaviour").
 func TestGuardsWhenTheirStoreFails(t *testing.T) {
 	h := newHarness(t)

@@ -53,7 +53,7 @@ func TestInvalidUTF8BodiesAre400(t *testing.T) {
 	if rules, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(rules) != 0 {
 		t.Errorf("stored %+v", rules)
 	}
-	// Doc 2: 400 in its shape.
+	// The base host: 400 in its shape.
 	req := httptest.NewRequest("POST", "/v1/acct_a/proj_a1/chat/create", strings.NewReader(`{"integration_attributes":{"a":"`+"\xc3"+`"}}`))
 	req.Header.Set("X-API-KEY", h.keyA)
 	req.Header.Set("X-TOKEN", h.agent)
@@ -61,7 +61,7 @@ func TestInvalidUTF8BodiesAre400(t *testing.T) {
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
 	if rec.Code != 400 || !strings.Contains(rec.Body.String(), `"error_message":"request body is not valid UTF-8`) {
-		t.Errorf("doc 2: %d %s", rec.Code, rec.Body)
+		t.Errorf("the base host: %d %s", rec.Code, rec.Body)
 	}
 }
 

@@ -362,7 +362,7 @@ func (r response) expect(tb testing.TB, status int) response {
 	return r
 }
 
-// fieldErrors returns the field names of a doc-1 error body.
+// fieldErrors returns the field names of a studio-host error body.
 func (r response) fieldErrors(tb testing.TB) []string {
 	tb.Helper()
 	var body struct {

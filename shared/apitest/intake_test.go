@@ -101,7 +101,7 @@ func (h *intakeHarness) post(key string, body any) response {
 	if res.status >= 400 {
 		m := res.JSON(h.t)
 		if _, ok := m["message"].(string); !ok || m["request_id"] != res.header.Get("X-Request-Id") {
-			h.t.Errorf("error body %s is not doc 1's shape", res.body)
+			h.t.Errorf("error body %s is not the studio host's shape", res.body)
 		}
 		if _, has := m["errors"]; has != (res.status == 400 || res.status == 422) {
 			h.t.Errorf("status %d: errors present = %v: %s", res.status, has, res.body)
@@ -351,7 +351,7 @@ func (panickingRules) ListRules(context.Context, string) ([]voiceops.AlertRule, 
 	panic("a bug")
 }
 
-// TestAPIErrorsAreRecorded: a doc-1 request answered 5xx for an
+// TestAPIErrorsAreRecorded: a studio-host request answered 5xx for an
 // authenticated account records one api_errors event for that account;
 // other answers record nothing; a failing metric store never changes the
 // response.

@@ -10,7 +10,7 @@ import (
 )
 
 // The size limits of the fields that reach a stored record (issue 14): over
-// its limit a field is 400 in doc 2's shape, naming the field, and nothing
+// its limit a field is 400 in the base host's shape, naming the field, and nothing
 // changes. (On DynamoDB these bodies were 500s: the item limit.)
 func TestFieldSizeLimits(t *testing.T) {
 	h := newHarness(t)

@@ -53,7 +53,7 @@ func (h *harness) moveCall(key, sid, body string) response {
 	return h.outbound("POST", "/internal/v1/outbound-calling/"+sid+"/status", "X-Internal-Key", key, body)
 }
 
-func wantDoc2Error(t *testing.T, res response) {
+func wantBaseError(t *testing.T, res response) {
 	t.Helper()
 	if m, _ := res.JSON(t)["error_message"].(string); m == "" {
 		t.Errorf("no error_message in %s", res.body)
@@ -117,7 +117,7 @@ func TestOutboundTrigger(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := len(h.dials.sent())
-			wantDoc2Error(t, h.trigger(c.key, c.body).expect(t, c.status))
+			wantBaseError(t, h.trigger(c.key, c.body).expect(t, c.status))
 			if len(h.dials.sent()) != before {
 				t.Errorf("a refused trigger queued a dial job")
 			}
@@ -154,7 +154,7 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 
 			// queued: only calling.
 			for _, to := range []string{"success", "failure"} {
-				wantDoc2Error(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
+				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
 			}
 			h.clock.Advance(3 * time.Second)
 			calling := h.clock.Now()
@@ -163,7 +163,7 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 			}
 			status("calling", calling)
 			// calling: not calling again.
-			wantDoc2Error(t, h.moveCall(testInternalKey, sid, `{"status":"calling"}`).expect(t, 409))
+			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"calling"}`).expect(t, 409))
 
 			h.clock.Advance(time.Minute)
 			ended := h.clock.Now()
@@ -176,20 +176,20 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 			}
 			// Terminal statuses never change.
 			for _, to := range []string{"calling", "success", "failure"} {
-				wantDoc2Error(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
+				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
 			}
 			status(end, ended)
 
 			// Another project's service key: 404, as for an unknown SID.
-			wantDoc2Error(t, h.callStatus(h.service2, sid).expect(t, 404))
-			wantDoc2Error(t, h.callStatus(h.service, "CA0123456789abcdef0123456789abcdef").expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service2, sid).expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service, "CA0123456789abcdef0123456789abcdef").expect(t, 404))
 
 			// Kept 2 hours after the terminal status, then 404.
 			h.clock.Advance(2 * time.Hour)
 			status(end, ended)
 			h.clock.Advance(time.Second)
-			wantDoc2Error(t, h.callStatus(h.service, sid).expect(t, 404))
-			wantDoc2Error(t, h.moveCall(testInternalKey, sid, `{"status":"success"}`).expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service, sid).expect(t, 404))
+			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"success"}`).expect(t, 404))
 		})
 	}
 }
@@ -218,7 +218,7 @@ func TestOutboundStatusErrors(t *testing.T) {
 		"conversation id": {h.service, "conv_123", 400},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantDoc2Error(t, h.callStatus(c.key, c.sid).expect(t, c.status))
+			wantBaseError(t, h.callStatus(c.key, c.sid).expect(t, c.status))
 		})
 	}
 
@@ -240,7 +240,7 @@ func TestOutboundStatusErrors(t *testing.T) {
 		"not json":        {testInternalKey, sid, `nope`, 400},
 	} {
 		t.Run("move "+name, func(t *testing.T) {
-			wantDoc2Error(t, h.moveCall(c.key, c.sid, c.body).expect(t, c.status))
+			wantBaseError(t, h.moveCall(c.key, c.sid, c.body).expect(t, c.status))
 		})
 	}
 	if got := h.callStatus(h.service, sid).expect(t, 200).JSON(t)["status"]; got != "queued" {

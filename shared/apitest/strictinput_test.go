@@ -21,11 +21,11 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 	for range 2 {
 		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: ""}, benchRuleBody).expect(t, 400)
 		if f := res.fieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
-			t.Errorf("doc 1: fields %v in %s", f, res.body)
+			t.Errorf("the studio host: fields %v in %s", f, res.body)
 		}
 		res = h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: ""}, `{"to_number":"+14155550100"}`).expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "Idempotency-Key must be 1 to 255") {
-			t.Errorf("doc 2: %s", res.body)
+			t.Errorf("the base host: %s", res.body)
 		}
 		h.send("POST", "/v1/acct_a/proj_a1/chat/create", map[string]string{"X-API-KEY": h.keyA, "X-TOKEN": h.agent, idempotency.Header: ""}, `{}`).expect(t, 400)
 	}
@@ -54,12 +54,12 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 func TestRepeatedKeysAre400(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	doc1 := []struct{ path, body, field string }{
+	studioCases := []struct{ path, body, field string }{
 		{"/v1/alert-rules", `{"name":"a","name":"b","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m"}`, "name"},
 		{"/v1/alert-rules", `{"name":"a","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m","\u006eame":"b"}`, "name"},
 		{"/v1/webhook-endpoints", `{"name":"n","url":"https://hooks.example.com/x","event_types":["alerts.triggered"],"headers":{"X-A":"1","X-A":"2"}}`, "headers.X-A"},
 	}
-	for _, c := range doc1 {
+	for _, c := range studioCases {
 		res := h.do("POST", c.path, h.keyA, c.body).expect(t, 400)
 		m := res.JSON(t)
 		if f := res.fieldErrors(t); m["message"] != "request body repeats an object key" || len(f) != 1 || f[0] != c.field {

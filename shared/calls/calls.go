@@ -169,7 +169,7 @@ func (s *Service) Status(ctx context.Context, accountID, projectID, sid string) 
 }
 
 // Move moves the call to `to` as another telephony system says (the
-// internal route): only doc 2's transitions, else ErrCallTransition.
+// internal route): only the base host's transitions, else ErrCallTransition.
 func (s *Service) Move(ctx context.Context, sid string, to voiceops.CallStatus, reason string) (voiceops.Call, error) {
 	c, err := s.Calls.MoveCall(ctx, sid, to, reason, s.now())
 	if err == nil {

@@ -10,7 +10,7 @@
 //     OpenAPI document, per host (shared/apispec).
 //
 // A new route is one entry here, next to its group's Routes() and its
-// operation in shared/apispec/openapi.json (README, "Layout").
+// operation in shared/apispec/openapi.json (docs/architecture.md, "Where to add a route").
 package catalog
 
 import "strings"
@@ -19,10 +19,10 @@ import "strings"
 type Host string
 
 const (
-	// Studio serves doc 1 ({agent_studio_url}): alerts, webhooks, the
+	// Studio serves the studio host ({agent_studio_url}): alerts, webhooks, the
 	// internal metric intake, and our additions (series, console).
 	Studio Host = "studio"
-	// Base serves doc 2 ({base_url}): conversations, chat, calls, events.
+	// Base serves the base host ({base_url}): conversations, chat, calls, events.
 	Base Host = "base"
 )
 

@@ -87,7 +87,7 @@ func TestGroupsAreTheCodesRoutes(t *testing.T) {
 	}
 }
 
-var hostFamily = map[catalog.Host]httpapi.Family{catalog.Studio: httpapi.Doc1, catalog.Base: httpapi.Doc2}
+var hostFamily = map[catalog.Host]httpapi.Family{catalog.Studio: httpapi.StudioErrors, catalog.Base: httpapi.BaseErrors}
 
 // TestEveryRoutesFunctionIsInTheCatalog reads the source of shared/: every
 // method or function named Routes that returns []httpapi.Route is a group

@@ -10,17 +10,17 @@ import (
 )
 
 // Chat is the chat group (functions/chat). {version} is "v1" only: other
-// values are 404 (DECISIONS.md).
+// values are 404.
 type Chat struct {
 	Engine Engine
 }
 
-// Routes lists every route of the chat group (doc 2).
+// Routes lists every route of the chat group (the base host).
 func (g *Chat) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate).Creates(),
-		httpapi.Doc2Route("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
-		httpapi.Doc2Route("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
+		httpapi.BaseRoute("POST", "/{version}/{account_id}/{project_id}/chat/create", httpapi.ChatKeys, g.chatCreate).Creates(),
+		httpapi.BaseRoute("POST", "/{version}/{account_id}/{project_id}/chat/respond", httpapi.ChatKeys, g.chatRespond),
+		httpapi.BaseRoute("PUT", "/{version}/{account_id}/{project_id}/chat/close", httpapi.ChatKeys, g.chatClose),
 	}
 }
 

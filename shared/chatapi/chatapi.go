@@ -1,4 +1,4 @@
-// Package chatapi serves the base host's chat group (doc 2): create,
+// Package chatapi serves the base host's chat group (the base host): create,
 // respond and close a chat conversation (functions/chat). Each base-host
 // group has a package of its own (chatapi, voiceapi, eventsapi,
 // conversationsapi, outboundapi), so that each function links only the

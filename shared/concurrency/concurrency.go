@@ -1,4 +1,4 @@
-// Package concurrency computes doc 2's concurrency series: for each
+// Package concurrency computes the base host's concurrency series: for each
 // 5-minute window of a range, the largest number of conversations in
 // progress at one instant within it. It is pure: the caller reads the
 // conversations (with the store's narrow projection, from ReadFrom on)
@@ -23,10 +23,10 @@ import (
 )
 
 const (
-	// Step is the width of a window (doc 2).
+	// Step is the width of a window (the base host).
 	Step = 5 * time.Minute
 	// MaxRange is the longest range a series covers, between the start and
-	// end asked for (before rounding; doc 2: "at most one week apart").
+	// end asked for (before rounding; the vendor's interface: "at most one week apart").
 	MaxRange = 7 * 24 * time.Hour
 	// MaxConversationLength is how long a conversation counts at most: one
 	// still in progress (or one that was never closed) counts from its start

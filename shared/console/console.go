@@ -2,7 +2,7 @@
 // files embedded in the binary (no CDN, no build step), under a strict
 // Content-Security-Policy. The pages call the public API from the browser
 // with the operator's API key, kept in the tab's sessionStorage only; the
-// server side knows no key and serves no data (README, "Console").
+// server side knows no key and serves no data (docs/console.md).
 package console
 
 import (
@@ -113,8 +113,8 @@ func RoutesWith(baseURL string) ([]httpapi.Route, error) {
 	return []httpapi.Route{
 		// The page itself at /console too: API Gateway's {proxy+} needs a
 		// segment, so /console/ may not reach the function deployed.
-		{Method: "GET", Path: "/console", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
-		{Method: "GET", Path: "/console/{file...}", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: c.serve},
+		{Method: "GET", Path: "/console", Family: httpapi.StudioErrors, Auth: httpapi.Public, Handle: c.serve},
+		{Method: "GET", Path: "/console/{file...}", Family: httpapi.StudioErrors, Auth: httpapi.Public, Handle: c.serve},
 	}, nil
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // consumeDNI ends the DNI reservation of the number a voice call arrives on
-// (DECISIONS.md, DNI): the reservation's attributes become the
+// (docs/outbound-calls.md, DNI): the reservation's attributes become the
 // conversation's integration attributes when the call brought none. A call
 // to a number without a live reservation starts as usual. It runs once the
 // project and variant are known, so a refused start consumes nothing.

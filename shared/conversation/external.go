@@ -13,7 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// External events and bridge-ended notifications (doc 2) reach a
+// External events and bridge-ended notifications (the base host) reach a
 // conversation outside of its turns: the project's function for the hook
 // runs once, and its state (never its response, end or handoff: there is no
 // turn to answer) is written to the conversation together with the

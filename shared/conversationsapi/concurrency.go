@@ -28,9 +28,9 @@ type seriesCounter interface {
 	Series() []concurrency.Series
 }
 
-// Routes lists the concurrency route (doc 2).
+// Routes lists the concurrency route (the base host).
 func (g *Concurrency) Routes() []httpapi.Route {
-	return []httpapi.Route{httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/conversations/concurrency", httpapi.ProjectKey, g.concurrency)}
+	return []httpapi.Route{httpapi.BaseRoute("GET", "/v1/{account_id}/{project_id}/conversations/concurrency", httpapi.ProjectKey, g.concurrency)}
 }
 
 // concurrencyPage is how many conversations one read of the series asks
@@ -40,7 +40,7 @@ func (g *Concurrency) Routes() []httpapi.Route {
 var concurrencyPage = 50_000
 
 // maxConcurrencyBytes bounds a series' JSON under the Lambda response
-// limit, like a page of the conversations list (DECISIONS.md).
+// limit, like a page of the conversations list.
 const maxConcurrencyBytes = 5 << 20
 
 // The times a series may cover: Unix nanoseconds (the sweep's unit) and
@@ -55,7 +55,7 @@ type concurrencyQuery struct {
 	windows   concurrency.Windows
 	filter    concurrency.Filter
 	byVariant bool
-	// unimplemented is a slice_by that doc 2 names but this service does
+	// unimplemented is a slice_by that the vendor's interface names but this service does
 	// not compute (501 once the query is otherwise valid).
 	unimplemented string
 }

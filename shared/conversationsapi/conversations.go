@@ -43,11 +43,11 @@ type pageWriter interface {
 	finish(t convTail) []byte
 }
 
-// Routes lists the conversations list routes (doc 2).
+// Routes lists the conversations list routes (the base host).
 func (g *Conversations) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
-		httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
+		httpapi.BaseRoute("GET", "/v3/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV3),
+		httpapi.BaseRoute("GET", "/v1/{account_id}/{project_id}/conversations", httpapi.ProjectKey, g.listConversationsV1),
 	}
 }
 
@@ -65,7 +65,7 @@ const (
 	maxConvLimit     = 5000
 	// maxConvOffset is the largest integer a JSON client reads exactly.
 	maxConvOffset = 1<<53 - 1
-	// convPageBudget bounds a page (DECISIONS.md: 5 MiB of JSON), measured
+	// convPageBudget bounds a page (docs/conversations.md: 5 MiB of JSON), measured
 	// as carried in the Lambda response (wireCost), so that no response
 	// reaches Lambda's 6 MB limit whatever the text it holds.
 	convPageBudget = 5 << 20
@@ -116,7 +116,7 @@ func (q convQuery) match(c voiceops.Conversation) bool {
 		(len(q.channels) == 0 || slices.Contains(q.channels, c.Channel))
 }
 
-// parseConvQuery reads the query parameters of doc 2's list: every bad
+// parseConvQuery reads the query parameters of the base host's list: every bad
 // parameter is reported, by name, in one 400. Unknown parameters are
 // ignored; a known one given twice is an error.
 func parseConvQuery(vals url.Values, v3 bool, now time.Time, accountID, projectID string) (convQuery, error) {
@@ -403,7 +403,7 @@ func parseDigits(s string, maxVal int64) (int64, bool) {
 	return n, err == nil && n <= maxVal
 }
 
-// listConversations answers doc 2's conversations list.
+// listConversations answers the base host's conversations list.
 //
 // The listing is the store's order, ascending by start time (then ID),
 // over [start_time, end_time), keeping the conversations that pass the

@@ -37,7 +37,7 @@ import (
 
 // update rewrites the golden files under testdata/:
 //
-//	go test ./shared/api -run TestConversationsGolden -update
+//	go test ./shared/conversationsapi -run TestConversationsGolden -update
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // --- fixtures -----------------------------------------------------------------------
@@ -137,7 +137,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// TestConversationShapes checks the v1/v3 differences of doc 2 on decoded
+// TestConversationShapes checks the v1/v3 differences of the base host on decoded
 // bodies, independently of the golden files.
 func TestConversationShapes(t *testing.T) {
 	h := newHarness(t)
@@ -1101,7 +1101,7 @@ func TestConversationsOversizedConversation(t *testing.T) {
 //     append encoder and with encoding/json on equivalent structs (the
 //     same bytes), for the comparison.
 //
-//     go test -run '^$' -bench ConversationPage -benchmem ./shared/api/
+//     go test -run '^$' -bench ConversationPage -benchmem ./shared/conversationsapi/
 func BenchmarkConversationPage(b *testing.B) {
 	convs := benchConversations(5000, 10)
 	enc := convEncoder{v3: true, latency: true, metadata: true, now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}

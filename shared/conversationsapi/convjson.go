@@ -13,7 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// This file writes the records of the conversations list (doc 2) by
+// This file writes the records of the conversations list (the base host) by
 // appending bytes, in the two shapes of the list's versions:
 //
 //   - v3: every text field is a string ("" when empty), every time is
@@ -265,7 +265,7 @@ func appendLatency(b []byte, turns []voiceops.Turn) []byte {
 	return append(b, '}')
 }
 
-// wholeSeconds rounds a duration to whole seconds, half up (DECISIONS.md:
+// wholeSeconds rounds a duration to whole seconds, half up (docs/conversations.md:
 // total_duration and service_duration are integer seconds).
 func wholeSeconds(d time.Duration) int64 {
 	if d <= 0 {

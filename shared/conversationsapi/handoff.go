@@ -13,9 +13,9 @@ type Handoff struct {
 	Store voiceops.ConversationStore
 }
 
-// Routes lists the handoff state route (doc 2).
+// Routes lists the handoff state route (the base host).
 func (g *Handoff) Routes() []httpapi.Route {
-	return []httpapi.Route{httpapi.Doc2Route("GET", "/v1/{account_id}/{project_id}/handoff_state", httpapi.ProjectKey, g.handoffState)}
+	return []httpapi.Route{httpapi.BaseRoute("GET", "/v1/{account_id}/{project_id}/handoff_state", httpapi.ProjectKey, g.handoffState)}
 }
 
 // maxSharedIDLength bounds the shared_id parameter (the engine's shared IDs

@@ -1,7 +1,7 @@
 // Package demoseed seeds the demo tenants and writes the credentials JSON
-// (DECISIONS.md, "The local dev server"). The dev server (scripts/dev) and
+// (docs/getting-started.md, "The dev server"). The dev server (scripts/dev) and
 // the stack runner (scripts/stack) both seed through it, so that scripts
-// and the README's walkthrough find the same accounts, projects, keys,
+// and the walkthroughs of docs/ find the same accounts, projects, keys,
 // agent and DNI pools against either.
 package demoseed
 

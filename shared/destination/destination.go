@@ -1,6 +1,5 @@
 // Package destination is the outbound destination policy of an account,
-// like a telephony provider's geo permissions (DECISIONS.md, "Outbound
-// destinations"): the countries the account may call, and the number types
+// like a telephony provider's geo permissions (docs/outbound-calls.md, "Destination policy"): the countries the account may call, and the number types
 // refused unless the operator allows them (toll fraud: premium rate and
 // other revenue-sharing numbers). A refused destination is a 400 naming
 // why, before anything is queued.

@@ -88,7 +88,7 @@ func TestDynamoCallsPerRequest(t *testing.T) {
 	for _, s := range []step{
 		// Reads take one more call: the scope's evaluation mark (or the
 		// account's marks), which keeps last_evaluated_at truthful without a
-		// write per rule per evaluation (README, Alerting).
+		// write per rule per evaluation (docs/alerting.md).
 		{"get", "GET", "/v1/alert-rules/" + id, "", 200, map[string]int{"GetItem": 2}, 2},
 		{"list", "GET", "/v1/alert-rules", "", 200, map[string]int{"Query": 2}, 2},
 		{"active alerts", "GET", "/v1/alerts", "", 200, map[string]int{"Query": 2}, 2},

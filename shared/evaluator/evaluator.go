@@ -1,5 +1,5 @@
 // Package evaluator decides the state of the enabled alert rules. It runs in
-// two ways (README, "Alerting"):
+// two ways (docs/alerting.md):
 //
 //   - when metric data is stored (EvaluateScopes): the rules that watch the
 //     scopes the data landed in, at the current instant. The trigger is the

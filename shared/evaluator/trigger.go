@@ -10,7 +10,7 @@ import (
 )
 
 // CoalesceInterval is the least time between two evaluations of one scope
-// driven by stored data, however many writes arrive (README, "Alerting").
+// driven by stored data, however many writes arrive (docs/alerting.md).
 const CoalesceInterval = time.Second
 
 // Coalescer decides when the scopes that received data are evaluated: a

@@ -20,7 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Events is the events group (doc 2; functions/events): the external
+// Events is the events group (the base host; functions/events): the external
 // events webhook and the bridge-ended notification, both authenticated
 // with a project's events key in X-Api-Key.
 type Events struct {
@@ -30,12 +30,12 @@ type Events struct {
 // Routes lists the events group's routes.
 func (g *Events) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
-		httpapi.Doc2Route("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
+		httpapi.BaseRoute("POST", "/v1/external-events/webhook", httpapi.EventsKey, g.externalEvent).Creates(),
+		httpapi.BaseRoute("POST", "/internal/v1/agentic-dial/bridge-ended", httpapi.EventsKey, g.bridgeEnded),
 	}
 }
 
-// MaxEventBodyBytes is the limit of an external event's body (DECISIONS.md).
+// MaxEventBodyBytes is the limit of an external event's body.
 const MaxEventBodyBytes = 256 << 10
 
 // maxEventIDLength bounds an external event ID.

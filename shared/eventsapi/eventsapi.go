@@ -1,4 +1,4 @@
-// Package eventsapi serves the base host's events group (doc 2,
+// Package eventsapi serves the base host's events group (the base host,
 // functions/events): external events pushed into live conversations and
 // the bridge-ended report of handed-off calls.
 package eventsapi

@@ -26,7 +26,7 @@ type request struct {
 type convBody struct {
 	ID    string         `json:"id"`
 	State map[string]any `json:"state"` // {} when empty
-	// IntegrationAttributes is null when none were given (doc 2: "may be
+	// IntegrationAttributes is null when none were given (the vendor's interface: "may be
 	// null or absent").
 	IntegrationAttributes map[string]any   `json:"integration_attributes"`
 	VariantID             string           `json:"variant_id"`
@@ -114,7 +114,7 @@ const (
 //	 "handoff": {"destination": "...", "reason": "..."},
 //	 "metrics": {"NAME": "value", "OTHER": ["a", "b"]}}
 //
-// or, for doc 2's custom SIP handoff return value,
+// or, for the vendor interface's custom SIP handoff return value,
 //
 //	{"handoff": true, "outbound_caller_id": "...", "outbound_endpoint": "..."}
 //

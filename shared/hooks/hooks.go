@@ -65,11 +65,11 @@ type Handoff struct {
 	// outbound endpoint's name.
 	Destination string
 	Reason      string
-	// SIP is set for doc 2's custom SIP handoff return value.
+	// SIP is set for the vendor interface's custom SIP handoff return value.
 	SIP *SIP
 }
 
-// SIP is the custom SIP handoff of doc 2: transfer the call through a
+// SIP is the custom SIP handoff of the vendor's interface: transfer the call through a
 // configured outbound endpoint, showing a caller ID.
 type SIP struct {
 	// OutboundCallerID is the caller ID to present; may be empty.

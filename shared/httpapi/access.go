@@ -113,7 +113,7 @@ func (s *server) end(ctx context.Context, r *http.Request, a *access, status int
 // hostOf names the host a request is for, by its path's family (the dev
 // server serves both hosts on one address).
 func hostOf(r *http.Request) string {
-	if familyOf(r) == Doc1 {
+	if familyOf(r) == StudioErrors {
 		return HostStudio
 	}
 	return HostBase

@@ -25,7 +25,7 @@ func TestAccessLineCarriesAllThreeRequestIDs(t *testing.T) {
 	log := slog.New(logctx.New(slog.NewJSONHandler(&logs, nil)))
 	batch := emf.New(&metrics, nil)
 	h := httpapi.New(httpapi.Config{Log: log, Metrics: batch}, []httpapi.Route{{
-		Method: "GET", Path: "/v1/{account_id}/{project_id}/thing", Family: httpapi.Doc2, Auth: httpapi.Public,
+		Method: "GET", Path: "/v1/{account_id}/{project_id}/thing", Family: httpapi.BaseErrors, Auth: httpapi.Public,
 		Handle: func(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 			log.InfoContext(r.Context(), "inside the handler")
 			httpapi.WriteJSON(w, http.StatusTeapot, map[string]string{"ok": "yes"})

@@ -13,8 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The one place where a route's scheme becomes a Caller (DECISIONS.md,
-// "Accounts, projects and keys"). Every answer here is the route family's
+// The one place where a route's scheme becomes a Caller (docs/api.md, "The two hosts"). Every answer here is the route family's
 // error; nothing of the handler runs before it.
 
 var (

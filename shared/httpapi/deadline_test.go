@@ -62,7 +62,7 @@ func TestRequestDeadlineLeavesTheMarginBeforeTheInvocationEnds(t *testing.T) {
 	// end ResponseMargin before the invocation does.
 	var sawDeadline time.Time
 	h := New(Config{Keys: oneKey{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, []Route{{
-		Method: http.MethodGet, Path: "/v1/alert-rules", Family: Doc1, Auth: AccountKey,
+		Method: http.MethodGet, Path: "/v1/alert-rules", Family: StudioErrors, Auth: AccountKey,
 		Handle: func(w http.ResponseWriter, r *http.Request, c Caller) error {
 			sawDeadline, _ = r.Context().Deadline()
 			<-r.Context().Done()
@@ -106,7 +106,7 @@ func TestLambdaInvocationWaitsForTheAPIErrorsWrite(t *testing.T) {
 			return nil
 		},
 	}, []Route{{
-		Method: http.MethodGet, Path: "/v1/alert-rules", Family: Doc1, Auth: AccountKey,
+		Method: http.MethodGet, Path: "/v1/alert-rules", Family: StudioErrors, Auth: AccountKey,
 		Handle: func(http.ResponseWriter, *http.Request, Caller) error { return errors.New("store down") },
 	}})
 	resp, err := LambdaHandler(h)(context.Background(), v2Event("GET", "/v1/alert-rules", map[string]string{"x-api-key": "k"}, ""))

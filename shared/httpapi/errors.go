@@ -8,15 +8,15 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// StatusOf is the one table from error kind to HTTP status. Doc 2 differs
-// from doc 1 only for invalid input: doc 2 answers every validation error
-// with 400 (DECISIONS.md, "Errors").
+// StatusOf is the one table from error kind to HTTP status. The base host differs
+// from the studio host only for invalid input: the base host answers every validation error
+// with 400 (docs/api.md, "Errors: the two shapes").
 func StatusOf(kind voiceops.Kind, family Family) int {
 	switch kind {
 	case voiceops.KindBadRequest:
 		return http.StatusBadRequest
 	case voiceops.KindInvalid:
-		if family == Doc2 {
+		if family == BaseErrors {
 			return http.StatusBadRequest
 		}
 		return http.StatusUnprocessableEntity
@@ -42,16 +42,16 @@ func StatusOf(kind voiceops.Kind, family Family) int {
 	return http.StatusInternalServerError
 }
 
-// Doc1Error is the error body of doc 1. Errors is present (possibly empty)
+// StudioErrorBody is the error body of the studio host. Errors is present (possibly empty)
 // on 400 and 422 only.
-type Doc1Error struct {
+type StudioErrorBody struct {
 	Message   string                 `json:"message"`
 	Errors    *[]voiceops.FieldError `json:"errors,omitempty"`
 	RequestID string                 `json:"request_id"`
 }
 
-// Doc2Error is the error body of doc 2.
-type Doc2Error struct {
+// BaseErrorBody is the error body of the base host.
+type BaseErrorBody struct {
 	ErrorMessage string `json:"error_message"`
 	RequestID    string `json:"request_id"`
 }
@@ -70,11 +70,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, fam Fa
 		log.ErrorContext(r.Context(), "internal error", "request_id", rid, "method", r.Method, "path", r.URL.Path, "error", err)
 		msg = "internal error"
 	}
-	if fam == Doc2 {
-		WriteJSON(w, status, Doc2Error{ErrorMessage: doc2Message(msg, e.Fields), RequestID: rid})
+	if fam == BaseErrors {
+		WriteJSON(w, status, BaseErrorBody{ErrorMessage: baseMessage(msg, e.Fields), RequestID: rid})
 		return
 	}
-	body := Doc1Error{Message: msg, RequestID: rid}
+	body := StudioErrorBody{Message: msg, RequestID: rid}
 	if status == http.StatusBadRequest || status == http.StatusUnprocessableEntity {
 		fields := e.Fields
 		if fields == nil {
@@ -85,8 +85,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, fam Fa
 	WriteJSON(w, status, body)
 }
 
-// doc2Message folds field errors into the single message doc 2 carries.
-func doc2Message(msg string, fields []voiceops.FieldError) string {
+// baseMessage folds field errors into the single message the base host carries.
+func baseMessage(msg string, fields []voiceops.FieldError) string {
 	for i, f := range fields {
 		if i == 0 {
 			msg += ": "

@@ -22,7 +22,7 @@ func TestPathFamilyIsTheCatalogHosts(t *testing.T) {
 			hosts[r.SamplePath()][h] = true
 		}
 	}
-	want := map[catalog.Host]Family{catalog.Studio: Doc1, catalog.Base: Doc2}
+	want := map[catalog.Host]Family{catalog.Studio: StudioErrors, catalog.Base: BaseErrors}
 	for path, on := range hosts {
 		if len(on) != 1 {
 			continue // on both hosts (/openapi.json): the path cannot tell

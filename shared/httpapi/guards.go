@@ -17,7 +17,7 @@ import (
 )
 
 // The request guards every keyed route goes through once its caller is
-// authenticated (DECISIONS.md, "Tenancy and retries"): the rate limit of
+// authenticated (docs/api.md, "Rate limits and retries"): the rate limit of
 // the caller's key, then, on create-like routes (Route.Create), the
 // Idempotency-Key.
 

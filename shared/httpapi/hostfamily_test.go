@@ -17,8 +17,8 @@ import (
 // (the dev server) tells them apart by path.
 func TestUnknownRoutesAnswerInTheHostsErrorShape(t *testing.T) {
 	ok := func(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller) error { w.WriteHeader(204); return nil }
-	doc1 := httpapi.Route{Method: "GET", Path: "/v1/alert-rules", Family: httpapi.Doc1, Auth: httpapi.Public, Handle: ok}
-	doc2 := httpapi.Route{Method: "GET", Path: "/v1/outbound-calling/trigger", Family: httpapi.Doc2, Auth: httpapi.Public, Handle: ok}
+	studioRoute := httpapi.Route{Method: "GET", Path: "/v1/alert-rules", Family: httpapi.StudioErrors, Auth: httpapi.Public, Handle: ok}
+	baseRoute := httpapi.Route{Method: "GET", Path: "/v1/outbound-calling/trigger", Family: httpapi.BaseErrors, Auth: httpapi.Public, Handle: ok}
 	cfg := httpapi.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, c := range []struct {
 		name   string
@@ -28,14 +28,14 @@ func TestUnknownRoutesAnswerInTheHostsErrorShape(t *testing.T) {
 		status int
 		field  string
 	}{
-		{"studio host, /", []httpapi.Route{doc1}, "GET", "/", 404, "message"},
-		{"studio host, a doc-2 path", []httpapi.Route{doc1}, "GET", "/v3/a/b/conversations", 404, "message"},
-		{"base host, /", []httpapi.Route{doc2}, "GET", "/", 404, "error_message"},
-		{"base host, unknown", []httpapi.Route{doc2}, "GET", "/nope", 404, "error_message"},
-		{"base host, wrong method", []httpapi.Route{doc2}, "DELETE", "/v1/outbound-calling/trigger", 405, "error_message"},
-		{"base host, a doc-1 path", []httpapi.Route{doc2}, "GET", "/v1/alert-rules/x", 404, "error_message"},
-		{"both, a doc-1 path", []httpapi.Route{doc1, doc2}, "GET", "/v1/alert-rules/x/y", 404, "message"},
-		{"both, a doc-2 path", []httpapi.Route{doc1, doc2}, "GET", "/v3/x", 404, "error_message"},
+		{"studio host, /", []httpapi.Route{studioRoute}, "GET", "/", 404, "message"},
+		{"studio host, a base-host path", []httpapi.Route{studioRoute}, "GET", "/v3/a/b/conversations", 404, "message"},
+		{"base host, /", []httpapi.Route{baseRoute}, "GET", "/", 404, "error_message"},
+		{"base host, unknown", []httpapi.Route{baseRoute}, "GET", "/nope", 404, "error_message"},
+		{"base host, wrong method", []httpapi.Route{baseRoute}, "DELETE", "/v1/outbound-calling/trigger", 405, "error_message"},
+		{"base host, a studio-host path", []httpapi.Route{baseRoute}, "GET", "/v1/alert-rules/x", 404, "error_message"},
+		{"both, a studio-host path", []httpapi.Route{studioRoute, baseRoute}, "GET", "/v1/alert-rules/x/y", 404, "message"},
+		{"both, a base-host path", []httpapi.Route{studioRoute, baseRoute}, "GET", "/v3/x", 404, "error_message"},
 	} {
 		rec := httptest.NewRecorder()
 		httpapi.New(cfg, c.routes).ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))

@@ -21,7 +21,7 @@ import (
 func TestInternalKeySource(t *testing.T) {
 	const key = "vo_internal_us_test"
 	ok := http.StatusNoContent
-	route := httpapi.Route{Method: "POST", Path: "/internal/v1/x", Family: httpapi.Doc1, Auth: httpapi.InternalKey,
+	route := httpapi.Route{Method: "POST", Path: "/internal/v1/x", Family: httpapi.StudioErrors, Auth: httpapi.InternalKey,
 		Handle: func(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller) error { w.WriteHeader(ok); return nil }}
 	failing := func(context.Context) (string, error) { return "", errors.New("AccessDeniedException") }
 	for _, c := range []struct {

@@ -17,7 +17,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// MaxBodyBytes is the limit of a JSON request body (DECISIONS.md).
+// MaxBodyBytes is the limit of a JSON request body.
 const MaxBodyBytes = 1 << 20
 
 // writeJSON encodes v as the response body. HTML escaping is off: these

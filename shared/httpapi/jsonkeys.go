@@ -11,7 +11,7 @@ import (
 
 // Every JSON request body, on both hosts, is read by ParseObject or checked
 // by CheckJSON, and both refuse a body that repeats an object key at any
-// depth (DECISIONS.md, "Tenancy and retries"): encoding/json keeps the last
+// depth (docs/api.md, "Rate limits and retries"): encoding/json keeps the last
 // of two equal keys while other parsers keep the first, and a body two
 // parsers read differently is how request smuggling starts. Keys are
 // compared as decoded strings, so "a" and "\u0061" are the same key. Names

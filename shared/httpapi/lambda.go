@@ -56,16 +56,16 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 }
 
 // FamilyStageVariable is the stage variable that names the error shape of
-// an API's host: "doc1" on the studio host, "doc2" on the base host
+// an API's host: "studio" on the studio host, "base" on the base host
 // (infra/api.go sets it on each host's stage).
 const FamilyStageVariable = "error_family"
 
 // String is the family's name in FamilyStageVariable.
 func (f Family) String() string {
-	if f == Doc2 {
-		return "doc2"
+	if f == BaseErrors {
+		return "base"
 	}
-	return "doc1"
+	return "studio"
 }
 
 // StageFamily is a Config.NoRouteFamily for a function that answers the
@@ -75,10 +75,10 @@ func (f Family) String() string {
 func StageFamily(r *http.Request) Family {
 	vars, _ := core.GetStageVarsFromContextV2(r.Context())
 	switch vars[FamilyStageVariable] {
-	case Doc1.String():
-		return Doc1
-	case Doc2.String():
-		return Doc2
+	case StudioErrors.String():
+		return StudioErrors
+	case BaseErrors.String():
+		return BaseErrors
 	}
 	return familyOf(r)
 }

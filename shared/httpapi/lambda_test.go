@@ -33,7 +33,7 @@ func TestIdempotencyKeyWithACommaThroughTheLambdaAdapter(t *testing.T) {
 		Keys: anyKey{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Guards: httpapi.Guards{Idempotency: memory.NewRequests()},
 	}, []httpapi.Route{httpapi.Route{
-		Method: http.MethodPost, Path: "/v1/alert-rules", Family: httpapi.Doc1, Auth: httpapi.AccountKey,
+		Method: http.MethodPost, Path: "/v1/alert-rules", Family: httpapi.StudioErrors, Auth: httpapi.AccountKey,
 		Handle: func(w http.ResponseWriter, r *http.Request, c httpapi.Caller) error {
 			seen = append(seen, r.Header.Get("Idempotency-Key"))
 			httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"n": created.Add(1), "accept": r.Header.Values("Accept")})

@@ -12,13 +12,18 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Family is the error body shape of a route: doc 1's {message, errors} or
-// doc 2's {error_message}.
+// Family is the error body shape of a route: the studio host's
+// {message, errors} or the base host's {error_message} (docs/api.md,
+// "Errors: the two shapes").
 type Family int
 
 const (
-	Doc1 Family = iota
-	Doc2
+	// StudioErrors: {"message", "errors", "request_id"}; an unreadable
+	// request is 400, an invalid one 422.
+	StudioErrors Family = iota
+	// BaseErrors: {"error_message", "request_id"}; every validation
+	// error is 400.
+	BaseErrors
 )
 
 // Scheme is how a route authenticates its caller. The middleware checks it
@@ -26,7 +31,7 @@ const (
 type Scheme int
 
 const (
-	// AccountKey: an account-scoped API key in x-api-key (doc 1).
+	// AccountKey: an account-scoped API key in x-api-key (the studio host).
 	AccountKey Scheme = iota
 	// ProjectKey: an API key in x-api-key valid for the path's
 	// {account_id}/{project_id} (account-scoped for any project of its
@@ -72,10 +77,10 @@ type Route struct {
 	Create bool
 }
 
-// Doc2Route is a route of doc 2 (the base host): errors are
+// BaseRoute is a route of the base host (the base host): errors are
 // {"error_message": ...}.
-func Doc2Route(method, path string, auth Scheme, h Handler) Route {
-	return Route{Method: method, Path: path, Family: Doc2, Auth: auth, Handle: h}
+func BaseRoute(method, path string, auth Scheme, h Handler) Route {
+	return Route{Method: method, Path: path, Family: BaseErrors, Auth: auth, Handle: h}
 }
 
 // Creates marks the route as create-like.
@@ -85,18 +90,18 @@ func (r Route) Creates() Route { r.Create = true; return r }
 func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
 // familyOf tells which document a path that matched no route belongs to:
-// doc 1 lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
+// the studio host lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
 // the studio host's additions (/v1/metrics, /console): the catalog's
 // studio paths (shared/catalog; family_catalog_test.go).
 func familyOf(r *http.Request) Family {
 	p := r.URL.Path
 	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi", "/v1/metrics", "/console"} {
 		if strings.HasPrefix(p, prefix) {
-			return Doc1
+			return StudioErrors
 		}
 	}
 	if p == "/" {
-		return Doc1
+		return StudioErrors
 	}
-	return Doc2
+	return BaseErrors
 }

@@ -44,8 +44,7 @@ type Config struct {
 	Now         func() time.Time
 	Log         *slog.Logger
 	// CountError, when set, records one api_errors event for the account
-	// (and project) of an authenticated request answered 5xx (DECISIONS.md,
-	// "Metric events": the functions record their own). A failure is
+	// (and project) of an authenticated request answered 5xx (docs/api.md, "Metric intake": the functions record their own). A failure is
 	// logged and never changes the answer.
 	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Deadline bounds each request's work (its context), well under API
@@ -64,7 +63,7 @@ type Config struct {
 	Metrics telemetry.Recorder
 	// NoRouteFamily, when set, tells the error shape of a request that
 	// matched no route (404, 405): StageFamily, where one function answers
-	// a whole host's unknown paths. Default: by the path (doc 1's
+	// a whole host's unknown paths. Default: by the path (the studio host's
 	// prefixes), as on the dev server, which serves both hosts.
 	NoRouteFamily func(r *http.Request) Family
 }
@@ -278,11 +277,11 @@ func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
 	if s.NoRouteFamily != nil {
 		family = s.NoRouteFamily
 	}
-	if family(r) == Doc2 {
-		WriteJSON(w, status, Doc2Error{ErrorMessage: msg, RequestID: RequestID(r.Context())})
+	if family(r) == BaseErrors {
+		WriteJSON(w, status, BaseErrorBody{ErrorMessage: msg, RequestID: RequestID(r.Context())})
 		return
 	}
-	WriteJSON(w, status, Doc1Error{Message: msg, RequestID: RequestID(r.Context())})
+	WriteJSON(w, status, StudioErrorBody{Message: msg, RequestID: RequestID(r.Context())})
 }
 
 // canonical reports whether p is a clean absolute path: no empty, "." or

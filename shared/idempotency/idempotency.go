@@ -1,5 +1,5 @@
 // Package idempotency is the Idempotency-Key of create-like requests
-// (DECISIONS.md, "Tenancy and retries"): the record kept for each key, its
+// (docs/api.md, "Rate limits and retries"): the record kept for each key, its
 // states, and the store interface that shared/memory and shared/dynamo
 // implement (contract: shared/storetest). The HTTP middleware that uses it
 // is in shared/httpapi.

@@ -1,6 +1,5 @@
 // Package metrics records the metrics that alert rules watch and summarises
-// them over evaluation windows (DECISIONS.md, "Alert rules" and "Metric
-// events (internal intake)"). It imports nothing from AWS or HTTP.
+// them over evaluation windows (docs/alerting.md and docs/api.md, "Metric intake"). It imports nothing from AWS or HTTP.
 //
 // Events are aggregated into one-minute buckets per scope: every event
 // counts in its account's scope and, when it has a project, in that

@@ -1,4 +1,4 @@
-// Package outboundapi serves outbound calling on the base host (doc 2):
+// Package outboundapi serves outbound calling on the base host (the base host):
 // trigger, status, and the internal route the telephony system moves a
 // call's status with. It is a package of its own, apart from the groups that run conversations,
 // so that functions/outbound links the calls service and not the
@@ -44,12 +44,12 @@ type Destinations interface {
 	Check(ctx context.Context, accountID, toNumber string) error
 }
 
-// Routes lists the outbound calling routes (doc 2).
+// Routes lists the outbound calling routes (the base host).
 func (g *Outbound) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		{Method: "POST", Path: "/v1/outbound-calling/trigger", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundTrigger, Create: true},
-		{Method: "GET", Path: "/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.ServiceKey, Handle: g.outboundStatus},
-		{Method: "POST", Path: "/internal/v1/outbound-calling/{callSid}/status", Family: httpapi.Doc2, Auth: httpapi.InternalKey, Handle: g.outboundMove},
+		{Method: "POST", Path: "/v1/outbound-calling/trigger", Family: httpapi.BaseErrors, Auth: httpapi.ServiceKey, Handle: g.outboundTrigger, Create: true},
+		{Method: "GET", Path: "/v1/outbound-calling/{callSid}/status", Family: httpapi.BaseErrors, Auth: httpapi.ServiceKey, Handle: g.outboundStatus},
+		{Method: "POST", Path: "/internal/v1/outbound-calling/{callSid}/status", Family: httpapi.BaseErrors, Auth: httpapi.InternalKey, Handle: g.outboundMove},
 	}
 }
 

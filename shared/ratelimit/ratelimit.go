@@ -1,5 +1,5 @@
 // Package ratelimit is the per-key rate limit of the public routes
-// (DECISIONS.md, "Tenancy and retries"): a token bucket per API key, kept
+// (docs/api.md, "Rate limits and retries"): a token bucket per API key, kept
 // as GCRA (the generic cell rate algorithm), which stores one number per
 // bucket, the theoretical arrival time (TAT) of the next request. A bucket
 // of rate R and burst B admits a request at now when

@@ -3,7 +3,7 @@
 // /v1/metrics and the replay of an unsaved rule (Preview). It also rolls
 // the one-minute buckets up into hourly ones, so that a series reaches
 // back MetricHourRetention while the minutes are kept
-// MetricMinuteRetention (README, "Metric series and roll-ups").
+// MetricMinuteRetention (docs/api.md, our additions).
 //
 // It sits beside the bucket store rather than inside it: the store's item
 // layout is its own (shared/dynamo/metricstore), and this package reads

@@ -42,7 +42,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.
-const concurrentCalls = 50 // DECISIONS.md: 50 concurrent creates at 9 rules, exactly one succeeds
+const concurrentCalls = 50 // CONTRIBUTING.md, testing notes: 50 concurrent creates at 9 rules, exactly one succeeds
 
 // base is the time every fixture derives from. It has millisecond precision,
 // like every time of the suite: stores must keep at least that.

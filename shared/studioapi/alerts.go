@@ -25,28 +25,28 @@ type Alerts struct {
 	Now       func() time.Time
 }
 
-// Routes lists every route of the alerts group (doc 1).
+// Routes lists every route of the alerts group (the studio host).
 func (a *Alerts) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc1("POST", "/v1/alert-rules", a.createRule).Creates(),
-		doc1("GET", "/v1/alert-rules", a.listRules),
-		doc1("GET", "/v1/alert-rules/{rule_id}", a.getRule),
-		doc1("PATCH", "/v1/alert-rules/{rule_id}", a.patchRule),
-		doc1("DELETE", "/v1/alert-rules/{rule_id}", a.deleteRule),
-		doc1("GET", "/v1/alerts", a.listAlerts),
-		// Our additions (DECISIONS.md, "Our additions on the studio host").
-		doc1("GET", "/v1/alert-rules/{rule_id}/history", a.ruleHistory),
-		doc1("POST", "/v1/alert-rules/preview", a.previewRule),
-		doc1("GET", "/v1/metrics", a.metricSeries),
+		studioRoute("POST", "/v1/alert-rules", a.createRule).Creates(),
+		studioRoute("GET", "/v1/alert-rules", a.listRules),
+		studioRoute("GET", "/v1/alert-rules/{rule_id}", a.getRule),
+		studioRoute("PATCH", "/v1/alert-rules/{rule_id}", a.patchRule),
+		studioRoute("DELETE", "/v1/alert-rules/{rule_id}", a.deleteRule),
+		studioRoute("GET", "/v1/alerts", a.listAlerts),
+		// Our additions (docs/api.md, our additions).
+		studioRoute("GET", "/v1/alert-rules/{rule_id}/history", a.ruleHistory),
+		studioRoute("POST", "/v1/alert-rules/preview", a.previewRule),
+		studioRoute("GET", "/v1/metrics", a.metricSeries),
 	}
 }
 
-// doc1 is a route of doc 1: an account-scoped API key, doc 1's errors.
-func doc1(method, path string, h httpapi.Handler) httpapi.Route {
-	return httpapi.Route{Method: method, Path: path, Family: httpapi.Doc1, Auth: httpapi.AccountKey, Handle: h}
+// studioRoute is a route of the studio host: an account-scoped API key, the studio host's errors.
+func studioRoute(method, path string, h httpapi.Handler) httpapi.Route {
+	return httpapi.Route{Method: method, Path: path, Family: httpapi.StudioErrors, Auth: httpapi.AccountKey, Handle: h}
 }
 
-// ruleJSON is the alert rule record of doc 1 (fromRecord: each field is
+// ruleJSON is the alert rule record of the studio host (fromRecord: each field is
 // the rule's field of its name or `from` tag).
 type ruleJSON struct {
 	ID              string  `json:"id"`

@@ -16,7 +16,7 @@ import (
 )
 
 // The intake lists the route of the internal metric intake
-// (DECISIONS.md, "Metric events (internal intake)"), on the studio host.
+// (docs/api.md, "Metric intake"), on the studio host.
 // Outside producers (the telephony and the agent runtime) report what the
 // product's own functions cannot see:
 //
@@ -25,7 +25,7 @@ import (
 //	{"events": [{"account_id": "...", "project_id": "..." | null,
 //	             "metric": "...", "value": n, "at": "RFC 3339"}]}
 //
-// The rules, beyond DECISIONS.md:
+// The rules, beyond docs/api.md:
 //   - A missing or wrong X-Internal-Key is 401; so is every request when no
 //     key is configured. Only the key's SHA-256 digest is held.
 //   - "events" holds 0 to 1000 events (an empty batch is 202 with
@@ -43,7 +43,7 @@ import (
 //     hours old and at most 1 minute ahead of the receiver's clock.
 //   - Unknown fields, top level or in an event, are 422; null is accepted
 //     only for project_id.
-//   - Any invalid event rejects the whole batch: 422 in doc 1's error shape,
+//   - Any invalid event rejects the whole batch: 422 in the studio host's error shape,
 //     one entry per problem, fields named like "events[3].metric", and
 //     nothing is recorded. 202 {"accepted": N} means all N events are
 //     stored (recording is synchronous); a store failure is 500 and
@@ -62,7 +62,7 @@ type Recorder interface {
 
 // Routes lists the intake's one route.
 func (in *Intake) Routes() []httpapi.Route {
-	return []httpapi.Route{{Method: "POST", Path: "/internal/v1/metric-events", Family: httpapi.Doc1, Auth: httpapi.InternalKey, Handle: in.postMetricEvents}}
+	return []httpapi.Route{{Method: "POST", Path: "/internal/v1/metric-events", Family: httpapi.StudioErrors, Auth: httpapi.InternalKey, Handle: in.postMetricEvents}}
 }
 
 type acceptedJSON struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// A rule field is declared once in each of a few places (README, Layout);
+// A rule field is declared once in each of a few places (docs/architecture.md, "Where to add a rule field");
 // these tests hold the API's places to each other, so that leaving one
 // out fails here: the rule record shows every field, the OpenAPI document
 // describes what the handlers write and read, and every property of the

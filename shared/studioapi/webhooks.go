@@ -23,18 +23,18 @@ type Webhooks struct {
 	URLPolicy voiceops.URLPolicy
 }
 
-// Routes lists every route of the webhooks group (doc 1).
+// Routes lists every route of the webhooks group (the studio host).
 func (h *Webhooks) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		doc1("POST", "/v1/webhook-endpoints", h.createEndpoint).Creates(),
-		doc1("GET", "/v1/webhook-endpoints", h.listEndpoints),
-		doc1("GET", "/v1/webhook-endpoints/{endpoint_id}", h.getEndpoint),
-		doc1("PATCH", "/v1/webhook-endpoints/{endpoint_id}", h.patchEndpoint),
-		doc1("DELETE", "/v1/webhook-endpoints/{endpoint_id}", h.deleteEndpoint),
-		doc1("POST", "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", h.rotateSecret).Creates(),
-		doc1("POST", "/v1/webhook-endpoints/{endpoint_id}/test", h.testEndpoint).Creates(),
-		doc1("GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries", h.listDeliveries),
-		doc1("POST", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry", h.retryDelivery).Creates(),
+		studioRoute("POST", "/v1/webhook-endpoints", h.createEndpoint).Creates(),
+		studioRoute("GET", "/v1/webhook-endpoints", h.listEndpoints),
+		studioRoute("GET", "/v1/webhook-endpoints/{endpoint_id}", h.getEndpoint),
+		studioRoute("PATCH", "/v1/webhook-endpoints/{endpoint_id}", h.patchEndpoint),
+		studioRoute("DELETE", "/v1/webhook-endpoints/{endpoint_id}", h.deleteEndpoint),
+		studioRoute("POST", "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", h.rotateSecret).Creates(),
+		studioRoute("POST", "/v1/webhook-endpoints/{endpoint_id}/test", h.testEndpoint).Creates(),
+		studioRoute("GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries", h.listDeliveries),
+		studioRoute("POST", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry", h.retryDelivery).Creates(),
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package turnreply holds the JSON bodies that the base host's groups
-// running conversations share (doc 2): the agent's reply to a turn (chat
+// running conversations share (the base host): the agent's reply to a turn (chat
 // respond and the voice intake), {"success": true}, and the conversation_id
 // of a request body.
 package turnreply

@@ -47,7 +47,7 @@ func (g *Callbacks) Routes() []httpapi.Route {
 }
 
 func route(method, path string, h httpapi.Handler) httpapi.Route {
-	return httpapi.Route{Method: method, Path: path, Family: httpapi.Doc2, Auth: httpapi.Public, Handle: h}
+	return httpapi.Route{Method: method, Path: path, Family: httpapi.BaseErrors, Auth: httpapi.Public, Handle: h}
 }
 
 var (

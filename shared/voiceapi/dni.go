@@ -9,7 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// DNI is the DNI reservation route (DECISIONS.md, DNI; functions/calls).
+// DNI is the DNI reservation route (docs/outbound-calls.md, DNI; functions/calls).
 // The path names no project, so the x-api-key must be scoped to one: an
 // account-scoped key is 403.
 type DNI struct {
@@ -19,7 +19,7 @@ type DNI struct {
 
 // Routes lists the DNI route.
 func (g *DNI) Routes() []httpapi.Route {
-	return []httpapi.Route{httpapi.Doc2Route("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve).Creates()}
+	return []httpapi.Route{httpapi.BaseRoute("POST", "/v1/conversations/dni-reservation", httpapi.ProjectScopedKey, g.dniReserve).Creates()}
 }
 
 type dniReservationJSON struct {

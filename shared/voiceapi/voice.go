@@ -11,7 +11,7 @@ import (
 
 // Voice is the telephony system's voice intake (functions/calls): a call
 // starts, each user turn (transcript, DTMF or silence) is answered, and the
-// call ends (completed or crashed). Internal key, doc 2's errors.
+// call ends (completed or crashed). Internal key, the base host's errors.
 type Voice struct {
 	Engine Engine
 }
@@ -19,9 +19,9 @@ type Voice struct {
 // Routes lists the voice intake's routes.
 func (g *Voice) Routes() []httpapi.Route {
 	return []httpapi.Route{
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
-		httpapi.Doc2Route("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls", httpapi.InternalKey, g.voiceStart),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls/{conversation_id}/turns", httpapi.InternalKey, g.voiceTurn),
+		httpapi.BaseRoute("POST", "/internal/v1/voice/calls/{conversation_id}/end", httpapi.InternalKey, g.voiceEnd),
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package voiceapi serves the base host's voice groups (doc 2), both run
+// Package voiceapi serves the base host's voice groups (the base host), both run
 // by functions/calls: Voice, the voice intake of the telephony bridge
 // (start, turns, end of a call's conversation), and DNI, the reservation
 // of dynamic numbers.

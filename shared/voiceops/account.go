@@ -2,7 +2,7 @@ package voiceops
 
 import "time"
 
-// Region is a deployment region of doc 1 (`us`, `uk`, `eu`).
+// Region is a deployment region of the studio host (`us`, `uk`, `eu`).
 type Region string
 
 const (
@@ -11,7 +11,7 @@ const (
 	RegionEU Region = "eu"
 )
 
-// Regions lists every region with its doc-2 name and AWS region.
+// Regions lists every region with its base-host name and AWS region.
 var Regions = []RegionInfo{
 	{Region: RegionUS, BaseName: "us-1", AWSRegion: "us-east-1"},
 	{Region: RegionUK, BaseName: "uk-1", AWSRegion: "eu-west-2"},
@@ -50,7 +50,7 @@ type Project struct {
 	CreatedAt time.Time
 }
 
-// KeyKind is what a key may be used for (DECISIONS.md, "Accounts, projects and keys").
+// KeyKind is what a key may be used for (docs/api.md, "The two hosts").
 type KeyKind string
 
 const (

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Limits of doc 1 and DECISIONS.md.
+// Limits of the studio host (docs/api.md, "Limits").
 const (
 	MaxRulesPerAccount     = 10
 	MaxEndpointsPerAccount = 10
@@ -124,7 +124,7 @@ type RulePatch struct {
 }
 
 // Apply returns the rule with the patch applied, and whether anything changed.
-// Disabling a rule sets its state to unknown (DECISIONS.md); enabling it again
+// Disabling a rule sets its state to unknown (docs/decisions.md); enabling it again
 // keeps unknown until the next evaluation.
 func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
 	out := r

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// CallStatus is the status of an outbound call (doc 2, "States and
+// CallStatus is the status of an outbound call (the vendor's interface, "States and
 // transitions").
 type CallStatus string
 
@@ -39,7 +39,7 @@ func CallPredecessor(to CallStatus) (from CallStatus, ok bool) {
 }
 
 // CallRetention is how long a call's status stays readable after a
-// terminal status (DECISIONS.md: then 404, even before the TTL deletes it).
+// terminal status (docs/outbound-calls.md: then 404, even before the TTL deletes it).
 const CallRetention = 2 * time.Hour
 
 // PrefixCallSID starts every call SID: "CA" + 32 lowercase hex digits.
@@ -142,7 +142,7 @@ const MetadataMaxBytes = 26 * 1024
 // than CallRetention after its terminal status.
 func (c Call) Expired(now time.Time) bool { return c.ExpiresAt != nil && now.After(*c.ExpiresAt) }
 
-// ErrCallTransition is the error of a status change that doc 2's
+// ErrCallTransition is the error of a status change that the base host's
 // transitions do not allow (terminal statuses never change).
 var ErrCallTransition = &Error{Kind: KindConflict, Message: "the call's status cannot change to this status"}
 

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Environment is a project's deployment environment (doc 2 `client_env`).
+// Environment is a project's deployment environment (the vendor interface's `client_env`).
 type Environment string
 
 const (
@@ -32,7 +32,7 @@ const (
 // Channels lists every channel.
 var Channels = []Channel{ChannelVoice, ChannelWebchat, ChannelWhatsApp, ChannelSMS, ChannelAPI}
 
-// ChatChannels are the channels a chat conversation may declare (doc 2).
+// ChatChannels are the channels a chat conversation may declare (the base host).
 var ChatChannels = []Channel{ChannelWebchat, ChannelWhatsApp, ChannelSMS, ChannelAPI}
 
 // EndReason says how a conversation ended.
@@ -59,7 +59,7 @@ const (
 )
 
 // Conversation is one voice call or chat with a project's agent. Field names
-// follow doc 2's conversation record.
+// follow the vendor interface's conversation record.
 type Conversation struct {
 	ID          string
 	AccountID   string
@@ -139,7 +139,7 @@ func (c Conversation) TotalDuration(now time.Time) time.Duration {
 }
 
 // Turn is one exchange: what the user said (or pressed, or nothing) and what
-// the agent answered. Field names follow doc 2's turn table.
+// the agent answered. Field names follow the vendor interface's turn table.
 type Turn struct {
 	Index                int // 0-based
 	UserInput            string

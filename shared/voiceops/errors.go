@@ -9,13 +9,13 @@ import (
 )
 
 // Kind classifies an error so that the transport can map it to a status in one
-// place (shared/api/errors.go) without knowing where it came from.
+// place (shared/httpapi/errors.go) without knowing where it came from.
 type Kind int
 
 const (
 	KindInternal      Kind = iota // a failure of ours: 500, details only in logs
 	KindBadRequest                // the request cannot be read: 400
-	KindInvalid                   // readable but invalid: 422 (doc 1) / 400 (doc 2)
+	KindInvalid                   // readable but invalid: 422 (the studio host) / 400 (the base host)
 	KindUnauthorized              // missing, malformed, unknown or wrong-kind key: 401
 	KindForbidden                 // valid key without rights on the target: 403
 	KindNotFound                  // no such resource for this caller: 404

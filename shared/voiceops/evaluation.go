@@ -14,7 +14,7 @@ type Outcome struct {
 }
 
 // Evaluated returns the rule after an evaluation at `at` with outcome o, and
-// the event the transition sends, if any (DECISIONS.md, "Alert rules"):
+// the event the transition sends, if any (docs/alerting.md):
 // into alert from any state sends alerts.triggered; out of alert to any
 // state sends alerts.resolved; a firing rule stays alert through failed
 // evaluations, any other state becomes unknown. since is when the current

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ID prefixes of doc 1 and of the operator's resources.
+// ID prefixes of the studio host and of the operator's resources.
 const (
 	PrefixRule     = "ar_"
 	PrefixEndpoint = "whe_"
@@ -45,11 +45,11 @@ func RandomBase62(n int) string {
 	return string(out)
 }
 
-// ValidRuleID reports whether id has the shape of doc 1's rule IDs: "ar_"
+// ValidRuleID reports whether id has the shape of the studio host's rule IDs: "ar_"
 // and one or more ASCII letters or digits.
 func ValidRuleID(id string) bool { return prefixedAlnum(id, PrefixRule) }
 
-// ValidEndpointID reports whether id has the shape of doc 1's endpoint IDs:
+// ValidEndpointID reports whether id has the shape of the studio host's endpoint IDs:
 // "whe_" and one or more ASCII letters or digits.
 func ValidEndpointID(id string) bool { return prefixedAlnum(id, PrefixEndpoint) }
 

@@ -4,7 +4,7 @@ import "fmt"
 
 // Size limits of what callers send and what ends up in a stored record.
 // Every field that reaches a DynamoDB item has a limit checked before the
-// write (the README's "Limits" table lists them), so that the sum of a
+// write (docs/api.md's "Limits" table lists them), so that the sum of a
 // record's fields stays under DynamoDB's item limit and a valid request
 // never meets it. The stores enforce MaxItemBytes themselves as the last
 // line (the memory stores too, so that the dev server and the contract

@@ -17,7 +17,7 @@ const (
 // EventTypes lists every event type.
 var EventTypes = []EventType{EventTriggered, EventResolved}
 
-// Endpoint limits of doc 1 and DECISIONS.md.
+// Endpoint limits (docs/api.md, "Limits").
 const (
 	DefaultTimeoutMS   = 5000
 	MinTimeoutMS       = 1000

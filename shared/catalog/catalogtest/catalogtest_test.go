@@ -23,7 +23,7 @@ func (e *errs) Fatalf(format string, a ...any) { e.Errorf(format, a...) }
 func serving(rec *Routes, routes ...catalog.Route) http.Handler {
 	var rs []httpapi.Route
 	for _, r := range routes {
-		rs = append(rs, httpapi.Route{Method: r.Method, Path: r.Path, Family: httpapi.Doc2, Auth: httpapi.Public,
+		rs = append(rs, httpapi.Route{Method: r.Method, Path: r.Path, Family: httpapi.BaseErrors, Auth: httpapi.Public,
 			Handle: func(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller) error { w.WriteHeader(204); return nil }})
 	}
 	return httpapi.New(httpapi.Config{Metrics: rec, Log: slog.New(slog.DiscardHandler)}, rs)

@@ -13,7 +13,7 @@ const $main = document.getElementById("main");
 const $nav = document.getElementById("nav");
 const $status = document.getElementById("status");
 let timers = [];
-// The base host's URL (doc 2: conversations, concurrency, handoff state)
+// The base host's URL (the base host: conversations, concurrency, handoff state)
 // from /console/config.json: "" where it is this origin (the dev server),
 // deployed its own API's URL, which the CSP's connect-src names.
 let BASE = "";
@@ -446,8 +446,8 @@ async function endpointPage(id) {
   every(2000, draw);
 }
 
-// The base host's pages: doc 2 paths name the account and project. With
-// the dev server both hosts share this origin; see README "Console".
+// The base host's pages: the base host paths name the account and project. With
+// the dev server both hosts share this origin; see docs/console.md.
 function scopeForm(onchange) {
   const acct = h("input", { id: "s-account", value: sessionStorage.getItem(ACCT) || "", placeholder: "acct_…", required: true });
   const proj = h("input", { id: "s-project", value: sessionStorage.getItem(PROJ) || "", placeholder: "proj_…", required: true });

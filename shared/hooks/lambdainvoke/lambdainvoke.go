@@ -6,7 +6,7 @@
 // schemas cost about 0.7 ms of package init (4,000 allocations, 670 KB) and
 // 0.8 MB of bootstrap on every cold start of the four functions that link
 // it (chat, calls, events, sweeper), which need one operation of it
-// (scripts/bench, README "Performance").
+// (scripts/bench, docs/performance.md).
 package lambdainvoke
 
 import (
