@@ -34,6 +34,8 @@ targets=(
   "./shared/idempotency FuzzFingerprint"
   "./shared/ratelimit FuzzAdmit"
   "./shared/queue FuzzDecode"
+  "./shared/twilioapi FuzzParseForm"
+  "./shared/twilioapi FuzzTurnNumber"
   "./shared/hooks FuzzParseAnswer"
   "./shared/agent FuzzParseConfig"
   "./shared/agent FuzzDecodeReply"

@@ -17,8 +17,8 @@
 //     its reply is stored with the call: a replayed step gets the stored
 //     reply and runs nothing. A turn's number is in its callback URL (the
 //     call's own turn sequence, which the provider's signature covers);
-//     where a callback names none, the provider's idempotency token
-//     (Twilio's I-Twilio-Idempotency-Token) tells a replay of the last step.
+//     a turn callback without one is refused. The answer, which has no
+//     number in its URL, is step 1 and so is never a new step twice.
 //   - An answer for a call already ended is refused (Reply.End with no
 //     words: hang up) and starts nothing.
 package calls
@@ -76,6 +76,8 @@ var (
 	ErrStepPassed = voiceops.Errorf(voiceops.KindConflict, "this turn of the call was answered and followed by another")
 	// ErrStepAhead is a turn the call has not reached.
 	ErrStepAhead = voiceops.Errorf(voiceops.KindConflict, "the call has not reached this turn")
+	// ErrTurnNumber is a turn callback that does not number its turn.
+	ErrTurnNumber = voiceops.Errorf(voiceops.KindBadRequest, "a turn callback must name its turn: a positive integer")
 	// ErrStepInFlight is a step another request is still running.
 	ErrStepInFlight = voiceops.Errorf(voiceops.KindConflict, "this step of the call is in progress")
 )
@@ -283,20 +285,18 @@ func (s *Service) Answer(ctx context.Context, c voiceops.Call, from, token strin
 }
 
 // Turn is the callee's turn of call c's conversation conversationID; turn
-// is the turn's number from its callback URL (0 when the URL names none:
-// then a token equal to the last step's marks a replay). A replayed turn
-// gets the stored reply and runs nothing.
+// is the turn's number from its callback URL (ErrTurnNumber unless
+// positive). A replayed turn gets the stored reply and runs nothing.
 func (s *Service) Turn(ctx context.Context, c voiceops.Call, conversationID string, turn int, token string, in Speech) (Reply, error) {
 	if c.ConversationID == "" || conversationID != c.ConversationID {
 		return Reply{}, voiceops.ErrNotFound
 	}
-	n := turn + 1
 	if turn <= 0 {
-		n = c.Steps + 1
-		if token != "" && token == c.StepToken {
-			n = c.Steps
-		}
+		// Without its number a callback would be a new step each time it
+		// is sent: one captured request could add turns at will.
+		return Reply{}, ErrTurnNumber
 	}
+	n := turn + 1
 	return s.step(ctx, c, n, token, func(c voiceops.Call) (string, voiceops.CallReply, error) {
 		r, err := s.Engine.RespondCall(ctx, c, in.Message, in.DTMF)
 		return c.ConversationID, r, err

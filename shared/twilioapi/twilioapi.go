@@ -70,9 +70,9 @@ func (g *Callbacks) verified(w http.ResponseWriter, r *http.Request) (voiceops.C
 	if err != nil {
 		return voiceops.Call{}, nil, errForm
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := ParseForm(string(body))
 	if err != nil {
-		return voiceops.Call{}, nil, errForm
+		return voiceops.Call{}, nil, err
 	}
 	c, err := g.Calls.Get(r.Context(), sid)
 	if errors.Is(err, voiceops.ErrNotFound) {
@@ -128,22 +128,82 @@ func (g *Callbacks) answer(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 	return writeTwiML(w, g.say(c.SID, rep))
 }
 
-// errTurnParam is a turn URL whose turn number is not one.
-var errTurnParam = voiceops.Errorf(voiceops.KindBadRequest, "the turn parameter must be a positive integer")
+// errTurnParam is a turn URL whose query is not the one TwiML names.
+var errTurnParam = voiceops.Errorf(voiceops.KindBadRequest, "a turn URL's query must be turn=N, N a positive integer")
+
+// ParseForm parses a callback's form as Twilio sends it, refusing what
+// Twilio never sends: a parameter name that does not start with a letter
+// or holds other than letters, digits, '_', '-' and '.', and a name given
+// twice. The signature is HMAC over the URL then each sorted name and
+// value with no separator, so the first rule is what keeps a URL's
+// trailing digits (?turn=12) from moving into the first name
+// (?turn=1 + 2AccountSid) with the same signature; the second keeps a
+// parameter that the signature check does not see (it reads one value
+// per name) out of the form.
+func ParseForm(body string) (url.Values, error) {
+	form, err := url.ParseQuery(body)
+	if err != nil {
+		return nil, errForm
+	}
+	for k, v := range form {
+		if !twilioName(k) {
+			return nil, voiceops.Errorf(voiceops.KindBadRequest, "%s is not a Twilio parameter name", strconv.QuoteToASCII(k))
+		}
+		if len(v) != 1 {
+			return nil, voiceops.Errorf(voiceops.KindBadRequest, "the parameter %s is given %d times", k, len(v))
+		}
+	}
+	return form, nil
+}
+
+// twilioName reports whether k has the shape of Twilio's parameter names
+// (AccountSid, SpeechResult, msg, ...).
+func twilioName(k string) bool {
+	if k == "" || !isLetter(k[0]) {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !isLetter(c) && !('0' <= c && c <= '9') && c != '_' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// TurnNumber parses a turn URL's raw query: exactly what twilio.TurnURL
+// writes, turn=N with N a positive integer without sign or leading zero.
+// Anything else is refused rather than read leniently, so that no
+// spelling of a signed URL names a turn its TwiML did not.
+func TurnNumber(rawQuery string) (int, error) {
+	v, ok := strings.CutPrefix(rawQuery, twilio.TurnParam+"=")
+	if !ok || v == "" || len(v) > 9 || v[0] == '0' {
+		return 0, errTurnParam
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, errTurnParam
+		}
+		n = n*10 + int(v[i]-'0')
+	}
+	return n, nil
+}
 
 // turn is a Gather's action: the callee's speech (or digits) is a turn.
 // The URL numbers the turn (the TwiML that asked for it named it); a
-// replay gets the stored TwiML and runs nothing.
+// replay gets the stored TwiML and runs nothing. A URL that numbers no
+// turn is refused: it would be a new step each time it is sent.
 func (g *Callbacks) turn(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	n := 0 // a URL without a number (TwiML rendered before turns were numbered)
-	if v := r.URL.Query().Get(twilio.TurnParam); v != "" {
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return errTurnParam
-		}
+	n, err := TurnNumber(r.URL.RawQuery)
+	if err != nil {
+		return err
 	}
 	in := calls.Speech{Message: form.Get("SpeechResult"), DTMF: form.Get("Digits")}
 	rep, err := g.Calls.Turn(r.Context(), c, r.PathValue("conversation_id"), n, r.Header.Get(twilio.IdempotencyHeader), in)

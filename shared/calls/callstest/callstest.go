@@ -271,7 +271,7 @@ func testAnswerAfterEnd(t *testing.T, f *fixture) {
 // testTurnReplayed: a replayed turn (same token, no token, another token:
 // its URL's number decides) gets the stored TwiML and stores nothing; an
 // older turn replayed after a newer one is 409; a URL that names no turn
-// is told by its token.
+// is 400 and runs nothing.
 func testTurnReplayed(t *testing.T, f *fixture) {
 	c := f.placed(t, "+14155550100")
 	rec := f.post(answerPath(c.SID), answerForm, "tok-answer")
@@ -314,20 +314,16 @@ func testTurnReplayed(t *testing.T, f *fixture) {
 	if rec := f.post(ahead, speech, ""); rec.Code != http.StatusConflict {
 		t.Errorf("turn 7: %d %s, want 409", rec.Code, rec.Body)
 	}
-	// A URL naming no turn (TwiML rendered before turns were numbered):
-	// the token of the last step is a replay, another token a new turn.
+	// A URL naming no turn is refused (it would be a new step each time
+	// it is sent), with or without the last step's token; nothing runs.
 	bare := turn2[:strings.Index(turn2, "?")]
-	if rec := f.post(bare, url.Values{"Digits": {"1"}}, "tok-2"); rec.Code != 200 {
-		t.Errorf("turn 2 replayed without its number: %d %s", rec.Code, rec.Body)
+	for _, token := range []string{"tok-2", "tok-3", ""} {
+		if rec := f.post(bare, url.Values{"Digits": {"1"}}, token); rec.Code != http.StatusBadRequest {
+			t.Errorf("a turn URL without its number (token %q): %d %s, want 400", token, rec.Code, rec.Body)
+		}
 	}
 	if n := turns(); n != 3 {
-		t.Errorf("%d turns after the replays of turn 2, want 3", n)
-	}
-	if rec := f.post(bare, speech, "tok-3"); rec.Code != 200 {
-		t.Errorf("turn 3 without its number: %d %s", rec.Code, rec.Body)
-	}
-	if n := turns(); n != 4 {
-		t.Errorf("%d turns after turn 3, want 4", n)
+		t.Errorf("%d turns after the unnumbered callbacks, want 3", n)
 	}
 	if rec := f.post(turn1[:strings.Index(turn1, "?")]+"?"+twilio.TurnParam+"=x", speech, ""); rec.Code != http.StatusBadRequest {
 		t.Errorf("a turn number that is not one: %d", rec.Code)
