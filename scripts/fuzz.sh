@@ -20,6 +20,7 @@ targets=(
   "./shared/apitest FuzzRoutes"
   "./shared/eventsapi FuzzPayloadEventID"
   "./shared/conversationsapi FuzzConvQuery"
+  "./shared/studioapi FuzzSeriesQuery"
   "./shared/conversationsapi FuzzDecodeCursor"
   "./shared/jsontext FuzzAppendJSONString"
   "./shared/jsontext FuzzAppendFloat"
