@@ -114,7 +114,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on; requests are answered only for the Host names "+
+		"localhost, loopback addresses, HOST and the host of -public-url (others: 421)")
 	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready; "+
 		"when FILE already holds them, keep their accounts and keys")
 	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some")
@@ -273,7 +274,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: withOperator(b, keys.Digest(internalKey), withMetrics(registry, withOpenAPI(api))), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withHosts(newHostNames(o.addr, o.publicURL), withOperator(b, keys.Digest(internalKey), withMetrics(registry, withOpenAPI(api)))),
+		ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that
