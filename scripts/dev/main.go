@@ -219,7 +219,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
-	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry}
+	// A step slower than Twilio waits for runs on past its callback
+	// (Detach): the callback answers a filler and Twilio fetches the result.
+	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry,
+		Detach: func(work func()) { go work() }}
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {

@@ -126,6 +126,11 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 func (s *server) route(rt Route) http.Handler {
 	pattern := rt.Pattern()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.Deadline > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), rt.Deadline)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		noteRoute(r.Context(), pattern)
 		c, err := s.authenticate(r, rt.Auth)
 		noteCaller(r.Context(), c)

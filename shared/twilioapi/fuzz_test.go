@@ -1,9 +1,10 @@
 package twilioapi
 
 import (
-	"net/url"
-	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
 
 // FuzzParseForm: a form ParseForm accepts has one value per name, each
@@ -35,19 +36,23 @@ func FuzzParseForm(f *testing.F) {
 	})
 }
 
-// FuzzTurnNumber: a query TurnNumber accepts is exactly what TurnURL
-// writes for its number.
+// FuzzTurnNumber: a query TurnNumber accepts is exactly what TurnURL (or
+// TurnResultURL, for a result) writes for its number.
 func FuzzTurnNumber(f *testing.F) {
-	for _, s := range []string{"turn=1", "turn=", "turn=01", "turn=1A", "turn=2&x=1"} {
+	for _, s := range []string{"turn=1", "turn=", "turn=01", "turn=1A", "turn=2&x=1", "turn=2&result=1", "turn=2&result=1A"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		n, err := TurnNumber(q)
+		n, result, err := TurnNumber(q)
 		if err != nil {
 			return
 		}
-		if n < 1 || (url.Values{"turn": {strconv.Itoa(n)}}).Encode() != q {
-			t.Fatalf("%q accepted as %d", q, n)
+		want := twilio.TurnURL("", "CA1", "conv_1", n)
+		if result {
+			want = twilio.TurnResultURL("", "CA1", "conv_1", n)
+		}
+		if n < 1 || want[strings.IndexByte(want, '?')+1:] != q {
+			t.Fatalf("%q accepted as %d (result %v)", q, n, result)
 		}
 	})
 }

@@ -34,6 +34,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with its service and callbacks adjusted
+// by set before they serve.
+func newFixtureWith(t *testing.T, set func(*calls.Service, *Callbacks)) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	mem := memory.New()
 	f := &fixture{calls: memory.NewCalls(), stores: mem.Stores()}
@@ -51,6 +58,9 @@ func newFixture(t *testing.T) *fixture {
 	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
 		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}
+	if set != nil {
+		set(g.Calls, g)
+	}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f
 }
@@ -278,13 +288,14 @@ func TestParseForm(t *testing.T) {
 
 func TestTurnNumber(t *testing.T) {
 	for q, want := range map[string]int{
-		"turn=1": 1, "turn=42": 42, "turn=999999999": 999999999,
+		"turn=1": 1, "turn=42": 42, "turn=999999999": 999999999, "turn=3&result=1": 3,
 		"": 0, "turn=": 0, "turn=0": 0, "turn=01": 0, "turn=-1": 0, "turn=+1": 0, "turn=1A": 0,
 		"turn=1&turn=2": 0, "turn=1&x=1": 0, "x=1&turn=1": 0, "turn=1000000000": 0, "Turn=1": 0,
+		"turn=1&result=": 0, "turn=1&result=1A": 0, "turn=&result=1": 0, "result=1&turn=1": 0, "turn=1&result=1&result=1": 0,
 	} {
-		n, err := TurnNumber(q)
-		if n != want || (err == nil) != (want > 0) {
-			t.Errorf("%q: %d %v, want %d", q, n, err, want)
+		n, result, err := TurnNumber(q)
+		if n != want || (err == nil) != (want > 0) || result != (err == nil && strings.HasSuffix(q, "&result=1")) {
+			t.Errorf("%q: %d %v %v, want %d", q, n, result, err, want)
 		}
 	}
 }
