@@ -196,7 +196,7 @@ func (s *Sender) Send(ctx context.Context, a Attempt) Result {
 	}
 	for k, v := range a.Headers {
 		if voiceops.ReservedHeader(k) {
-			continue // stored before its name was refused
+			continue // never sent, whatever an endpoint holds
 		}
 		req.Header.Set(k, v)
 	}
