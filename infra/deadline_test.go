@@ -3,11 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/telephony/twilio"
 )
 
 // TestFunctionTimeoutsLeaveTheResponseMargin reads every function's timeout
@@ -62,5 +64,37 @@ func TestDeadlinesMatchTheCode(t *testing.T) {
 		if f.Deadline != want {
 			t.Errorf("%s: Deadline %s, its main.go serves with %s", f.Name, f.Deadline, want)
 		}
+	}
+}
+
+// TestTwilioCallbacksAnswerWithinTwiliosLimit: the function serving
+// Twilio's callbacks gives them twilio.CallbackDeadline, under Twilio's 15
+// s first-byte limit, and its timeout covers that deadline with the
+// response margin (the routes' own deadline is shorter than the
+// function's, never longer).
+func TestTwilioCallbacksAnswerWithinTwiliosLimit(t *testing.T) {
+	if twilio.CallbackDeadline >= twilio.FirstByteLimit {
+		t.Fatalf("callback deadline %s, Twilio hangs up at %s", twilio.CallbackDeadline, twilio.FirstByteLimit)
+	}
+	s := defaultSynth(t)
+	served := 0
+	for _, f := range Functions {
+		if !slices.ContainsFunc(f.Routes, func(r Route) bool { return strings.HasPrefix(r.Path, "/v1/telephony/twilio/") }) {
+			continue
+		}
+		served++
+		if f.Deadline < twilio.CallbackDeadline {
+			t.Errorf("%s: deadline %s is shorter than the callbacks' %s", f.Name, f.Deadline, twilio.CallbackDeadline)
+		}
+		for _, r := range Regions {
+			_, fn := functionResource(t, s.json["VoiceOps-"+r.Name], f.Name)
+			secs, _ := props(fn)["Timeout"].(float64)
+			if timeout := time.Duration(secs) * time.Second; timeout < twilio.CallbackDeadline+httpapi.ResponseMargin {
+				t.Errorf("%s %s: timeout %s, want at least %s", r.Name, f.Name, timeout, twilio.CallbackDeadline+httpapi.ResponseMargin)
+			}
+		}
+	}
+	if served != 1 {
+		t.Errorf("%d functions serve Twilio's callbacks, want 1", served)
 	}
 }

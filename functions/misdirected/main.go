@@ -56,8 +56,9 @@ func handler(message string) (func(context.Context, events.APIGatewayV2HTTPReque
 		return events.APIGatewayV2HTTPResponse{
 			StatusCode: http.StatusMisdirectedRequest,
 			Headers: map[string]string{
-				"Content-Type": "application/json",
-				"X-Request-Id": req.RequestContext.RequestID,
+				"Content-Type":           "application/json",
+				"X-Content-Type-Options": "nosniff",
+				"X-Request-Id":           req.RequestContext.RequestID,
 			},
 			Body: string(body),
 		}, nil

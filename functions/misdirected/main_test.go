@@ -98,6 +98,9 @@ func check421(t *testing.T, h func(context.Context, events.APIGatewayV2HTTPReque
 	if got := res.Headers["Content-Type"]; got != "application/json" {
 		t.Errorf("Content-Type %q", got)
 	}
+	if got := res.Headers["X-Content-Type-Options"]; got != "nosniff" {
+		t.Errorf("X-Content-Type-Options %q, want nosniff", got)
+	}
 	if got := res.Headers["X-Request-Id"]; got != requestID {
 		t.Errorf("X-Request-Id %q, want %q", got, requestID)
 	}

@@ -115,7 +115,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`HOST:PORT` to listen on; requests are answered only for the Host names "+
+		"localhost, loopback addresses, HOST and the host of -public-url (others: 421)")
 	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON to `FILE` once the server is ready; "+
 		"when FILE already holds them, keep their accounts and keys")
 	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some")
@@ -219,7 +220,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
 	// Twilio, whose callbacks this server then serves.
-	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry}
+	// A step slower than Twilio waits for runs on past its callback
+	// (Detach): the callback answers a filler and Twilio fetches the result.
+	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry,
+		Detach: func(work func()) { go work() }}
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {
@@ -278,7 +282,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Both hosts are this one address (the credentials' agent_studio_url
 	// and base_url).
 	idx := newDevIndex(url, url, o.credentials)
-	srv := &http.Server{Handler: withOperator(b, keys.Digest(internalKey), withIndex(idx, withMetrics(registry, withOpenAPI(api)))), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withHosts(newHostNames(o.addr, o.publicURL), withOperator(b, keys.Digest(internalKey), withIndex(idx, withMetrics(registry, withOpenAPI(api))))),
+		ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that

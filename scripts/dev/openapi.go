@@ -18,12 +18,12 @@ var docs = apidocs.Render(apispec.Document())
 func withOpenAPI(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/openapi.json" && r.URL.RawPath == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			w.Header().Set("Content-Type", "application/json")
+			apidocs.DocumentHeaders(w.Header())
 			_, _ = w.Write(apispec.Document())
 			return
 		}
 		if r.URL.Path == "/docs" && r.URL.RawPath == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			apidocs.PageHeaders(w.Header())
 			_, _ = w.Write(docs)
 			return
 		}

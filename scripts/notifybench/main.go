@@ -28,6 +28,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -82,6 +83,9 @@ type trial struct {
 	// busy: the scope was evaluated just before (an activity event 100
 	// to 900 ms earlier), so the breach waits for the coalescer's second.
 	busy bool
+	// early: the rule was firing before its breach was sent (data of an
+	// earlier run still in the window): the trial measures nothing.
+	early bool
 }
 
 // receiver records the first arrival of each event, and the event IDs of
@@ -171,39 +175,78 @@ func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, ou
 			return err
 		}
 	}
-	var lat, quiet, busy []time.Duration
-	missing := 0
-	for _, t := range all {
-		if t.arrived.IsZero() {
-			missing++
-			if verbose {
-				fmt.Fprintf(out, "%s %s %s: not delivered\n", t.sent.Format(time.TimeOnly), t.project, t.metric)
+	rc.mu.Lock()
+	r := tally(all, func(rule string) int { return len(rc.triggered[rule]) })
+	rc.mu.Unlock()
+	if verbose {
+		for _, t := range all {
+			switch {
+			case t.fired():
+				fmt.Fprintf(out, "%s %s %s: fired before its breach, discarded\n", t.sent.Format("15:04:05.000"), t.project, t.metric)
+			case t.arrived.IsZero():
+				fmt.Fprintf(out, "%s %s %s: not delivered\n", t.sent.Format("15:04:05.000"), t.project, t.metric)
+			default:
+				fmt.Fprintf(out, "%s %s %s: %v\n", t.sent.Format("15:04:05.000"), t.project, t.metric, t.arrived.Sub(t.sent).Round(time.Millisecond))
 			}
+		}
+	}
+	r.print(out)
+	if r.missing > 0 || r.doubled > 0 {
+		return errors.New("some events were not delivered exactly once")
+	}
+	return nil
+}
+
+// fired reports whether the trial's rule fired before its breach: it was
+// firing already, or its alerts.triggered arrived before the breach was
+// sent (a negative time to notify).
+func (t trial) fired() bool {
+	return t.early || (!t.arrived.IsZero() && t.arrived.Before(t.sent))
+}
+
+// report is what the trials measured.
+type report struct {
+	trials, missing, doubled int
+	// discarded are the trials whose rule fired before their breach.
+	discarded        int
+	lat, quiet, busy []time.Duration
+}
+
+// tally sorts the trials: those whose rule fired before their breach are
+// discarded (counted, never measured); the rest are measured, missing, or
+// doubled (triggered tells how many alerts.triggered events a rule got).
+func tally(all []trial, triggered func(rule string) int) report {
+	r := report{trials: len(all)}
+	for _, t := range all {
+		if t.fired() {
+			r.discarded++
 			continue
 		}
-		lat = append(lat, t.arrived.Sub(t.sent))
+		if triggered(t.rule) > 1 {
+			r.doubled++
+		}
+		if t.arrived.IsZero() {
+			r.missing++
+			continue
+		}
+		d := t.arrived.Sub(t.sent)
+		r.lat = append(r.lat, d)
 		if t.busy {
-			busy = append(busy, t.arrived.Sub(t.sent))
+			r.busy = append(r.busy, d)
 		} else {
-			quiet = append(quiet, t.arrived.Sub(t.sent))
-		}
-		if verbose {
-			fmt.Fprintf(out, "%s %s %s: %v\n", t.sent.Format("15:04:05.000"), t.project, t.metric, t.arrived.Sub(t.sent).Round(time.Millisecond))
+			r.quiet = append(r.quiet, d)
 		}
 	}
-	doubled := 0
-	rc.mu.Lock()
-	for _, t := range all {
-		if len(rc.triggered[t.rule]) > 1 {
-			doubled++
-		}
-	}
-	rc.mu.Unlock()
-	fmt.Fprintf(out, "trials %d, delivered %d, missing %d, doubled %d\n", len(all), len(lat), missing, doubled)
+	return r
+}
+
+func (r report) print(out io.Writer) {
+	fmt.Fprintf(out, "trials %d, delivered %d, missing %d, doubled %d, discarded %d (fired before their breach)\n",
+		r.trials, len(r.lat), r.missing, r.doubled, r.discarded)
 	for _, c := range []struct {
 		name string
 		lat  []time.Duration
-	}{{"time to notify", lat}, {"quiet scopes", quiet}, {"busy scopes", busy}} {
+	}{{"time to notify", r.lat}, {"quiet scopes", r.quiet}, {"busy scopes", r.busy}} {
 		if len(c.lat) == 0 {
 			continue
 		}
@@ -212,10 +255,6 @@ func run(credsPath string, rounds int, gap, wait time.Duration, verbose bool, ou
 			quantile(c.lat, 0.50).Round(time.Millisecond), quantile(c.lat, 0.99).Round(time.Millisecond),
 			c.lat[len(c.lat)-1].Round(time.Millisecond), c.lat[0].Round(time.Millisecond), len(c.lat))
 	}
-	if missing > 0 || doubled > 0 {
-		return errors.New("some events were not delivered exactly once")
-	}
-	return nil
 }
 
 // quantile is the nearest-rank quantile of sorted durations.
@@ -225,10 +264,11 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 }
 
 // runRound creates the round's 12 rules, sends one breaching event per rule
-// gap apart, waits for the deliveries and deletes the rules. Thresholds
-// grow with the round so that earlier rounds' events (still in the 5-minute
-// window) never breach them: counts double (2^round), latencies step by a
-// second.
+// gap apart, waits for the deliveries and deletes the rules. Each trial
+// starts from a quiet scope: a rule's threshold lies above what its scope
+// already holds in the window (earlier rounds', or an earlier run's,
+// events: thresholds), and a rule found firing before its breach is sent
+// is not sent one and is discarded.
 func runRound(api client, c credentials, rc *receiver, round int, gap, wait time.Duration) ([]trial, error) {
 	count := int64(1) << round
 	latency := int64(1000 * round)
@@ -239,9 +279,9 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 		value     float64
 	}
 	specs := []ruleSpec{
-		{"api_errors", count, "api_errors", float64(count)},
-		{"function_errors", count, "function_errors", float64(count)},
-		{"turn_latency_p95", latency, "turn_latency", float64(latency + 500)},
+		{"api_errors", count, "api_errors", 0},
+		{"function_errors", count, "function_errors", 0},
+		{"turn_latency_p95", latency, "turn_latency", 0},
 	}
 	var trials []trial
 	var deletes []func()
@@ -260,6 +300,11 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 	for _, a := range c.Accounts {
 		for _, p := range a.Projects {
 			for _, s := range specs {
+				held, err := api.windowValue(a.APIKey, p.ProjectID, s.metric)
+				if err != nil {
+					return trials, fmt.Errorf("reading the scope's window: %w", err)
+				}
+				s.threshold, s.value = thresholds(s.kind, s.threshold, held)
 				var r struct {
 					ID string `json:"id"`
 				}
@@ -287,6 +332,15 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 			time.Sleep(gap)
 		}
 		t := &pendings[i]
+		var rule struct {
+			State string `json:"current_state"`
+		}
+		if err := api.do("GET", "/v1/alert-rules/"+t.rule, c.keyOf(t.account), nil, &rule); err != nil {
+			return trials, fmt.Errorf("reading a rule: %w", err)
+		}
+		if t.early = rule.State == "alert"; t.early {
+			continue
+		}
 		if t.busy = i%2 == 1; t.busy {
 			warm := map[string]any{"events": []map[string]any{{"account_id": t.account, "project_id": t.project, "metric": "activity"}}}
 			if err := api.doInternal("/internal/v1/metric-events", c.InternalKey, warm); err != nil {
@@ -308,7 +362,7 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 		rc.mu.Lock()
 		done := true
 		for _, t := range pendings {
-			if _, ok := rc.arrived[t.rule]; !ok {
+			if _, ok := rc.arrived[t.rule]; !ok && !t.early {
 				done = false
 			}
 		}
@@ -333,6 +387,60 @@ func runRound(api client, c credentials, rc *receiver, round int, gap, wait time
 	}
 	rc.mu.Unlock()
 	return trials, nil
+}
+
+// thresholds returns a rule's threshold and its breaching event's value,
+// given the round's threshold and what the scope holds in the window
+// (held: a count's sum, a latency's highest p95 of a minute). A count's
+// threshold lies above what is held and its event alone reaches it, so
+// that the rule neither fires before the breach nor misses it when older
+// events leave the window. A latency's threshold lies above every held
+// latency, and its event above the threshold.
+func thresholds(kind string, round, held int64) (threshold int64, value float64) {
+	if kind == "turn_latency" {
+		threshold = max(round, held+1)
+		return threshold, float64(threshold + 500)
+	}
+	threshold = held + round
+	return threshold, float64(threshold)
+}
+
+// windowValue reads what the project holds of metric over the last 7
+// minutes (a rule's 5-minute window and a margin): the sum of a count,
+// the highest minute of a latency.
+func (c client) windowValue(key, project, metric string) (int64, error) {
+	now := time.Now().UTC()
+	q := url.Values{"metric": {metric}, "project_id": {project}, "step": {"1m"},
+		"from": {now.Add(-7 * time.Minute).Format(time.RFC3339)}, "to": {now.Format(time.RFC3339)}}
+	var s struct {
+		Data []struct {
+			Value *int64 `json:"value"`
+		} `json:"data"`
+	}
+	if err := c.do("GET", "/v1/metrics?"+q.Encode(), key, nil, &s); err != nil {
+		return 0, err
+	}
+	var held int64
+	for _, p := range s.Data {
+		switch {
+		case p.Value == nil:
+		case metric == "turn_latency_p95":
+			held = max(held, *p.Value)
+		default:
+			held += *p.Value
+		}
+	}
+	return held, nil
+}
+
+// keyOf is the API key of an account of the credentials.
+func (c credentials) keyOf(account string) string {
+	for _, a := range c.Accounts {
+		if a.AccountID == account {
+			return a.APIKey
+		}
+	}
+	return ""
 }
 
 type client struct{ base string }

@@ -54,6 +54,9 @@ func (t awsTarget) explain(err error) error {
 }
 
 func isMissingCredentials(err error) bool {
+	if errors.Is(err, errNoCredentials) {
+		return true
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "failed to retrieve credentials") ||
 		strings.Contains(msg, "no EC2 IMDS role found") ||

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
@@ -65,5 +68,34 @@ func TestTheExampleAgentConfigurationLoads(t *testing.T) {
 	}
 	if _, ok := c.Variant(""); !ok {
 		t.Error("examples/agent.json has no default variant")
+	}
+}
+
+// TestNoCredentialsNeverReachTheMetadataService: with no credentials and
+// nothing said about the instance metadata service, opsctl answers its
+// clear error at once and never asks the metadata address (here a local
+// stand-in, which counts the requests it gets).
+func TestNoCredentialsNeverReachTheMetadataService(t *testing.T) {
+	var asked atomic.Int32
+	imds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer imds.Close()
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_EC2_METADATA_DISABLED": "",
+		"AWS_EC2_METADATA_SERVICE_ENDPOINT": imds.URL, "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "",
+		"AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "",
+	} {
+		t.Setenv(k, v)
+	}
+	err := run(context.Background(), []string{"account", "list"}, os.Getenv, &bytes.Buffer{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "no AWS credentials") {
+		t.Errorf("want the missing credentials named: %v", err)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the metadata service was asked %d times", n)
 	}
 }

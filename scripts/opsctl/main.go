@@ -24,7 +24,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
@@ -132,8 +131,10 @@ Global flags (before the command):
                         <table prefix>/twilio-accounts, the stack's; $TWILIO_SECRET)
 
 Without -credentials, opsctl writes to DynamoDB: AWS credentials and region
-come from the usual AWS environment or profile. Set AWS_ENDPOINT_URL to work
-against LocalStack or moto.
+come from the usual AWS environment or profile, and are checked before any
+AWS call. The EC2 instance metadata service is not asked unless
+AWS_EC2_METADATA_DISABLED=false (on an EC2 host with a role). Set
+AWS_ENDPOINT_URL to work against LocalStack or moto.
 
 Examples:
   go run ./scripts/opsctl -region us account create -name Acme -id acct_acme
@@ -207,7 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			names.Config = *configTable
 		}
 		target = awsTarget{on: true, prefix: *prefix, names: names, endpoint: getenv("AWS_ENDPOINT_URL"), twilioSecret: *twilioSecret}
-		cfg, err := config.LoadDefaultConfig(ctx)
+		cfg, err := awsConfig(ctx, getenv)
 		if err != nil {
 			return err
 		}

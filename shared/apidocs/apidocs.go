@@ -151,7 +151,7 @@ func Routes(h Host) []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodGet, Path: "/openapi.json", Family: family, Auth: httpapi.Public,
 			Handle: func(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller) error {
-				w.Header().Set("Content-Type", "application/json")
+				DocumentHeaders(w.Header())
 				w.Header().Set("Cache-Control", "public, max-age=300")
 				_, _ = w.Write(part)
 				return nil
@@ -159,14 +159,35 @@ func Routes(h Host) []httpapi.Route {
 		{Method: http.MethodGet, Path: "/docs", Family: family, Auth: httpapi.Public,
 			Handle: func(w http.ResponseWriter, _ *http.Request, _ httpapi.Caller) error {
 				once.Do(func() { page = Render(part) })
-				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				PageHeaders(w.Header())
 				w.Header().Set("Cache-Control", "public, max-age=300")
-				// The page is ours alone: no script, no outside resource.
-				w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 				_, _ = w.Write(page)
 				return nil
 			}},
 	}
+}
+
+// Content-Security-Policy of the reference page and of the document. The
+// page is ours alone: no script, no outside resource, its styles inline;
+// the document is data and may load nothing. Neither may be framed.
+const (
+	PagePolicy     = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	DocumentPolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+// PageHeaders are the headers of the reference page (/docs), wherever it
+// is served (the dev server too).
+func PageHeaders(h http.Header) {
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", PagePolicy)
+	httpapi.NoSniff(h)
+}
+
+// DocumentHeaders are the headers of the document (/openapi.json).
+func DocumentHeaders(h http.Header) {
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Security-Policy", DocumentPolicy)
+	httpapi.NoSniff(h)
 }
 
 var methods = []string{"get", "post", "put", "patch", "delete"}

@@ -103,3 +103,21 @@ func TestRoutesServeThePartAndItsReference(t *testing.T) {
 		t.Errorf("POST /docs on the base host: %d %s", rec.Code, rec.Body)
 	}
 }
+
+// TestDocumentsCarryTheirPolicy: the page and the document each carry a
+// Content-Security-Policy that loads nothing from elsewhere and forbids
+// framing, and nosniff.
+func TestDocumentsCarryTheirPolicy(t *testing.T) {
+	for _, host := range []apidocs.Host{apidocs.Studio, apidocs.Base} {
+		h := httpapi.New(httpapi.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, apidocs.Routes(host))
+		for _, path := range []string{"/docs", "/openapi.json"} {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+			csp := rec.Header().Get("Content-Security-Policy")
+			if rec.Code != 200 || !strings.HasPrefix(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") ||
+				strings.Contains(csp, "script-src") || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("%s GET %s: %d, CSP %q, nosniff %q", host, path, rec.Code, csp, rec.Header().Get("X-Content-Type-Options"))
+			}
+		}
+	}
+}

@@ -160,6 +160,11 @@ func TestMetricSeries(t *testing.T) {
 	if def["step"] != "1m" || len(def["data"].([]any)) != 1440 || def["to"] != "2026-11-22T10:00:00.000Z" {
 		t.Errorf("default series: step %v, %d points, to %v", def["step"], len(def["data"].([]any)), def["to"])
 	}
+	// to may be the step after now's (an hour ahead in hourly steps).
+	ahead := h.do("GET", q(url.Values{"metric": {"api_errors"}, "to": {"2026-11-22T11:00:00Z"}, "step": {"1h"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	if ahead["to"] != "2026-11-22T11:00:00.000Z" {
+		t.Errorf("to an hour ahead: to %v", ahead["to"])
+	}
 	// A week: hourly.
 	week := h.do("GET", q(url.Values{"metric": {"api_errors"}, "from": {"2026-11-15T10:00:00Z"}}), h.keyA, nil).expect(t, 200).JSON(t)
 	if week["step"] != "1h" || len(week["data"].([]any)) != 168 {
@@ -182,6 +187,8 @@ func TestMetricSeries(t *testing.T) {
 		{"minutes past their retention", url.Values{"metric": {"api_errors"}, "from": {"2026-11-19T00:00:00Z"}, "to": {"2026-11-19T01:00:00Z"}, "step": {"1m"}}, h.keyA, 400, "step"},
 		{"too many points", url.Values{"metric": {"api_errors"}, "from": {"2026-11-21T00:00:00Z"}, "step": {"1m"}}, h.keyA, 400, "step"},
 		{"unknown parameter", url.Values{"metric": {"api_errors"}, "scope": {"x"}}, h.keyA, 400, "scope"},
+		{"to years ahead", url.Values{"metric": {"api_errors"}, "from": {"2026-10-24T00:00:00Z"}, "to": {"2030-11-22T10:00:00Z"}, "step": {"1d"}}, h.keyA, 400, "to"},
+		{"to two steps ahead", url.Values{"metric": {"api_errors"}, "to": {"2026-11-22T12:00:00Z"}, "step": {"1h"}}, h.keyA, 400, "to"},
 		{"another account's project", url.Values{"metric": {"api_errors"}, "project_id": {"proj_b1"}}, h.keyA, 404, ""},
 		{"project key", url.Values{"metric": {"api_errors"}}, h.projKey, 403, ""},
 	} {

@@ -17,8 +17,8 @@
 //     its reply is stored with the call: a replayed step gets the stored
 //     reply and runs nothing. A turn's number is in its callback URL (the
 //     call's own turn sequence, which the provider's signature covers);
-//     where a callback names none, the provider's idempotency token
-//     (Twilio's I-Twilio-Idempotency-Token) tells a replay of the last step.
+//     a turn callback without one is refused. The answer, which has no
+//     number in its URL, is step 1 and so is never a new step twice.
 //   - An answer for a call already ended is refused (Reply.End with no
 //     words: hang up) and starts nothing.
 package calls
@@ -76,6 +76,16 @@ var (
 	ErrStepPassed = voiceops.Errorf(voiceops.KindConflict, "this turn of the call was answered and followed by another")
 	// ErrStepAhead is a turn the call has not reached.
 	ErrStepAhead = voiceops.Errorf(voiceops.KindConflict, "the call has not reached this turn")
+	// ErrPending is a step whose reply is not ready by the time the
+	// callback must answer: the provider is told to wait and fetch it
+	// (TurnResult, AnswerResult). It is no failure of the request.
+	ErrPending = voiceops.Errorf(voiceops.KindConflict, "this step of the call is still running")
+	// ErrStepLost is a step whose work died before storing its reply (its
+	// claim is past StepLease): the callee is asked again, and that
+	// callback takes the step over.
+	ErrStepLost = voiceops.Errorf(voiceops.KindConflict, "this step of the call was lost")
+	// ErrTurnNumber is a turn callback that does not number its turn.
+	ErrTurnNumber = voiceops.Errorf(voiceops.KindBadRequest, "a turn callback must name its turn: a positive integer")
 	// ErrStepInFlight is a step another request is still running.
 	ErrStepInFlight = voiceops.Errorf(voiceops.KindConflict, "this step of the call is in progress")
 )
@@ -89,7 +99,14 @@ const (
 	// another request's; past it, the step is taken over (its first
 	// attempt died between the claim and the reply).
 	DefaultStepLease = 30 * time.Second
-	stepPoll         = 100 * time.Millisecond
+	// DefaultStepRun bounds a detached step's work: the agent and the
+	// project's functions (10 s each at most), ending before
+	// DefaultStepLease, so that no takeover runs beside a live step.
+	DefaultStepRun = 25 * time.Second
+	// ReplyMargin is what a callback keeps, of its request's deadline,
+	// to write its answer once it stops waiting for a step.
+	ReplyMargin = time.Second
+	stepPoll    = 100 * time.Millisecond
 )
 
 // Service owns outbound calls. Now and Sleep are injected.
@@ -105,6 +122,16 @@ type Service struct {
 	Sleep     func(ctx context.Context, d time.Duration) error
 	StepWait  time.Duration // default DefaultStepWait
 	StepLease time.Duration // default DefaultStepLease
+	// Detach runs a claimed step's work apart from the callback that
+	// claimed it (a goroutine on a long-lived server), so that the work
+	// outlives a callback that must answer first (Twilio's 15 s): it then
+	// runs with StepRun of its own and stores its reply for the fetch of
+	// the step's result (TurnResult, AnswerResult). nil: the work is bound
+	// to the callback's request, and a step that overruns it is taken over
+	// after StepLease.
+	Detach func(work func())
+	// StepRun bounds a detached step's work (default DefaultStepRun).
+	StepRun time.Duration
 	// Telemetry counts the provider's outcomes (telemetry.Dials, outcome
 	// DialEnded); nil counts nothing.
 	Telemetry telemetry.Recorder
@@ -277,37 +304,103 @@ func (s *Service) endConversation(ctx context.Context, c voiceops.Call) error {
 // nothing; an answer for a call that has ended gets Hangup. token is the
 // request's idempotency token ("" when none).
 func (s *Service) Answer(ctx context.Context, c voiceops.Call, from, token string) (Reply, error) {
-	return s.step(ctx, c, 1, token, func(c voiceops.Call) (string, voiceops.CallReply, error) {
+	return s.step(ctx, c, 1, token, func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
 		return s.Engine.StartCall(ctx, c, from)
 	})
 }
 
 // Turn is the callee's turn of call c's conversation conversationID; turn
-// is the turn's number from its callback URL (0 when the URL names none:
-// then a token equal to the last step's marks a replay). A replayed turn
-// gets the stored reply and runs nothing.
+// is the turn's number from its callback URL (ErrTurnNumber unless
+// positive). A replayed turn gets the stored reply and runs nothing.
 func (s *Service) Turn(ctx context.Context, c voiceops.Call, conversationID string, turn int, token string, in Speech) (Reply, error) {
 	if c.ConversationID == "" || conversationID != c.ConversationID {
 		return Reply{}, voiceops.ErrNotFound
 	}
-	n := turn + 1
 	if turn <= 0 {
-		n = c.Steps + 1
-		if token != "" && token == c.StepToken {
-			n = c.Steps
-		}
+		// Without its number a callback would be a new step each time it
+		// is sent: one captured request could add turns at will.
+		return Reply{}, ErrTurnNumber
 	}
-	return s.step(ctx, c, n, token, func(c voiceops.Call) (string, voiceops.CallReply, error) {
+	n := turn + 1
+	return s.step(ctx, c, n, token, func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
 		r, err := s.Engine.RespondCall(ctx, c, in.Message, in.DTMF)
 		return c.ConversationID, r, err
 	})
 }
 
+// AnswerResult is the fetch of the answer's reply after ErrPending: the
+// stored reply once the answer's work stored it; ErrPending while it still
+// runs (until the request's budget); ErrStepLost when it died. It never
+// runs anything.
+func (s *Service) AnswerResult(ctx context.Context, c voiceops.Call) (Reply, error) {
+	return s.result(ctx, c, 1)
+}
+
+// TurnResult is the fetch of turn `turn`'s reply after ErrPending, as
+// AnswerResult is of the answer's.
+func (s *Service) TurnResult(ctx context.Context, c voiceops.Call, conversationID string, turn int) (Reply, error) {
+	if c.ConversationID == "" || conversationID != c.ConversationID {
+		return Reply{}, voiceops.ErrNotFound
+	}
+	if turn <= 0 {
+		return Reply{}, ErrTurnNumber
+	}
+	return s.result(ctx, c, turn+1)
+}
+
+// result waits for step n's stored reply, within the request's budget
+// (its deadline less ReplyMargin). It claims nothing: a fetch replayed
+// any number of times reads, and never adds a step.
+func (s *Service) result(ctx context.Context, c voiceops.Call, n int) (Reply, error) {
+	wait, stop := budget(ctx)
+	defer stop()
+	for {
+		if r, ok := replay(c, n); ok {
+			return r, nil
+		}
+		switch {
+		case n < c.Steps:
+			return Reply{}, ErrStepPassed
+		case c.Status.Terminal():
+			return Hangup, nil
+		case n > c.Steps:
+			return Reply{}, ErrStepAhead // never claimed: nothing to fetch
+		case c.StepAt != nil && c.StepAt.Before(s.Now().Add(-orDefault(s.StepLease, DefaultStepLease))):
+			return Reply{}, ErrStepLost
+		}
+		select {
+		case <-wait:
+			return Reply{}, ErrPending
+		default:
+		}
+		if err := s.sleep(ctx, stepPoll); err != nil {
+			return Reply{}, ErrPending
+		}
+		var err error
+		if c, err = s.Calls.GetCall(ctx, c.SID, s.Now()); err != nil {
+			return Reply{}, err
+		}
+	}
+}
+
+// budget is closed when a callback must stop waiting to answer in time:
+// ReplyMargin before its request's deadline (never, without one).
+func budget(ctx context.Context) (<-chan struct{}, func()) {
+	end, ok := ctx.Deadline()
+	if !ok {
+		return nil, func() {}
+	}
+	bctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), end.Add(-ReplyMargin))
+	return bctx.Done(), cancel
+}
+
 // step runs callback step n of the call once: run is called only by the
 // request that claims the step; any other gets the stored reply, waiting
 // for it while the step is in flight (up to StepWait).
-func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string, run func(voiceops.Call) (string, voiceops.CallReply, error)) (Reply, error) {
+func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string, run stepWork) (Reply, error) {
 	waitUntil := s.Now().Add(orDefault(s.StepWait, DefaultStepWait))
+	answerBy, stop := budget(ctx)
+	defer stop()
 	for {
 		if r, ok := replay(c, n); ok {
 			return r, nil
@@ -324,7 +417,7 @@ func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string
 		at := s.now()
 		claimed, err := s.Calls.ClaimCallStep(ctx, c.SID, n, token, at, at.Add(-orDefault(s.StepLease, DefaultStepLease)))
 		if err == nil {
-			return s.run(ctx, claimed, n, run)
+			return s.runClaimed(ctx, claimed, n, run)
 		}
 		if !errors.Is(err, voiceops.ErrCallTransition) {
 			return Reply{}, err
@@ -339,6 +432,11 @@ func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string
 			if !s.Now().Before(waitUntil) {
 				return Reply{}, ErrStepInFlight
 			}
+			select {
+			case <-answerBy: // the callback must answer: the result is fetched later
+				return Reply{}, ErrPending
+			default:
+			}
 			if err := s.sleep(ctx, stepPoll); err != nil {
 				return Reply{}, err
 			}
@@ -346,9 +444,53 @@ func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string
 	}
 }
 
+// stepWork is a step's work: the conversation engine's part.
+type stepWork func(ctx context.Context, c voiceops.Call) (conversationID string, r voiceops.CallReply, err error)
+
+// runClaimed runs a claimed step and returns its reply, or ErrPending when
+// the request's budget ends first: the work goes on (detached, or until
+// the request ends) and stores its reply for the result's fetch.
+func (s *Service) runClaimed(ctx context.Context, c voiceops.Call, n int, work stepWork) (Reply, error) {
+	type outcome struct {
+		rep Reply
+		err error
+	}
+	done := make(chan outcome, 1)
+	detach := s.Detach
+	if detach == nil {
+		if _, ok := ctx.Deadline(); !ok {
+			return s.run(ctx, c, n, work) // no deadline: nothing to answer before
+		}
+		detach = func(f func()) { go f() }
+	}
+	wctx, cancel := s.workContext(ctx)
+	detach(func() {
+		defer cancel()
+		rep, err := s.run(wctx, c, n, work)
+		done <- outcome{rep, err}
+	})
+	wait, stop := budget(ctx)
+	defer stop()
+	select {
+	case o := <-done:
+		return o.rep, o.err
+	case <-wait:
+		return Reply{}, ErrPending
+	}
+}
+
+// workContext is the context of a claimed step's work: detached, its own
+// (StepRun from now, whatever the request does); else the request's.
+func (s *Service) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Detach == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), orDefault(s.StepRun, DefaultStepRun))
+}
+
 // run runs a claimed step and stores its reply.
-func (s *Service) run(ctx context.Context, c voiceops.Call, n int, run func(voiceops.Call) (string, voiceops.CallReply, error)) (Reply, error) {
-	convID, r, err := run(c)
+func (s *Service) run(ctx context.Context, c voiceops.Call, n int, work stepWork) (Reply, error) {
+	convID, r, err := work(ctx, c)
 	if err != nil {
 		return Reply{}, err // the claim stays: a retry takes it over after StepLease
 	}

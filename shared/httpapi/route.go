@@ -8,6 +8,7 @@ package httpapi
 import (
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -75,6 +76,10 @@ type Route struct {
 	// Create marks a create-like POST: it takes an Idempotency-Key
 	// (guards.go). Set with Creates.
 	Create bool
+	// Deadline, when set, is the route's own request deadline, shorter
+	// than the server's (Config.Deadline): a caller that gives up sooner
+	// (Twilio's callbacks) is answered within it.
+	Deadline time.Duration
 }
 
 // BaseRoute is a route of the base host (the base host): errors are

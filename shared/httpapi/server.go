@@ -125,6 +125,11 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 func (s *server) route(rt Route) http.Handler {
 	pattern := rt.Pattern()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt.Deadline > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), rt.Deadline)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		noteRoute(r.Context(), pattern)
 		c, err := s.authenticate(r, rt.Auth)
 		noteCaller(r.Context(), c)
@@ -206,6 +211,10 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
+// NoSniff tells browsers to take every answer as its Content-Type says:
+// a JSON error that quotes a request's text is never run as a page.
+func NoSniff(h http.Header) { h.Set("X-Content-Type-Options", "nosniff") }
+
 // withRequestID gives every request an ID, in the X-Request-Id header of the
 // response and in every log line about it, and its deadline (one request
 // copy for both).
@@ -213,6 +222,7 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := "req_" + voiceops.RandomBase62(20)
 		w.Header().Set("X-Request-Id", id)
+		NoSniff(w.Header())
 		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
 		ctx, a := s.begin(context.WithValue(r.Context(), requestIDKey, id), id)
 		ctx, cancel := context.WithTimeout(ctx, deadline)
@@ -267,9 +277,12 @@ func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 // noRoute answers a request that matches no route (404) or no method of a
 // route (405) in the family of its path.
 func (s *server) noRoute(w http.ResponseWriter, r *http.Request, status int) {
-	msg := "no such route: " + r.Method + " " + r.URL.Path
+	// The path as sent on the wire, percent-encoded: it quotes no markup
+	// or quote character back (r.URL.Path is decoded).
+	p := r.URL.EscapedPath()
+	msg := "no such route: " + r.Method + " " + p
 	if status == http.StatusMethodNotAllowed {
-		msg = "method " + r.Method + " is not allowed on " + r.URL.Path
+		msg = "method " + r.Method + " is not allowed on " + p
 	} else {
 		status = http.StatusNotFound
 	}

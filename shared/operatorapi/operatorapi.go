@@ -22,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -223,7 +224,8 @@ func Handler(st Stores, internalKeyDigest string) http.Handler {
 		name := strings.TrimPrefix(r.URL.Path, Path)
 		m, ok := methods[name]
 		if !ok {
-			fail(http.StatusNotFound, voiceops.KindNotFound, "no operator method %q", name)
+			// Percent-encoded: no markup of the request comes back.
+			fail(http.StatusNotFound, voiceops.KindNotFound, "no operator method %q", url.PathEscape(name))
 			return
 		}
 		if r.Method != http.MethodPost {

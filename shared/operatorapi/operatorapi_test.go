@@ -99,6 +99,7 @@ func TestRefusals(t *testing.T) {
 		{"127.0.0.1:5000", "", Path + "ListAccounts", http.StatusUnauthorized},
 		{"127.0.0.1:5000", keys.New(keys.KindInternal, voiceops.RegionUS), Path + "ListAccounts", http.StatusUnauthorized},
 		{"127.0.0.1:5000", key, Path + "Frobnicate", http.StatusNotFound},
+		{"127.0.0.1:5000", key, Path + "%3Cimg%20src=x%20onerror=alert(1)%3E", http.StatusNotFound},
 		{"[::1]:5000", key, Path + "ListAccounts", http.StatusOK},
 	} {
 		r := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(`{}`))
@@ -110,6 +111,9 @@ func TestRefusals(t *testing.T) {
 		h.ServeHTTP(w, r)
 		if w.Code != tc.status {
 			t.Errorf("%s %s: %d %s, want %d", tc.remote, tc.path, w.Code, w.Body, tc.status)
+		}
+		if strings.ContainsAny(w.Body.String(), "<>") {
+			t.Errorf("%s %s: the answer quotes markup back: %s", tc.remote, tc.path, w.Body)
 		}
 	}
 }

@@ -82,6 +82,9 @@ func (r *Reader) Read(ctx context.Context, q Query) ([]Point, error) {
 	out := make([]Point, 0, int(q.To.Sub(q.From)/q.Step))
 	i := 0
 	for at := q.From; at.Before(q.To); at = at.Add(q.Step) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		end := at.Add(q.Step)
 		j := i
 		for j < len(bs) && bs[j].Minute.Before(end) {
@@ -126,21 +129,14 @@ func (r *Reader) hourly(ctx context.Context, s metrics.Scope, from, to time.Time
 		if err != nil {
 			return err
 		}
-		for h := gapFrom; h.Before(end); h = h.Add(time.Hour) {
-			var in []buckets.Bucket
-			for _, m := range ms {
-				if !m.Minute.Before(h) && m.Minute.Before(h.Add(time.Hour)) {
-					in = append(in, m)
-				}
-			}
-			if len(in) > 0 {
-				out = append(out, merge(s, h, in))
-			}
-		}
+		out = appendHours(out, s, ms)
 		gapFrom = time.Time{}
 		return nil
 	}
 	for h := from; h.Before(to); h = h.Add(time.Hour) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if rolled[h.Unix()] || h.Before(kept.Truncate(time.Hour)) {
 			if err := flush(h); err != nil {
 				return nil, err
@@ -154,9 +150,27 @@ func (r *Reader) hourly(ctx context.Context, s metrics.Scope, from, to time.Time
 	if err := flush(to); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b buckets.Bucket) int { return a.Minute.Compare(b.Minute) })
+	slices.SortFunc(out, byMinute)
 	return out, nil
 }
+
+// appendHours appends minutes ms of scope s (ascending, as the store
+// returns them) merged by hour: one pass over them, so the read stays
+// linear in the minutes however many hours the range spans.
+func appendHours(out []buckets.Bucket, s metrics.Scope, ms []buckets.Bucket) []buckets.Bucket {
+	for i := 0; i < len(ms); {
+		h := ms[i].Minute.UTC().Truncate(time.Hour)
+		j := i + 1
+		for j < len(ms) && ms[j].Minute.Before(h.Add(time.Hour)) {
+			j++
+		}
+		out = append(out, merge(s, h, ms[i:j]))
+		i = j
+	}
+	return out
+}
+
+func byMinute(a, b buckets.Bucket) int { return a.Minute.Compare(b.Minute) }
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
@@ -166,11 +180,16 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // CheckRange reports what is wrong with a series range at now, "" when
-// nothing: the field it concerns and the message.
+// nothing: the field it concerns and the message. to may end at most one
+// step after now (the step holding now, aligned up): later steps hold no
+// data, and a range years ahead would only cost the reader time.
 func CheckRange(from, to time.Time, step time.Duration, now time.Time) (field, msg string) {
+	_, latest := Align(now, now.Add(step), step)
 	switch {
 	case !from.Before(to):
 		return "from", "must be before to"
+	case to.After(latest):
+		return "to", "must be at most one step after now"
 	case from.Before(HoursFrom(now)):
 		return "from", fmt.Sprintf("must be at most %d days ago", int(voiceops.MetricHourRetention/(24*time.Hour)))
 	case step < time.Hour && from.Before(MinutesFrom(now)):

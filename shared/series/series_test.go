@@ -2,6 +2,7 @@ package series_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -224,6 +225,9 @@ func TestRanges(t *testing.T) {
 		{"a week of hours", now.Add(-7 * 24 * time.Hour), now, time.Hour, ""},
 		{"past the roll-ups", now.Add(-31 * 24 * time.Hour), now, 24 * time.Hour, "from"},
 		{"backwards", now, now.Add(-time.Hour), time.Hour, "from"},
+		{"one step ahead", now.Add(-24 * time.Hour), now.Add(time.Hour), time.Hour, ""},
+		{"two steps ahead", now.Add(-24 * time.Hour), now.Add(2 * time.Hour), time.Hour, "to"},
+		{"years ahead", now.Add(-24 * time.Hour), now.Add(4 * 365 * 24 * time.Hour), 24 * time.Hour, "to"},
 	} {
 		if field, _ := series.CheckRange(c.from, c.to, c.step, now); field != c.field {
 			t.Errorf("%s: field %q, want %q", c.name, field, c.field)
@@ -234,6 +238,22 @@ func TestRanges(t *testing.T) {
 	}
 	if s := series.DefaultStep(now.Add(-6*time.Hour), now, now); s != time.Minute {
 		t.Errorf("default step of 6 h = %v, want 1m", s)
+	}
+}
+
+// TestReadStopsWithItsContext: a read whose request has gone (its context
+// cancelled) stops with the context's error instead of walking its range.
+func TestReadStopsWithItsContext(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	r := &series.Reader{Minutes: memory.NewMetrics(), Hours: memory.NewRollups(), Now: func() time.Time { return now }}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, step := range []time.Duration{time.Minute, time.Hour} {
+		from, to := series.Align(now.Add(-24*time.Hour), now, step)
+		points, err := r.Read(ctx, series.Query{Scope: metrics.Scope{AccountID: "acct_c"}, Metric: voiceops.MetricAPIErrors, From: from, To: to, Step: step})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("step %v: %d points, %v; want context.Canceled", step, len(points), err)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/httpapi"
@@ -33,21 +34,27 @@ type Callbacks struct {
 	// PublicBaseURL + the request's path (API Gateway's Host header may
 	// not be the public one).
 	PublicBaseURL string
+	// Deadline is the callbacks' request deadline (default
+	// twilio.CallbackDeadline; tests shorten it).
+	Deadline time.Duration
 }
 
 // Routes lists the callback routes (their paths: shared/telephony/twilio).
 // They take no key: Twilio's signature is checked in the handlers, with
 // the call's account's token.
 func (g *Callbacks) Routes() []httpapi.Route {
+	deadline := g.Deadline
+	if deadline <= 0 {
+		deadline = twilio.CallbackDeadline
+	}
+	route := func(method, path string, h httpapi.Handler) httpapi.Route {
+		return httpapi.Route{Method: method, Path: path, Family: httpapi.BaseErrors, Auth: httpapi.Public, Handle: h, Deadline: deadline}
+	}
 	return []httpapi.Route{
 		route("POST", twilio.StatusRoute, g.status),
 		route("POST", twilio.AnswerRoute, g.answer),
 		route("POST", twilio.TurnRoute, g.turn),
 	}
-}
-
-func route(method, path string, h httpapi.Handler) httpapi.Route {
-	return httpapi.Route{Method: method, Path: path, Family: httpapi.BaseErrors, Auth: httpapi.Public, Handle: h}
 }
 
 var (
@@ -70,9 +77,9 @@ func (g *Callbacks) verified(w http.ResponseWriter, r *http.Request) (voiceops.C
 	if err != nil {
 		return voiceops.Call{}, nil, errForm
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := ParseForm(string(body))
 	if err != nil {
-		return voiceops.Call{}, nil, errForm
+		return voiceops.Call{}, nil, err
 	}
 	c, err := g.Calls.Get(r.Context(), sid)
 	if errors.Is(err, voiceops.ErrNotFound) {
@@ -116,52 +123,186 @@ func (g *Callbacks) status(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 // answer is the answer URL: the call starts its voice conversation and
 // Twilio says the agent's greeting. A replay gets the same TwiML; an
 // answer for a call that has ended gets <Hangup/>.
+//
+// An answer slower than the deadline is answered with a filler and a
+// <Redirect> to its result (?result=1), which Twilio fetches once it has
+// said the filler: the stored greeting, or the filler again. A greeting
+// whose work died is asked for again (a <Redirect> to the answer URL,
+// which takes the step over).
 func (g *Callbacks) answer(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	rep, err := g.Calls.Answer(r.Context(), c, form.Get("From"), r.Header.Get(twilio.IdempotencyHeader))
+	result, err := answerQuery(r.URL.RawQuery)
 	if err != nil {
+		return err
+	}
+	var rep calls.Reply
+	if result {
+		rep, err = g.Calls.AnswerResult(r.Context(), c)
+	} else {
+		rep, err = g.Calls.Answer(r.Context(), c, form.Get("From"), r.Header.Get(twilio.IdempotencyHeader))
+	}
+	switch {
+	case errors.Is(err, calls.ErrPending):
+		return writeTwiML(w, hold(twilio.AnswerResultURL(g.PublicBaseURL, c.SID)))
+	case errors.Is(err, calls.ErrStepLost):
+		return writeTwiML(w, response{Redirect: &redirect{Method: http.MethodPost, URL: twilio.AnswerURL(g.PublicBaseURL, c.SID)}})
+	case err != nil:
 		return err
 	}
 	return writeTwiML(w, g.say(c.SID, rep))
 }
 
-// errTurnParam is a turn URL whose turn number is not one.
-var errTurnParam = voiceops.Errorf(voiceops.KindBadRequest, "the turn parameter must be a positive integer")
+// errAnswerQuery is an answer URL with a query it never has.
+var errAnswerQuery = voiceops.Errorf(voiceops.KindBadRequest, "an answer URL's query must be empty or result=1")
+
+// answerQuery parses an answer URL's raw query: none, or the result's.
+func answerQuery(rawQuery string) (result bool, err error) {
+	switch rawQuery {
+	case "":
+		return false, nil
+	case twilio.ResultParam + "=1":
+		return true, nil
+	}
+	return false, errAnswerQuery
+}
+
+// errTurnParam is a turn URL whose query is not the one TwiML names.
+var errTurnParam = voiceops.Errorf(voiceops.KindBadRequest, "a turn URL's query must be turn=N, N a positive integer")
+
+// ParseForm parses a callback's form as Twilio sends it, refusing what
+// Twilio never sends: a parameter name that does not start with a letter
+// or holds other than letters, digits, '_', '-' and '.', and a name given
+// twice. The signature is HMAC over the URL then each sorted name and
+// value with no separator, so the first rule is what keeps a URL's
+// trailing digits (?turn=12) from moving into the first name
+// (?turn=1 + 2AccountSid) with the same signature; the second keeps a
+// parameter that the signature check does not see (it reads one value
+// per name) out of the form.
+func ParseForm(body string) (url.Values, error) {
+	form, err := url.ParseQuery(body)
+	if err != nil {
+		return nil, errForm
+	}
+	for k, v := range form {
+		if !twilioName(k) {
+			return nil, voiceops.Errorf(voiceops.KindBadRequest, "%s is not a Twilio parameter name", strconv.QuoteToASCII(k))
+		}
+		if len(v) != 1 {
+			return nil, voiceops.Errorf(voiceops.KindBadRequest, "the parameter %s is given %d times", k, len(v))
+		}
+	}
+	return form, nil
+}
+
+// twilioName reports whether k has the shape of Twilio's parameter names
+// (AccountSid, SpeechResult, msg, ...).
+func twilioName(k string) bool {
+	if k == "" || !isLetter(k[0]) {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !isLetter(c) && !('0' <= c && c <= '9') && c != '_' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// TurnNumber parses a turn URL's raw query: exactly what twilio.TurnURL
+// writes, turn=N with N a positive integer without sign or leading zero,
+// or what twilio.TurnResultURL writes, the same followed by &result=1
+// (result). Anything else is refused rather than read leniently, so that
+// no spelling of a signed URL names a turn, or a run, its TwiML did not.
+func TurnNumber(rawQuery string) (n int, result bool, err error) {
+	q, result := strings.CutSuffix(rawQuery, "&"+twilio.ResultParam+"=1")
+	if n, err = turnNumber(q); err != nil {
+		return 0, false, err
+	}
+	return n, result, nil
+}
+
+func turnNumber(rawQuery string) (int, error) {
+	v, ok := strings.CutPrefix(rawQuery, twilio.TurnParam+"=")
+	if !ok || v == "" || len(v) > 9 || v[0] == '0' {
+		return 0, errTurnParam
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, errTurnParam
+		}
+		n = n*10 + int(v[i]-'0')
+	}
+	return n, nil
+}
 
 // turn is a Gather's action: the callee's speech (or digits) is a turn.
 // The URL numbers the turn (the TwiML that asked for it named it); a
-// replay gets the stored TwiML and runs nothing.
+// replay gets the stored TwiML and runs nothing. A URL that numbers no
+// turn is refused: it would be a new step each time it is sent.
 func (g *Callbacks) turn(w http.ResponseWriter, r *http.Request, _ httpapi.Caller) error {
 	c, form, err := g.verified(w, r)
 	if err != nil {
 		return err
 	}
-	n := 0 // a URL without a number (TwiML rendered before turns were numbered)
-	if v := r.URL.Query().Get(twilio.TurnParam); v != "" {
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return errTurnParam
-		}
-	}
-	in := calls.Speech{Message: form.Get("SpeechResult"), DTMF: form.Get("Digits")}
-	rep, err := g.Calls.Turn(r.Context(), c, r.PathValue("conversation_id"), n, r.Header.Get(twilio.IdempotencyHeader), in)
-	if errors.Is(err, voiceops.ErrNotFound) {
-		return errUnknown
-	}
+	n, result, err := TurnNumber(r.URL.RawQuery)
 	if err != nil {
+		return err
+	}
+	convID := r.PathValue("conversation_id")
+	var rep calls.Reply
+	if result {
+		rep, err = g.Calls.TurnResult(r.Context(), c, convID, n)
+	} else {
+		in := calls.Speech{Message: form.Get("SpeechResult"), DTMF: form.Get("Digits")}
+		rep, err = g.Calls.Turn(r.Context(), c, convID, n, r.Header.Get(twilio.IdempotencyHeader), in)
+	}
+	switch {
+	case errors.Is(err, calls.ErrPending):
+		return writeTwiML(w, hold(twilio.TurnResultURL(g.PublicBaseURL, c.SID, convID, n)))
+	case errors.Is(err, calls.ErrStepLost):
+		// The same turn again: its next callback takes the step over.
+		return writeTwiML(w, g.say(c.SID, calls.Reply{ConversationID: convID, Turn: n, Text: SayAgain}))
+	case errors.Is(err, voiceops.ErrNotFound):
+		return errUnknown
+	case err != nil:
 		return err
 	}
 	return writeTwiML(w, g.say(c.SID, rep))
 }
 
+// What the callee hears while the agent is slow, and when its answer was
+// lost.
+const (
+	Filler   = "One moment, please."
+	SayAgain = "Sorry, I missed that. Could you say it again?"
+)
+
+// hold keeps the call while a step runs: a filler, then a <Redirect> to
+// the step's result, which Twilio fetches once it has said the filler
+// (its request signed like any callback).
+func hold(resultURL string) response {
+	return response{Say: &say{Text: Filler}, Redirect: &redirect{Method: http.MethodPost, URL: resultURL}}
+}
+
 // TwiML: https://www.twilio.com/docs/voice/twiml
 type response struct {
-	XMLName xml.Name  `xml:"Response"`
-	Say     *say      `xml:"Say,omitempty"`
-	Gather  *gather   `xml:"Gather,omitempty"`
-	Hangup  *struct{} `xml:"Hangup,omitempty"`
+	XMLName  xml.Name  `xml:"Response"`
+	Say      *say      `xml:"Say,omitempty"`
+	Gather   *gather   `xml:"Gather,omitempty"`
+	Redirect *redirect `xml:"Redirect,omitempty"`
+	Hangup   *struct{} `xml:"Hangup,omitempty"`
+}
+
+type redirect struct {
+	Method string `xml:"method,attr"`
+	URL    string `xml:",chardata"`
 }
 
 type say struct {

@@ -34,6 +34,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with its service and callbacks adjusted
+// by set before they serve.
+func newFixtureWith(t *testing.T, set func(*calls.Service, *Callbacks)) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	mem := memory.New()
 	f := &fixture{calls: memory.NewCalls(), stores: mem.Stores()}
@@ -51,6 +58,9 @@ func newFixture(t *testing.T) *fixture {
 	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
 		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}
+	if set != nil {
+		set(g.Calls, g)
+	}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
 	return f
 }
@@ -157,7 +167,7 @@ func TestAnsweredCall(t *testing.T) {
 		t.Errorf("turn: %d %s", rec.Code, rec.Body)
 	}
 	// Another conversation's ID in the path: 404.
-	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/turns/conv_other", url.Values{"SpeechResult": {"hi"}}, ""); rec.Code != 404 {
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/turns/conv_other?turn=1", url.Values{"SpeechResult": {"hi"}}, ""); rec.Code != 404 {
 		t.Errorf("other conversation: %d", rec.Code)
 	}
 	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/status", url.Values{"CallStatus": {"completed"}}, ""); rec.Code != 204 {
@@ -196,5 +206,96 @@ func TestAnswerTwice(t *testing.T) {
 	convs, err := f.stores.Conversations.ListConversations(context.Background(), "acct_a", "proj_a", time.Now().Add(-time.Hour), time.Now().Add(time.Hour), "", 10)
 	if err != nil || len(convs) != 1 {
 		t.Fatalf("%d conversations %v", len(convs), err)
+	}
+}
+
+// TestTurnBoundaryShiftIsRefused forges a turn from one observed signed
+// callback: the URL's trailing digit moved into the first parameter's
+// name leaves the signed string, and so the signature, unchanged. It is
+// refused with 400 and the conversation gains no turn.
+func TestTurnBoundaryShiftIsRefused(t *testing.T) {
+	f := newFixture(t)
+	c := f.placed(t)
+	if rec := f.post("/v1/telephony/twilio/"+c.SID+"/answer", url.Values{"CallSid": {"CAfeed"}, "From": {"+15005550006"}}, ""); rec.Code != 200 {
+		t.Fatalf("answer: %d %s", rec.Code, rec.Body)
+	}
+	convID := f.call(t, c.SID).ConversationID
+	turnPath := "/v1/telephony/twilio/" + c.SID + "/turns/" + convID
+	numTurns := func() int {
+		t.Helper()
+		conv, err := f.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a", convID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conv.NumTurns
+	}
+	form := url.Values{"AccountSid": {twiliofake.AccountSID}, "SpeechResult": {"balance"}}
+	sig := twiliofake.Sign(token, base+turnPath+"?turn=1", form)
+	if rec := f.post(turnPath+"?turn=1", form, sig); rec.Code != 200 {
+		t.Fatalf("turn 1: %d %s", rec.Code, rec.Body)
+	}
+	before := numTurns()
+	speech := url.Values{"AccountSid": {twiliofake.AccountSID}, "SpeechResult": {"balance"}}
+	for name, forged := range map[string]struct {
+		signedQuery, query string
+		form               url.Values
+	}{
+		"digit into the first name":      {"turn=1", "turn=", url.Values{"1AccountSid": {twiliofake.AccountSID}, "SpeechResult": {"balance"}}},
+		"last digit into the first name": {"turn=21", "turn=2", url.Values{"1AccountSid": {twiliofake.AccountSID}, "SpeechResult": {"balance"}}},
+		"letter into the URL":            {"turn=2", "turn=2S", url.Values{"peechResult": {"balance"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			signed := speech
+			if forged.query == "turn=2S" {
+				signed = url.Values{"SpeechResult": {"balance"}}
+			}
+			sig := twiliofake.Sign(token, base+turnPath+"?"+forged.signedQuery, signed)
+			if twiliofake.Sign(token, base+turnPath+"?"+forged.query, forged.form) != sig {
+				t.Fatal("the forgery does not keep the signature: the test proves nothing")
+			}
+			for range 2 {
+				rec := f.post(turnPath+"?"+forged.query, forged.form, sig)
+				if rec.Code != http.StatusBadRequest {
+					t.Errorf("forged turn: %d %s, want 400", rec.Code, rec.Body)
+				}
+			}
+			if n := numTurns(); n != before {
+				t.Errorf("the conversation went from %d to %d turns", before, n)
+			}
+		})
+	}
+}
+
+func TestParseForm(t *testing.T) {
+	for body, ok := range map[string]bool{
+		"":                                     true,
+		"AccountSid=AC1&SpeechResult=hi+there": true,
+		"msg=Gather+End&Digits=1":              true,
+		"SipHeader_X-Custom.a=1":               true,
+		"2AccountSid=AC1":                      false,
+		"_x=1":                                 false,
+		"Speech%20Result=1":                    false,
+		"Digits=1&Digits=2":                    false,
+		"=1":                                   false,
+		"a=%zz":                                false,
+	} {
+		form, err := ParseForm(body)
+		if (err == nil) != ok {
+			t.Errorf("%q: %v %v, want ok %v", body, form, err, ok)
+		}
+	}
+}
+
+func TestTurnNumber(t *testing.T) {
+	for q, want := range map[string]int{
+		"turn=1": 1, "turn=42": 42, "turn=999999999": 999999999, "turn=3&result=1": 3,
+		"": 0, "turn=": 0, "turn=0": 0, "turn=01": 0, "turn=-1": 0, "turn=+1": 0, "turn=1A": 0,
+		"turn=1&turn=2": 0, "turn=1&x=1": 0, "x=1&turn=1": 0, "turn=1000000000": 0, "Turn=1": 0,
+		"turn=1&result=": 0, "turn=1&result=1A": 0, "turn=&result=1": 0, "result=1&turn=1": 0, "turn=1&result=1&result=1": 0,
+	} {
+		n, result, err := TurnNumber(q)
+		if n != want || (err == nil) != (want > 0) || result != (err == nil && strings.HasSuffix(q, "&result=1")) {
+			t.Errorf("%q: %d %v %v, want %d", q, n, result, err, want)
+		}
 	}
 }

@@ -131,16 +131,36 @@ func (p URLPolicy) CheckURL(raw string) string {
 
 const nonPublicMessage = "must not point to a loopback, private, link-local or otherwise non-public address"
 
-// reservedHeader reports whether a custom header would clash with what the
-// dispatcher sets itself.
-func reservedHeader(name string) bool {
+// reservedHeaders are the custom header names refused, lower case: those
+// the dispatcher sets itself, and the hop-by-hop and connection-level
+// ones (RFC 9110 7.6.1, RFC 7230's Keep-Alive, Proxy-*), which govern the
+// connection or a proxy rather than reach the receiver: Expect would make
+// the client wait for a 100, Upgrade and TE change the protocol, and
+// Proxy-Authorization would hand a credential to any proxy on the way.
+var reservedHeaders = []string{"host", "content-type", "content-length", "user-agent", "transfer-encoding", "connection",
+	"upgrade", "te", "trailer", "expect", "keep-alive", "proxy-authorization", "proxy-authenticate", "proxy-connection", "http2-settings"}
+
+// reservedHeaderPrefixes are the refused prefixes of custom header names.
+var reservedHeaderPrefixes = []string{"webhook-", "x-service-"}
+
+// ReservedHeader reports whether a custom header name is refused: the
+// dispatcher never sends one, even if an endpoint stored it earlier.
+func ReservedHeader(name string) bool {
 	l := strings.ToLower(name)
-	switch l {
-	case "host", "content-type", "content-length", "user-agent", "transfer-encoding", "connection":
+	if slices.Contains(reservedHeaders, l) {
 		return true
 	}
-	return strings.HasPrefix(l, "webhook-") || strings.HasPrefix(l, "x-service-")
+	for _, p := range reservedHeaderPrefixes {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
+
+// reservedHeaderMessage names every refused name in the 422.
+const reservedHeaderMessage = "header name is reserved (Host, Content-Type, Content-Length, User-Agent, Transfer-Encoding, Connection, " +
+	"Upgrade, TE, Trailer, Expect, Keep-Alive, Proxy-Authorization, Proxy-Authenticate, Proxy-Connection, HTTP2-Settings, webhook-*, x-service-*)"
 
 func isToken(s string) bool {
 	if s == "" {
@@ -174,8 +194,8 @@ func CheckHeaders(h map[string]string) []FieldError {
 			errs = append(errs, FieldError{"headers", fmt.Sprintf("header names must be at most %d characters", MaxHeaderName)})
 		case !isToken(name):
 			errs = append(errs, FieldError{f, "header name must be an HTTP token"})
-		case reservedHeader(name):
-			errs = append(errs, FieldError{f, "header name is reserved (Host, Content-Type, Content-Length, User-Agent, Transfer-Encoding, Connection, webhook-*, x-service-*)"})
+		case ReservedHeader(name):
+			errs = append(errs, FieldError{f, reservedHeaderMessage})
 		case seen[strings.ToLower(name)]:
 			errs = append(errs, FieldError{f, "header name is given twice (names are case-insensitive)"})
 		case utf8.RuneCountInString(val) > MaxHeaderValue:

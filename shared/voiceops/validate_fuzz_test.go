@@ -59,7 +59,7 @@ func FuzzCheckHeaders(f *testing.F) {
 		if errs := CheckHeaders(map[string]string{name: value}); len(errs) > 0 {
 			return
 		}
-		if !isToken(name) || reservedHeader(name) || strings.ContainsAny(value, "\r\n\x00") || utf8.RuneCountInString(value) > MaxHeaderValue {
+		if !isToken(name) || ReservedHeader(name) || strings.ContainsAny(value, "\r\n\x00") || utf8.RuneCountInString(value) > MaxHeaderValue {
 			t.Fatalf("accepted header %q: %q", name, value)
 		}
 		req, _ := http.NewRequest(http.MethodPost, "https://example.com/", nil)

@@ -106,3 +106,21 @@ func TestCheckURLDevPolicyStillRefusesDisguisedAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHeadersRefusesConnectionLevelNames: hop-by-hop and
+// connection-level names are refused in any case, each naming its field;
+// Authorization and ordinary names are not.
+func TestCheckHeadersRefusesConnectionLevelNames(t *testing.T) {
+	for _, name := range []string{"Upgrade", "TE", "te", "Expect", "Keep-Alive", "Trailer", "Proxy-Authorization",
+		"proxy-authenticate", "Proxy-Connection", "HTTP2-Settings", "Connection", "Transfer-Encoding", "Host"} {
+		errs := CheckHeaders(map[string]string{name: "x"})
+		if len(errs) != 1 || errs[0].Field != "headers."+name || !strings.Contains(errs[0].Message, "reserved") {
+			t.Errorf("%s: %v, want one error naming headers.%s as reserved", name, errs, name)
+		}
+	}
+	for _, name := range []string{"Authorization", "X-Tenant", "Tea", "Expected", "Upgrade-Insecure"} {
+		if errs := CheckHeaders(map[string]string{name: "x"}); len(errs) != 0 {
+			t.Errorf("%s: %v, want accepted", name, errs)
+		}
+	}
+}

@@ -195,6 +195,9 @@ func (s *Sender) Send(ctx context.Context, a Attempt) Result {
 		return done(Failed, "invalid URL")
 	}
 	for k, v := range a.Headers {
+		if voiceops.ReservedHeader(k) {
+			continue // never sent, whatever an endpoint holds
+		}
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")

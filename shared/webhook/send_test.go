@@ -362,6 +362,28 @@ func TestSendCustomHeadersCannotOverride(t *testing.T) {
 	verifyBoth(t, r, testSecrets[:1])
 }
 
+// TestSendDropsConnectionLevelHeaders: an endpoint stored with a name now
+// refused (Expect, Upgrade, Proxy-Authorization) is delivered without it.
+func TestSendDropsConnectionLevelHeaders(t *testing.T) {
+	rc := newReceiver(t, false, nil)
+	res := rc.sender(t, nil).Send(context.Background(), Attempt{
+		URL: rc.srv.URL, Body: []byte(`{"a":1}`), EventID: "evt_8", Secrets: testSecrets[:1],
+		Headers: map[string]string{"Upgrade": "h2c", "Proxy-Authorization": "Basic eDp5", "Keep-Alive": "timeout=600", "X-Tenant": "t1"},
+	})
+	if res.Outcome != Delivered {
+		t.Fatalf("result %+v", res)
+	}
+	r := rc.requests()[0]
+	for _, name := range []string{"Upgrade", "Proxy-Authorization", "Keep-Alive"} {
+		if v := r.header.Values(name); len(v) != 0 {
+			t.Errorf("%s sent: %q", name, v)
+		}
+	}
+	if r.header.Get("X-Tenant") != "t1" {
+		t.Errorf("X-Tenant %q, want t1", r.header.Get("X-Tenant"))
+	}
+}
+
 // TestSendWireSpelling reads the raw HTTP/1.1 request: the Standard Webhooks
 // headers go out lowercase, the compatibility ones as the contract spells
 // them. It also shows http:// works on loopback with AllowLoopback.

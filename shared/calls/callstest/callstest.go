@@ -49,6 +49,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 	t.Run("AnswerAfterTheEnd", func(t *testing.T) { testAnswerAfterEnd(t, newFixture(t, newEnv(t))) })
 	t.Run("TurnReplayed", func(t *testing.T) { testTurnReplayed(t, newFixture(t, newEnv(t))) })
 	t.Run("StatusNeverBackwards", func(t *testing.T) { testStatusOrder(t, newFixture(t, newEnv(t))) })
+	t.Run("SlowTurnCommittedOnce", func(t *testing.T) { testSlowTurn(t, newFixture(t, newEnv(t))) })
 }
 
 const (
@@ -271,7 +272,7 @@ func testAnswerAfterEnd(t *testing.T, f *fixture) {
 // testTurnReplayed: a replayed turn (same token, no token, another token:
 // its URL's number decides) gets the stored TwiML and stores nothing; an
 // older turn replayed after a newer one is 409; a URL that names no turn
-// is told by its token.
+// is 400 and runs nothing.
 func testTurnReplayed(t *testing.T, f *fixture) {
 	c := f.placed(t, "+14155550100")
 	rec := f.post(answerPath(c.SID), answerForm, "tok-answer")
@@ -314,20 +315,16 @@ func testTurnReplayed(t *testing.T, f *fixture) {
 	if rec := f.post(ahead, speech, ""); rec.Code != http.StatusConflict {
 		t.Errorf("turn 7: %d %s, want 409", rec.Code, rec.Body)
 	}
-	// A URL naming no turn (TwiML rendered before turns were numbered):
-	// the token of the last step is a replay, another token a new turn.
+	// A URL naming no turn is refused (it would be a new step each time
+	// it is sent), with or without the last step's token; nothing runs.
 	bare := turn2[:strings.Index(turn2, "?")]
-	if rec := f.post(bare, url.Values{"Digits": {"1"}}, "tok-2"); rec.Code != 200 {
-		t.Errorf("turn 2 replayed without its number: %d %s", rec.Code, rec.Body)
+	for _, token := range []string{"tok-2", "tok-3", ""} {
+		if rec := f.post(bare, url.Values{"Digits": {"1"}}, token); rec.Code != http.StatusBadRequest {
+			t.Errorf("a turn URL without its number (token %q): %d %s, want 400", token, rec.Code, rec.Body)
+		}
 	}
 	if n := turns(); n != 3 {
-		t.Errorf("%d turns after the replays of turn 2, want 3", n)
-	}
-	if rec := f.post(bare, speech, "tok-3"); rec.Code != 200 {
-		t.Errorf("turn 3 without its number: %d %s", rec.Code, rec.Body)
-	}
-	if n := turns(); n != 4 {
-		t.Errorf("%d turns after turn 3, want 4", n)
+		t.Errorf("%d turns after the unnumbered callbacks, want 3", n)
 	}
 	if rec := f.post(turn1[:strings.Index(turn1, "?")]+"?"+twilio.TurnParam+"=x", speech, ""); rec.Code != http.StatusBadRequest {
 		t.Errorf("a turn number that is not one: %d", rec.Code)
@@ -359,5 +356,83 @@ func testStatusOrder(t *testing.T, f *fixture) {
 	}
 	if n := len(f.conversations(t)); n != 1 {
 		t.Errorf("%d conversations, want 1", n)
+	}
+}
+
+// gatedEngine stands in for an agent slower than Twilio waits: its turns
+// wait for the gate (or their context's end), then the real engine
+// answers. It counts the turns asked of it.
+type gatedEngine struct {
+	calls.Engine
+	gate     chan struct{}
+	mu       sync.Mutex
+	responds int
+}
+
+func (e *gatedEngine) RespondCall(ctx context.Context, c voiceops.Call, message, dtmf string) (voiceops.CallReply, error) {
+	e.mu.Lock()
+	e.responds++
+	e.mu.Unlock()
+	select {
+	case <-e.gate:
+	case <-ctx.Done():
+		return voiceops.CallReply{}, ctx.Err()
+	}
+	return e.Engine.RespondCall(ctx, c, message, dtmf)
+}
+
+// testSlowTurn: a turn slower than the callbacks' deadline (its work
+// detached, as on the dev server) is answered with a filler and a
+// redirect to its result; the fetches and Twilio's retries while it runs
+// get the same; once the agent answers, the result is its answer, and the
+// turn was asked of the agent once and committed once.
+func testSlowTurn(t *testing.T, f *fixture) {
+	agent := &gatedEngine{Engine: f.svc.Engine, gate: make(chan struct{})}
+	defer func() {
+		select {
+		case <-agent.gate:
+		default:
+			close(agent.gate)
+		}
+	}()
+	f.svc.Engine, f.svc.Detach = agent, func(work func()) { go work() }
+	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base, Deadline: calls.ReplyMargin + 300*time.Millisecond,
+		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
+	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, g.Routes())
+	c := f.placed(t, "+14155550100")
+	turn1 := action(t, f.post(answerPath(c.SID), answerForm, "").Body.String())
+	convID := f.call(t, c.SID).ConversationID
+	result1 := strings.TrimPrefix(twilio.TurnResultURL(base, c.SID, convID, 1), base)
+	speech := url.Values{"SpeechResult": {"balance"}}
+	for i, p := range []string{turn1, result1, turn1} {
+		rec := f.post(p, speech, "tok-1")
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "<Redirect") || strings.Contains(rec.Body.String(), "<Gather") {
+			t.Fatalf("POST %d %s while the agent works: %d %s", i, p, rec.Code, rec.Body)
+		}
+	}
+	close(agent.gate)
+	var answer string
+	for range 20 {
+		rec := f.post(result1, url.Values{}, "")
+		if rec.Code != 200 {
+			t.Fatalf("result: %d %s", rec.Code, rec.Body)
+		}
+		if !strings.Contains(rec.Body.String(), "<Redirect") {
+			answer = rec.Body.String()
+			break
+		}
+	}
+	if !strings.Contains(answer, "<Gather") || !strings.Contains(answer, twilio.TurnParam+"=2") {
+		t.Fatalf("the result once the agent answered: %q", answer)
+	}
+	if rec := f.post(turn1, speech, "tok-1"); rec.Code != 200 || rec.Body.String() != answer {
+		t.Errorf("turn 1 replayed: %d %s, want the stored answer", rec.Code, rec.Body)
+	}
+	conv, err := f.env.Stores.Conversations.GetConversation(context.Background(), account, project, convID)
+	must(t, err)
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if conv.NumTurns != 2 || agent.responds != 1 {
+		t.Errorf("%d turns, the agent asked %d times; want 2 turns and 1 ask", conv.NumTurns, agent.responds)
 	}
 }

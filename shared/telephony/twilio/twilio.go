@@ -79,7 +79,21 @@ const (
 	// TurnParam is the query parameter of a turn's URL that numbers the
 	// turn (the call's own turn sequence; Twilio's signature covers it).
 	TurnParam = "turn"
+	// ResultParam=1 marks the URL that fetches an answer's or a turn's
+	// result once it is ready (a <Redirect> after a filler): it reads the
+	// stored reply and never runs a step.
+	ResultParam = "result"
 )
+
+// FirstByteLimit is how long Twilio waits for the first byte of a call
+// webhook's answer before it drops the call (its error 31408).
+const FirstByteLimit = 15 * time.Second
+
+// CallbackDeadline is the request deadline of the call callbacks: under
+// FirstByteLimit by what the answer's way back takes (API Gateway, Lambda,
+// the network) with room to spare. A step slower than it is answered with
+// a filler and a <Redirect> to its result, so the call goes on.
+const CallbackDeadline = 12 * time.Second
 
 // IdempotencyHeader is the header in which Twilio sends a webhook's
 // idempotency token: the same on each retry of one request.
@@ -97,6 +111,16 @@ func AnswerURL(base, sid string) string { return fill(base, AnswerRoute, sid, ""
 // TurnURL is the URL of the call's turn number turn.
 func TurnURL(base, sid, conversationID string, turn int) string {
 	return fill(base, TurnRoute, sid, conversationID) + "?" + TurnParam + "=" + strconv.Itoa(turn)
+}
+
+// AnswerResultURL fetches the answer's result (after a filler).
+func AnswerResultURL(base, sid string) string {
+	return AnswerURL(base, sid) + "?" + ResultParam + "=1"
+}
+
+// TurnResultURL fetches the result of the call's turn number turn.
+func TurnResultURL(base, sid, conversationID string, turn int) string {
+	return TurnURL(base, sid, conversationID, turn) + "&" + ResultParam + "=1"
 }
 
 // StatusEvents are the status callback events asked for: every one Twilio has.
