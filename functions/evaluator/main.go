@@ -140,5 +140,5 @@ func handler(e evaluatorFn) func(context.Context, json.RawMessage) (any, error) 
 func logStats(ctx context.Context, log *slog.Logger, msg string, st evaluator.Stats, extra ...any) {
 	log.InfoContext(ctx, msg, append(extra, "rules", st.Rules, "scopes", st.Scopes, "metric_reads", st.MetricReads,
 		"written", st.Written, "unchanged", st.Unchanged, "marks", st.Marks, "conflicts", st.Conflicts, "events", st.Events,
-		"repaired", st.Repaired, "errors", st.Errors, "failed_scopes", len(st.FailedScopes))...)
+		"repaired", st.Repaired, "errors", st.Errors, "fanout_failures", st.FanoutFailures, "failed_scopes", len(st.FailedScopes))...)
 }
