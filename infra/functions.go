@@ -120,8 +120,16 @@ type Function struct {
 	// Throttle, when set, is the ceiling of each of the function's routes
 	// on its stage (below the stage's own). Like the stage's, it is a
 	// safety ceiling of the region, not a tenant's limit: those are per
-	// API key, in the functions (shared/ratelimit).
+	// API key, in the functions (shared/ratelimit). docs/capacity.md has
+	// the arithmetic.
 	Throttle *Throttle
+	// Reserved is the function's reserved concurrency: capacity of its
+	// own, and its cap. The alerting path's (evaluator, dispatcher,
+	// dialer) is theirs whatever the API does; the API functions' caps
+	// keep a flood of requests within theirs. Context
+	// reservedConcurrency.<name> overrides it; docs/capacity.md has the
+	// arithmetic.
+	Reserved int
 	// Every runs the function on an EventBridge schedule with this period.
 	Every time.Duration
 	// Queue makes the function the consumer of the delivery queue.
@@ -205,6 +213,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
+		Reserved:     50, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
@@ -218,6 +227,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		SendsToQueue: true, // test and retry enqueue deliveries
+		Reserved:     25, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
 	},
 	{
 		// Drains the delivery queue: signs and sends each attempt, writes
@@ -229,6 +239,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		},
 		SendsToQueue: true, // retries and early messages go back to the queue
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
+		Reserved:     20, // the queue mapping's MaxConcurrency
 	},
 	{
 		// Drains the outbound queue: places each queued call through
@@ -243,6 +254,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		SendsToOutbound: true, // delayed jobs and timeout checks
 		ReadsTwilio:     true,
 		Queue:           &QueueConsumer{BatchSize: 10, MaxConcurrency: 5, Outbound: true},
+		Reserved:        5, // the queue mapping's MaxConcurrency
 	},
 	{
 		// The internal metric intake: telephony and the agent runtime post
@@ -253,6 +265,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			on(tables.Metrics, updateItem),
 		},
 		ReadsInternalKey: true,
+		Reserved:         100, Throttle: &Throttle{RateLimit: 2000, BurstLimit: 2000},
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -277,6 +290,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Every:         time.Minute,
 		MetricsStream: true,
 		ShardFanout:   true,
+		Reserved:      100, // evaluatorNeeds: 16 shards, 16 stream shards × 5 lanes, the schedule
 	},
 	{
 		// The idle sweep: every minute, on the evaluator's rule, it ends
@@ -295,6 +309,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		},
 		InvokesProjectFunctions: true,
 		Every:                   time.Minute,
+		Reserved:                5,
 	},
 	{
 		// Chat conversations (doc 2): the agent, the project's functions,
@@ -310,6 +325,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
+		Reserved:                150, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
 	},
 	{
 		// A project's conversations (doc 2): the conversations list (v3 and
@@ -331,6 +347,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
+		Reserved: 100,
 	},
 	{
 		// The telephony system's voice intake (internal key), DNI, and
@@ -351,6 +368,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		InvokesProjectFunctions: true,
 		ReadsInternalKey:        true, // the voice intake's internal routes
 		ReadsTwilio:             true,
+		Reserved:                150, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
 	},
 	{
 		// Outbound calling: trigger and status (service key) and the
@@ -366,6 +384,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		},
 		ReadsInternalKey: true, // the internal status route
 		SendsToOutbound:  true, // the trigger's dial job
+		Reserved:         50, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
 	},
 	{
 		// The $default route of both hosts: the JSON 404 of a path no
@@ -373,6 +392,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// function's 405).
 		Name: "notfound", MemoryMB: 128, Deadline: httpapi.DefaultDeadline,
 		DefaultRoute: true,
+		Reserved:     10, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
 	},
 	{
 		// Notifications pushed into conversations (doc 2, events key): the
@@ -388,6 +408,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
+		Reserved:                75, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
 	},
 }))
 
@@ -437,7 +458,7 @@ func validateFunctions(fns []Function) error {
 		for _, msg := range checkAccess(f) {
 			bad("%s", msg)
 		}
-		if f.Throttle != nil && (len(f.Routes) == 0 || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
+		if f.Throttle != nil && ((len(f.Routes) == 0 && !f.DefaultRoute) || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
 			bad("a route throttle needs routes and positive limits")
 		}
 		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public {
@@ -616,9 +637,12 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
 			RetryAttempts: retryAttempts(f),
-		})
+		}, cfg.removalPolicy())
 		if err != nil {
 			return nil, err
+		}
+		if n := cfg.reserved(f); n > 0 {
+			fn.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(n))
 		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
@@ -645,15 +669,15 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 
 // newGoFunction creates a Lambda function running functions/<name>: Go on
 // the provided.al2023 runtime, arm64, its code built by b (bundle.go), with
-// its own log group and a voiceops-function tag naming it. props gives the
-// rest. A failed build is returned as the error.
-func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps) (fn awslambda.Function, err error) {
+// its own log group (kept on delete by removal) and a voiceops-function
+// tag naming it. props gives the rest. A failed build is returned as the error.
+func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps, removal awscdk.RemovalPolicy) (fn awslambda.Function, err error) {
 	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
 	props.Architecture = awslambda.Architecture_ARM_64()
 	props.Handler = jsii.String("bootstrap")
 	props.LogGroup = awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		RemovalPolicy: removal, // its logs are kept as the tables are
 	})
 	defer func() {
 		// The build runs inside the jsii call that stages the asset; its

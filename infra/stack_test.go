@@ -449,11 +449,14 @@ func TestAlarms(t *testing.T) {
 				evaluator += 2 // the failure destination's, the iterator age
 			}
 			if f.ShardFanout {
-				evaluator++ // the shard DLQ's
+				evaluator += 2 // the shard DLQ's, the shard queue's age
 			}
 		}
+		// The DLQs of the delivery and outbound queues, the age of those
+		// queues, and of the pending events (repair, dispatch).
+		const queues = 2 + 2 + 2
 		check(t, r.Name+" alarms", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(Functions)+scheduled+evaluator+ObservabilityAlarmCount(len(servedHosts(Functions)))))
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(queues+2*len(Functions)+scheduled+evaluator+ObservabilityAlarmCount(len(servedHosts(Functions)))))
 			// A dead letter on either DLQ alarms.
 			for _, id := range []string{"DeliveryDLQNotEmpty", "OutboundDLQNotEmpty"} {
 				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
@@ -464,10 +467,17 @@ func TestAlarms(t *testing.T) {
 					"Threshold":          0,
 				})
 			}
+			// One error or throttle is normal: they alarm in 3 of 5 minutes.
 			for _, metric := range []string{"Errors", "Throttles"} {
 				tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
 					"Namespace": "AWS/Lambda", "MetricName": metric, "ComparisonOperator": "GreaterThanThreshold",
+					"Statistic": "Sum", "Period": 60, "EvaluationPeriods": 5, "DatapointsToAlarm": 3,
 				}), jsii.Number(len(Functions)))
+			}
+			for _, tb := range tables.All {
+				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
+					"AlarmName": "voiceops-" + r.Name + "-DynamoDBThrottles" + constructID(tb.ID), "EvaluationPeriods": 5, "DatapointsToAlarm": 3,
+				}))
 			}
 		})
 	}
