@@ -201,33 +201,47 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Rules with their account's counter (transactions: Put, Update,
 			// Delete, and a ConditionCheck of the rule's project), the
 			// evaluation marks, endpoints for the fan-out, keys, projects.
+			// Unused by the stack scenarios, kept: DeleteItem, the Delete of
+			// DELETE /v1/alert-rules/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
 			// The events of a rule's transaction and their deliveries; the
 			// rules' history (Query) with its deliveries (GetItem).
+			// Unused by the scenarios, kept: all four. PutItem and UpdateItem
+			// are the alerts.resolved event of deleting or disabling a firing
+			// rule, its deliveries and fanned-out mark (Outbox.Fanout);
+			// Query and GetItem the history routes.
 			on(tables.Deliveries, getItem, query, putItem, updateItem),
 			// api_errors (UpdateItem ADD), the wake-up of a changed rule's
 			// scope (a PutItem touch), and the metric series and preview
 			// (Query of minutes and roll-ups; a read compacts the closed
-			// minutes it finds: a conditional PutItem).
+			// minutes it finds: a conditional PutItem). Unused by the
+			// scenarios, kept: UpdateItem (a failed request's api_errors),
+			// Query (GET /v1/metrics and the preview).
 			on(tables.Metrics, updateItem, putItem, query),
 			requestGuards,
 		},
-		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
-		Reserved:     50, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
+		// Deleting or disabling a firing rule sends alerts.resolved (unused
+		// by the scenarios, kept).
+		SendsToQueue: true,
+		Throttle:     &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:     50,
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			// Endpoints with their account's counter (transactions: Put,
-			// Update, Delete), keys, projects.
+			// Update, Delete), keys, projects. Unused by the stack scenarios,
+			// kept: DeleteItem, the Delete of DELETE
+			// /v1/webhook-endpoints/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
 			// The delivery log (its index), test events, retries, fan-out.
 			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
-			on(tables.Metrics, updateItem), // api_errors
+			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,
 		},
 		SendsToQueue: true, // test and retry enqueue deliveries
-		Reserved:     25, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
+		Throttle:     &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:     25,
 	},
 	{
 		// Drains the delivery queue: signs and sends each attempt, writes
@@ -265,7 +279,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			on(tables.Metrics, updateItem),
 		},
 		ReadsInternalKey: true,
-		Reserved:         100, Throttle: &Throttle{RateLimit: 2000, BurstLimit: 2000},
+		Throttle:         &Throttle{RateLimit: 2000, BurstLimit: 2000},
+		Reserved:         100,
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -278,10 +293,16 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Rules (a shard's enabled rules from the index), their state
 			// (Put, also in a transaction with its events and its history
 			// entry), evaluation marks (Update), endpoints for the fan-out.
+			// Unused by the stack scenarios, kept: GetItem, a rule read
+			// again after a write another writer won, and a test event's
+			// one endpoint when the repair fans it out.
 			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
 			// The buckets of a window, the compaction of closed minutes it
 			// reads (a conditional PutItem); the hourly roll-ups (PutItem).
-			on(tables.Metrics, query, putItem, updateItem),
+			// It writes no metric (no UpdateItem). Unused by the scenarios,
+			// kept: PutItem, which their minutes never reach (a minute is
+			// compacted once closed, an hour rolled up once over).
+			on(tables.Metrics, query, putItem),
 			// Events (Put, in the rule's transaction), deliveries, fanned-out
 			// marks; the pending events of the repair (the index).
 			on(tables.Deliveries, putItem, updateItem).index("gsi1"),
@@ -303,7 +324,9 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// The due conversations (the idle index, and the open index
 			// it replaces for conversations written before it), each
 			// read again and ended (Put).
-			// (The end's commit may be an UpdateItem: turnwrite.go.)
+			// (The end's commit may be an UpdateItem: turnwrite.go; unused
+			// by the stack scenarios, whose conversations' turns_to is
+			// known, kept.)
 			on(tables.Conversations, getItem, putItem, updateItem).index(tables.IdleGSI.Name).index(tables.OpenGSI.Name),
 			on(tables.Metrics, updateItem),
 		},
@@ -320,12 +343,15 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Conversations and turns (Puts, also in transactions; a
 			// conversation's commit is an UpdateItem when its turns_to is
 			// not known; a turn whose commit is refused is deleted again).
+			// Unused by the stack scenarios, kept: UpdateItem and
+			// DeleteItem, those two rarer paths.
 			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
-		InvokesProjectFunctions: true,
-		Reserved:                150, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
+		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                150,
 	},
 	{
 		// A project's conversations (doc 2): the conversations list (v3 and
@@ -340,9 +366,14 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// for conversations written before turns_to. Its one write: a
 			// project's hour index legacy marker (Put, once per project;
 			// shared/dynamo/hourindex.go).
+			// Unused by the stack scenarios, kept: the marker's PutItem
+			// (their projects are new) and the turns index (their
+			// conversations have turns_to).
 			on(tables.Conversations, getItem, putItem, query, batchGetItem).index(tables.TurnsGSI.Name),
-			on(tables.Metrics, updateItem), // its own api_errors
-			requestGuards,
+			on(tables.Metrics, updateItem), // its own api_errors (unused by the scenarios, kept)
+			// The rate limit alone: it serves no create-like route, so no
+			// Idempotency-Key record.
+			rateLimitOnly,
 		},
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
@@ -359,16 +390,18 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Keys, projects, the agent configuration, and the DNI pools
 			// (Reserve: Query and Update; Consume: Update).
 			on(tables.Config, getItem, query, updateItem),
-			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go).
+			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go);
+			// UpdateItem and DeleteItem unused by the stack scenarios, kept.
 			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
 			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
-		InvokesProjectFunctions: true,
-		ReadsInternalKey:        true, // the voice intake's internal routes
+		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		ReadsInternalKey:        true, // the voice intake's internal routes (no scenario calls them)
 		ReadsTwilio:             true,
-		Reserved:                150, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                150,
 	},
 	{
 		// Outbound calling: trigger and status (service key) and the
@@ -378,13 +411,16 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
+			// UpdateItem: the internal status route moves a call (unused by
+			// the stack scenarios, where Twilio's callbacks to calls do).
 			on(tables.Calls, getItem, putItem, updateItem),
-			on(tables.Metrics, updateItem), // api_errors
+			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,
 		},
-		ReadsInternalKey: true, // the internal status route
+		ReadsInternalKey: true, // the internal status route (no scenario calls it)
 		SendsToOutbound:  true, // the trigger's dial job
-		Reserved:         50, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
+		Throttle:         &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:         50,
 	},
 	{
 		// The $default route of both hosts: the JSON 404 of a path no
@@ -392,12 +428,15 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// function's 405).
 		Name: "notfound", MemoryMB: 128, Deadline: httpapi.DefaultDeadline,
 		DefaultRoute: true,
-		Reserved:     10, Throttle: &Throttle{RateLimit: 100, BurstLimit: 200},
+		Throttle:     &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:     10,
 	},
 	{
 		// Notifications pushed into conversations (doc 2, events key): the
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
+		// No stack scenario calls it: every grant below is the code's
+		// (the events tests under shared/eventsapi run these paths).
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
@@ -408,7 +447,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
-		Reserved:                75, Throttle: &Throttle{RateLimit: 200, BurstLimit: 400},
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                75,
 	},
 }))
 
@@ -462,9 +502,10 @@ func validateFunctions(fns []Function) error {
 			bad("a route throttle needs routes and positive limits")
 		}
 		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public {
-			// Its keyed routes take rate limits and Idempotency-Keys.
-			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) {
-				bad("has public routes, so it needs the request guards' access to the %s table (%v)", tables.Requests.ID, requestGuards.Actions)
+			// Its keyed routes take rate limits, its create-like ones
+			// Idempotency-Keys.
+			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) && !slices.Equal(a.Actions, rateLimitOnly.Actions) {
+				bad("has public routes, so it needs the request guards' access to the %s table (%v, or %v without create-like routes)", tables.Requests.ID, requestGuards.Actions, rateLimitOnly.Actions)
 			}
 		}
 		kinds := 0
@@ -636,13 +677,11 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			Tracing:       awslambda.Tracing_ACTIVE,
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
-			RetryAttempts: retryAttempts(f),
+			RetryAttempts:                retryAttempts(f),
+			ReservedConcurrentExecutions: reservedConcurrency(cfg.reserved(f)),
 		}, cfg.removalPolicy())
 		if err != nil {
 			return nil, err
-		}
-		if n := cfg.reserved(f); n > 0 {
-			fn.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(n))
 		}
 		grantTables(fn, f, d.tables)
 		if f.SendsToQueue {
@@ -743,6 +782,14 @@ func dependOnPoliciesNotRole(role awsiam.IRole) {
 	p := &rolePolicies{role: role}
 	constructs.NewDependable_Override(p)
 	constructs.Dependable_Implement(role, p)
+}
+
+// reservedConcurrency is nil (no reservation) for 0.
+func reservedConcurrency(n int) *float64 {
+	if n <= 0 {
+		return nil
+	}
+	return jsii.Number(n)
 }
 
 func retryAttempts(f Function) *float64 {

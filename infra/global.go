@@ -54,11 +54,13 @@ func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) (awscdk.Stack,
 		MemorySize:  jsii.Number(128),
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(3)),
 		Environment: &map[string]*string{"MESSAGE": jsii.String(cfg.Message)},
+		// Its 421 takes a few ms: a flood at the stage's throttle stays
+		// within a few executions, and this caps it anyway.
+		ReservedConcurrentExecutions: reservedConcurrency(cfg.Reserved),
 	}, removalPolicy(cfg.DeletionProtection))
 	if err != nil {
 		return nil, err
 	}
-	fn.Node().DefaultChild().(awslambda.CfnFunction).SetReservedConcurrentExecutions(jsii.Number(cfg.Reserved))
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("GlobalApi"), &awsapigatewayv2.HttpApiProps{
 		ApiName:            jsii.String("voiceops-global"),
 		CreateDefaultStage: jsii.Bool(false),

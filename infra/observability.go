@@ -243,10 +243,23 @@ func newDashboard(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas m
 			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("p99"), Label: jsii.String(f.Name),
 		}))
 	}
+	var stuck []awscloudwatch.IMetric
+	for _, src := range []string{telemetry.SourceRepair, telemetry.SourceDispatch} {
+		stuck = append(stuck, ownMetric(telemetry.PendingEventAge, "Maximum", 1, map[string]string{telemetry.DimSource: src}, "pending event age ("+src+")"))
+	}
+	queueAges := []awscloudwatch.IMetric{
+		q.delivery.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "delivery queue")),
+		q.outbound.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "outbound queue")),
+	}
+	if ev.shardQueue != nil {
+		queueAges = append(queueAges, ev.shardQueue.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "shard queue")))
+	}
 	d.AddWidgets(
-		graph("Evaluation lag (ms)", 12, lag...),
-		graph("Rules evaluated and transitions", 12, transitions...),
+		graph("Evaluation lag (ms)", 8, lag...),
+		graph("Rules evaluated and transitions", 8, transitions...),
+		graph("Oldest alert event on its way (ms)", 8, stuck...),
 	)
+	d.AddWidgets(graph("Oldest message of each queue (s)", 24, queueAges...))
 	d.AddWidgets(
 		graph("Webhook deliveries by outcome", 8, outcomes...),
 		graph("Dead letters waiting", 8, dlqs...),

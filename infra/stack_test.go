@@ -800,9 +800,10 @@ func secretActions(tmpl map[string]any, role, secretID string) []string {
 	return out
 }
 
-// TestRequestGuardsGrants: every function with public routes may read and
-// conditionally write the requests table (rate-limit buckets and
-// Idempotency-Key records: GetItem, PutItem, UpdateItem) and read the
+// TestRequestGuardsGrants: every function with public routes may update
+// its rate-limit buckets in the requests table, and put Idempotency-Key
+// records when it serves create-like routes (every one but
+// conversations), never read them, and read the
 // config table (the per-account override); the functions without public
 // routes have no access to the requests table at all.
 func TestRequestGuardsGrants(t *testing.T) {
@@ -823,8 +824,12 @@ func TestRequestGuardsGrants(t *testing.T) {
 			_, fn := functionResource(t, tmpl, f.Name)
 			actions := tableActions(tmpl, getAttTarget(props(fn)["Role"]), table)
 			public := slices.ContainsFunc(f.Routes, func(rt Route) bool { return !strings.HasPrefix(rt.Path, "/internal/") })
-			for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} {
-				if public != slices.Contains(actions, a) {
+			// The rate limit's UpdateItem for every public function, the
+			// Idempotency-Key's PutItem for those with create-like routes;
+			// no read (a refused put returns the record).
+			want := map[string]bool{"dynamodb:UpdateItem": public, "dynamodb:PutItem": public && f.Name != "conversations", "dynamodb:GetItem": false}
+			for a, granted := range want {
+				if granted != slices.Contains(actions, a) {
 					t.Errorf("%s %s (public routes: %v): %s on the requests table: %v", name, f.Name, public, a, actions)
 				}
 			}
