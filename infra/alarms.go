@@ -141,20 +141,19 @@ func minuteMaximum() *awscloudwatch.MetricOptions {
 // errors and throttles of every function, and scheduled runs that come
 // close to their period.
 func newAlarms(a alarms, fns []Function, lambdas map[string]awslambda.Function, q queueResources, ev evaluatorResources) {
-	dlqs := []struct {
+	// queueAlarm is an alarm on one queue.
+	type queueAlarm struct {
 		id    string
 		queue awssqs.IQueue
 		what  string
-	}{
-		{"DeliveryDLQNotEmpty", q.dlq, "Webhook deliveries reached the dead-letter queue: the dispatcher failed on them repeatedly"},
-		{"OutboundDLQNotEmpty", q.outboundDLQ, "Dial jobs reached the dead-letter queue: the dialer failed on them repeatedly and their calls stay queued"},
+		limit time.Duration // the age alarms' threshold
+	}
+	dlqs := []queueAlarm{
+		{id: "DeliveryDLQNotEmpty", queue: q.dlq, what: "Webhook deliveries reached the dead-letter queue: the dispatcher failed on them repeatedly"},
+		{id: "OutboundDLQNotEmpty", queue: q.outboundDLQ, what: "Dial jobs reached the dead-letter queue: the dialer failed on them repeatedly and their calls stay queued"},
 	}
 	if ev.shardDLQ != nil {
-		dlqs = append(dlqs, struct {
-			id    string
-			queue awssqs.IQueue
-			what  string
-		}{"EvaluatorShardDLQNotEmpty", ev.shardDLQ, "Scheduled evaluations of a rule shard failed repeatedly"})
+		dlqs = append(dlqs, queueAlarm{id: "EvaluatorShardDLQNotEmpty", queue: ev.shardDLQ, what: "Scheduled evaluations of a rule shard failed repeatedly"})
 	}
 	for _, d := range dlqs {
 		a.add(alarmSpec{ID: d.id, Metric: d.queue.MetricApproximateNumberOfMessagesVisible(minuteMaximum()),
@@ -163,30 +162,20 @@ func newAlarms(a alarms, fns []Function, lambdas map[string]awslambda.Function, 
 	if ev.streamFailures != nil {
 		a.add(alarmSpec{ID: "MetricsStreamFailuresNotEmpty", Metric: ev.streamFailures.MetricApproximateNumberOfMessagesVisible(minuteMaximum()),
 			Threshold: 0, Periods: 1, Runbook: RunbookStreamFailures,
-			Desc: "The evaluator gave up on metrics stream records (after its retries, or older than the record age limit): replay them from the shard and sequence numbers in the queue"})
+			Desc: "The evaluator gave up on metrics stream records (after its retries, or older than the record age limit): their scopes wait for the schedule's minute, and a record fails"})
 	}
 
-	ages := []struct {
-		id    string
-		queue awssqs.IQueue
-		limit time.Duration
-		what  string
-	}{
-		{"DeliveryQueueOldestMessage", q.delivery, hopQueueAgeLimit, "webhook deliveries wait in the delivery queue"},
-		{"OutboundQueueOldestMessage", q.outbound, hopQueueAgeLimit, "dial jobs wait in the outbound queue"},
+	ages := []queueAlarm{
+		{id: "DeliveryQueueOldestMessage", queue: q.delivery, limit: hopQueueAgeLimit, what: "webhook deliveries wait in the delivery queue"},
+		{id: "OutboundQueueOldestMessage", queue: q.outbound, limit: hopQueueAgeLimit, what: "dial jobs wait in the outbound queue"},
 	}
 	if ev.shardQueue != nil {
-		ages = append(ages, struct {
-			id    string
-			queue awssqs.IQueue
-			limit time.Duration
-			what  string
-		}{"EvaluatorShardQueueOldestMessage", ev.shardQueue, shardQueueAgeLimit, "scheduled shard evaluations wait in the shard queue"})
+		ages = append(ages, queueAlarm{id: "EvaluatorShardQueueOldestMessage", queue: ev.shardQueue, limit: shardQueueAgeLimit, what: "scheduled shard evaluations wait in the shard queue"})
 	}
 	for _, g := range ages {
 		a.add(alarmSpec{ID: g.id, Metric: g.queue.MetricApproximateAgeOfOldestMessage(minuteMaximum()),
 			Threshold: g.limit.Seconds(), Periods: stuckPeriods, Datapoints: stuckDatapoints, Runbook: RunbookQueueAge,
-			Desc: fmt.Sprintf("The oldest message of the queue is over %s old in %d of %d minutes: %s and nobody takes them", g.limit, stuckDatapoints, stuckPeriods, g.what)})
+			Desc: fmt.Sprintf("The oldest message of the queue is over %.0f minutes old in %d of %d minutes: %s and nobody takes them", g.limit.Minutes(), stuckDatapoints, stuckPeriods, g.what)})
 	}
 
 	for _, src := range []struct{ source, what string }{
@@ -196,7 +185,7 @@ func newAlarms(a alarms, fns []Function, lambdas map[string]awslambda.Function, 
 		a.add(alarmSpec{ID: "PendingEventAge" + constructID(src.source),
 			Metric:    ownMetric(telemetry.PendingEventAge, "Maximum", 1, map[string]string{telemetry.DimSource: src.source}, ""),
 			Threshold: float64(pendingEventAgeLimit.Milliseconds()), Periods: stuckPeriods, Datapoints: stuckDatapoints, Runbook: RunbookPendingEvents,
-			Desc: fmt.Sprintf("In %d of %d minutes %s more than %s after it was written: alerts are stuck on their way to the receivers", stuckDatapoints, stuckPeriods, src.what, pendingEventAgeLimit)})
+			Desc: fmt.Sprintf("In %d of %d minutes %s more than %.0f minutes after it was written: alerts are stuck on their way to the receivers", stuckDatapoints, stuckPeriods, src.what, pendingEventAgeLimit.Minutes())})
 	}
 
 	minuteSum := &awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(1)), Statistic: jsii.String("Sum")}
