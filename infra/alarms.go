@@ -87,8 +87,8 @@ func alarmTopic(stack awscdk.Stack, cfg StackConfig) awssns.ITopic {
 	return topic
 }
 
-// alarmSpec is one alarm: a threshold crossed (greater than) in
-// Datapoints of Periods periods of its metric.
+// alarmSpec is one alarm: a threshold crossed (greater than, unless
+// Below) in Datapoints of Periods periods of its metric.
 type alarmSpec struct {
 	ID         string // the construct ID, and the alarm's name after the stack's prefix
 	Metric     awscloudwatch.IMetric
@@ -97,6 +97,9 @@ type alarmSpec struct {
 	Datapoints int // 0: Periods
 	Desc       string
 	Runbook    Runbook
+	// Below alarms under the threshold, and on missing data: for a
+	// metric that must keep coming.
+	Below bool
 }
 
 // alarms makes the stack's alarms, each notifying one topic on ALARM and
@@ -116,15 +119,19 @@ func (a alarms) add(s alarmSpec) awscloudwatch.Alarm {
 	if dp == 0 {
 		dp = s.Periods
 	}
+	op, missing := awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD, awscloudwatch.TreatMissingData_NOT_BREACHING
+	if s.Below {
+		op, missing = awscloudwatch.ComparisonOperator_LESS_THAN_THRESHOLD, awscloudwatch.TreatMissingData_BREACHING
+	}
 	al := awscloudwatch.NewAlarm(a.stack, jsii.String(s.ID), &awscloudwatch.AlarmProps{
 		AlarmName:          jsii.String(a.prefix + "-" + s.ID),
 		AlarmDescription:   jsii.String(s.Desc + "." + runbookSuffix(s.Runbook)),
 		Metric:             s.Metric,
-		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		ComparisonOperator: op,
 		Threshold:          jsii.Number(s.Threshold),
 		EvaluationPeriods:  jsii.Number(s.Periods),
 		DatapointsToAlarm:  jsii.Number(dp),
-		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		TreatMissingData:   missing,
 	})
 	al.AddAlarmAction(a.action)
 	al.AddOkAction(a.action)
@@ -211,9 +218,15 @@ func newAlarms(a alarms, fns []Function, lambdas map[string]awslambda.Function, 
 			var m awscloudwatch.IMetric = fn.MetricDuration(&awscloudwatch.MetricOptions{Period: seconds(f.Every), Statistic: jsii.String("Maximum")})
 			if f.MetricsStream || f.ShardFanout {
 				m = ownMetric(telemetry.ScheduledRunDuration, "Maximum", f.Every.Minutes(), nil, "")
+				// Its repair is what sends a stuck event: a schedule that
+				// stopped (a disabled rule, every run crashing before its
+				// end) is silent in every other alarm.
+				a.add(alarmSpec{ID: id + "ScheduleMissing", Below: true, Threshold: 1, Periods: 3, Runbook: RunbookScheduledRun,
+					Metric: ownMetric(telemetry.ScheduledRunDuration, "SampleCount", f.Every.Minutes(), nil, ""),
+					Desc:   fmt.Sprintf("No scheduled run of %s finished in 3 periods of %.0f minute(s): pending alert events are not repaired", f.Name, f.Every.Minutes())})
 			}
 			a.add(alarmSpec{ID: id + "NearSchedule", Metric: m, Threshold: limit, Periods: 3, Datapoints: 2, Runbook: RunbookScheduledRun,
-				Desc: fmt.Sprintf("Scheduled runs of %s took more than %.0f%% of its %s period in 2 of 3 periods", f.Name, 100*scheduleDurationShare, f.Every)})
+				Desc: fmt.Sprintf("Scheduled runs of %s took more than %.0f%% of its %.0f-minute period in 2 of 3 periods", f.Name, 100*scheduleDurationShare, f.Every.Minutes())})
 		}
 	}
 }

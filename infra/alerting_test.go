@@ -180,6 +180,13 @@ func TestEveryWayAnAlertGetsStuckIsAlarmed(t *testing.T) {
 			"MetricName": telemetry.ScheduledRunDuration.Name, "Statistic": "Maximum", "Period": 60,
 			"Threshold": 45000, "EvaluationPeriods": 3, "DatapointsToAlarm": 2, "Dimensions": assertions.Match_Absent(),
 		}))
+		// A schedule that stopped: no run in 3 minutes.
+		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
+			"AlarmName": "voiceops-eu-EvaluatorScheduleMissing", "Namespace": telemetry.Namespace,
+			"MetricName": telemetry.ScheduledRunDuration.Name, "Statistic": "SampleCount", "Period": 60,
+			"ComparisonOperator": "LessThanThreshold", "Threshold": 1, "EvaluationPeriods": 3, "DatapointsToAlarm": 3,
+			"TreatMissingData": "breaching",
+		}))
 		// The sweeper has no other source: its Lambda Duration is its run.
 		tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
 			"AlarmName": "voiceops-eu-SweeperNearSchedule", "Namespace": "AWS/Lambda", "MetricName": "Duration",

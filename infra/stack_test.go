@@ -449,7 +449,7 @@ func TestAlarms(t *testing.T) {
 				evaluator += 2 // the failure destination's, the iterator age
 			}
 			if f.ShardFanout {
-				evaluator += 2 // the shard DLQ's, the shard queue's age
+				evaluator += 3 // the shard DLQ's, the shard queue's age, a missing schedule
 			}
 		}
 		// The DLQs of the delivery and outbound queues, the age of those
