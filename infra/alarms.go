@@ -186,7 +186,7 @@ func newAlarms(a alarms, fns []Function, lambdas map[string]awslambda.Function, 
 	}
 
 	for _, src := range []struct{ source, what string }{
-		{telemetry.SourceRepair, "the evaluator's repair run found an alert event not fanned out"},
+		{telemetry.SourceRepair, "the evaluator's repair run could not fan out an alert event"},
 		{telemetry.SourceDispatch, "the dispatcher made an event's first attempt"},
 	} {
 		a.add(alarmSpec{ID: "PendingEventAge" + constructID(src.source),

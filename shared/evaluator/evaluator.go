@@ -432,9 +432,10 @@ const repairAge = time.Minute
 
 // Repair fans out events that an earlier evaluation (or an API request)
 // wrote but did not fan out. The schedule runs it once a minute. It
-// records the age of the oldest pending event it found (0 for none:
-// telemetry.PendingEventAge), and returns an error when it could not list
-// them or could not fan one out, after trying every one.
+// records the age of the oldest event it leaves pending, one it could not
+// fan out (0 for none: telemetry.PendingEventAge), and returns an error
+// when it could not list them or could not fan one out, after trying
+// every one.
 func (e *Evaluator) Repair(ctx context.Context) (Stats, error) {
 	var st Stats
 	now := e.Now().UTC()
@@ -443,13 +444,12 @@ func (e *Evaluator) Repair(ctx context.Context) (Stats, error) {
 		return st, fmt.Errorf("listing pending events: %w", err)
 	}
 	var oldest time.Duration
-	if len(pending) > 0 { // oldest first
-		oldest = max(now.Sub(pending[0].CreatedAt), 0)
-	}
-	telemetry.Or(e.Telemetry).Record(telemetry.PendingEventAge, float64(oldest.Milliseconds()), telemetry.SourceRepair)
 	var errs []error
-	for _, ev := range pending {
+	for _, ev := range pending { // oldest first
 		if err := e.Fanout(ctx, ev); err != nil {
+			if st.FanoutFailures == 0 {
+				oldest = max(now.Sub(ev.CreatedAt), 0)
+			}
 			st.Errors++
 			st.FanoutFailures++
 			e.Log.ErrorContext(ctx, "repairing an event", "event_id", ev.ID, "error", err)
@@ -460,6 +460,7 @@ func (e *Evaluator) Repair(ctx context.Context) (Stats, error) {
 		}
 		st.Repaired++
 	}
+	telemetry.Or(e.Telemetry).Record(telemetry.PendingEventAge, float64(oldest.Milliseconds()), telemetry.SourceRepair)
 	if st.FanoutFailures > 0 {
 		return st, fmt.Errorf("repair: %d of %d pending events not fanned out: %w", st.FanoutFailures, len(pending), errors.Join(errs...))
 	}

@@ -78,12 +78,13 @@ var (
 
 	// PendingEventAge is how old the oldest alert event still to reach
 	// its receivers is: the evaluator's repair run (Source "repair")
-	// records the oldest event not yet fanned out (0 when none is), the
-	// dispatcher (Source "dispatch") each event at its first attempt.
+	// records the oldest event it found pending and could not fan out
+	// either (0 when none is left), the dispatcher (Source "dispatch")
+	// each event at its first attempt.
 	// Healthy, an event is fanned out as it is written and sent within
 	// seconds: an age in minutes is an alert stuck on its way.
 	PendingEventAge = Metric{Name: "PendingEventAge", Unit: Milliseconds, Dims: []string{DimSource}, Sets: [][]string{{DimSource}},
-		Help: "age of the oldest alert event not yet fanned out (repair) or at its first delivery attempt (dispatch)"}
+		Help: "age of the oldest alert event the repair left pending (repair), or of an event at its first delivery attempt (dispatch)"}
 	// ScheduledRunDuration is the evaluator's one-minute run alone (its
 	// repair and shard fan-out), which the function's Duration mixes with
 	// its stream and shard invocations.
