@@ -25,19 +25,29 @@ import (
 // dynamodb:PutItem, an Update dynamodb:UpdateItem, a Delete
 // dynamodb:DeleteItem, a ConditionCheck dynamodb:ConditionCheckItem.
 //
+// scripts/stack's -unused-grants lists the grants no call of its scenarios
+// used; each one is either gone or kept with its reason beside it
+// ("unused by the stack scenarios, kept: ...").
+//
 // Grants that stay broader than the code's calls, and why:
 //   - the SQS event sources (dispatcher, dialer, the evaluator's shard
 //     queue) get CDK's consume grant (ReceiveMessage, DeleteMessage,
 //     ChangeMessageVisibility, GetQueueAttributes, GetQueueUrl): Lambda's
-//     poller, not the code, makes those calls with the role;
+//     poller, not the code, makes those calls with the role (the stack
+//     runner's poller makes fewer of them, so some show as unused);
+//   - the stream's on-failure destination gets CDK's send grant
+//     (SendMessage, GetQueueAttributes, GetQueueUrl): Lambda sends a
+//     failed batch's record with the function's role;
 //   - the metrics stream's event source gets CDK's stream read grant,
 //     with dynamodb:ListStreams on "*" (it has no resource-level
 //     permission);
 //   - active tracing gets xray:PutTraceSegments and PutTelemetryRecords on
-//     "*" (X-Ray has no resource-level permissions);
+//     "*" (X-Ray has no resource-level permissions; the stack runner sends
+//     no traces, so they show as unused);
 //   - lambda:InvokeFunction covers every function named
 //     ProjectFunctionPrefix* of this account and region: which ones a
-//     project uses is data, set by the operator.
+//     project uses is data, set by the operator (the scenarios' projects
+//     use none, so it shows as unused).
 
 // The DynamoDB actions a function may be granted.
 const (
@@ -74,9 +84,15 @@ func (a Access) index(name string) Access {
 // Access patterns that several functions share.
 var (
 	// requestGuards is the rate limit and the Idempotency-Key records
-	// (dynamo.Requests): Begin reads and conditionally puts a record,
-	// Finish and Take update one.
-	requestGuards = on(tables.Requests, getItem, putItem, updateItem)
+	// (dynamo.Requests): Begin conditionally puts a record (a refused
+	// put returns the record that holds the key: no read), Finish and
+	// Take update one. Unused by the stack scenarios, kept: PutItem,
+	// the Idempotency-Key of a create-like request (their creates send
+	// none).
+	requestGuards = on(tables.Requests, putItem, updateItem)
+	// rateLimitOnly is the rate limit's bucket alone (Take: UpdateItem),
+	// for a function with public routes but no create-like one.
+	rateLimitOnly = on(tables.Requests, updateItem)
 )
 
 // checkAccess lists what is wrong with a function's table access.

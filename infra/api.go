@@ -88,12 +88,18 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 			// Gateway's own {"message":"Not Found"}: the service's JSON
 			// 404, with X-Request-Id.
 			for _, host := range servedHosts(fns) {
-				awsapigatewayv2.NewHttpRoute(stack, jsii.String(constructID(string(host))+"DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
+				rt := awsapigatewayv2.NewHttpRoute(stack, jsii.String(constructID(string(host))+"DefaultRoute"), &awsapigatewayv2.HttpRouteProps{
 					HttpApi:  out[host].api,
 					RouteKey: awsapigatewayv2.HttpRouteKey_DEFAULT(),
 					Integration: awsapigatewayv2integrations.NewHttpLambdaIntegration(
 						jsii.String(constructID(f.Name)+constructID(string(host))+"Integration"), lambdas[f.Name], nil),
 				})
+				if f.Throttle != nil {
+					// Any path, any caller: a flood of unknown paths meets
+					// this ceiling before the function's reservation.
+					setRouteThrottle(routeSettings, host, "$default", *f.Throttle)
+					out[host].stage.Node().AddDependency(rt)
+				}
 			}
 		}
 		integrations := map[Host]awsapigatewayv2integrations.HttpLambdaIntegration{}
@@ -112,13 +118,7 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 			if f.Throttle == nil {
 				continue
 			}
-			if routeSettings[r.Host] == nil {
-				routeSettings[r.Host] = map[string]any{}
-			}
-			routeSettings[r.Host][r.Method+" "+r.Path] = map[string]any{
-				"ThrottlingRateLimit":  f.Throttle.RateLimit,
-				"ThrottlingBurstLimit": f.Throttle.BurstLimit,
-			}
+			setRouteThrottle(routeSettings, r.Host, r.Method+" "+r.Path, *f.Throttle)
 			// API Gateway refuses settings for a route that does not exist
 			// yet: the stage waits for its routes.
 			for _, rt := range *routes {
@@ -131,6 +131,17 @@ func newAPIs(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[st
 		cfn.AddPropertyOverride(jsii.String("RouteSettings"), settings)
 	}
 	return out
+}
+
+// setRouteThrottle sets a route's throttle in a stage's RouteSettings.
+func setRouteThrottle(settings map[Host]map[string]any, host Host, routeKey string, t Throttle) {
+	if settings[host] == nil {
+		settings[host] = map[string]any{}
+	}
+	settings[host][routeKey] = map[string]any{
+		"ThrottlingRateLimit":  t.RateLimit,
+		"ThrottlingBurstLimit": t.BurstLimit,
+	}
 }
 
 // hostFamily is the error shape of each host (docs/api.md, "Errors: the two shapes").

@@ -29,12 +29,27 @@ const (
 	// one batch at a time) is evaluated at most once a second. KEYS_ONLY
 	// records of about 400 bytes keep 10,000 of them under Lambda's 6 MB.
 	streamBatchSize = 10_000
-	// streamRetries is how many times a failing batch is retried (halved
-	// each time: BisectBatchOnFunctionError) before its records go to the
-	// failure destination; streamMaxRecordAge drops records older than
-	// that, whose scopes the schedule has evaluated since anyway.
-	streamRetries      = 5
-	streamMaxRecordAge = time.Hour
+	// One bad record must not hold its shard (docs/capacity.md, "The
+	// metrics stream"; docs/runbooks/stream-failures.md):
+	//
+	// streamParallelization: each stream shard is read by this many
+	// concurrent batches, records of one scope (partition key) always in
+	// the same one, in order. A batch that keeps failing holds up only
+	// the scopes of its lane; the other lanes of the shard go on.
+	streamParallelization = 5
+	// streamRetries: a failing batch is retried twice, halved each time
+	// (BisectBatchOnFunctionError; a record the code itself cannot read
+	// is reported alone, ReportBatchItemFailures), then its records go
+	// to the failure destination. With the handler's own deadline on a
+	// stream batch (functions/evaluator: streamBatchDeadline, 10 s), a
+	// poison record reaches the destination within three tries, about
+	// 30 s at worst and a second or so when it fails fast.
+	streamRetries = 2
+	// streamMaxRecordAge: records older than a minute go to the failure
+	// destination unevaluated. Nothing is lost: the schedule evaluates
+	// every rule each minute, so a scope whose record waited that long
+	// has been evaluated since. 60 s is Lambda's smallest value.
+	streamMaxRecordAge = time.Minute
 	// shardMaxReceives is how many times a shard message is tried before
 	// it moves to the shard dead-letter queue.
 	shardMaxReceives = 3
@@ -60,12 +75,13 @@ const retentionMargin = 5 * time.Minute
 // alarms are in alarms.go.
 type evaluatorResources struct {
 	streamFailures awssqs.Queue // the stream mapping's on-failure destination
+	shardQueue     awssqs.Queue
 	shardDLQ       awssqs.Queue
 }
 
 // addEvaluatorSources attaches the metrics table's stream and the shard
 // queue to the functions that ask for them (MetricsStream, ShardFanout).
-func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]awslambda.Function, tbls map[string]awsdynamodb.Table) evaluatorResources {
+func addEvaluatorSources(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, tbls map[string]awsdynamodb.Table) evaluatorResources {
 	var res evaluatorResources
 	for _, f := range fns {
 		fn := lambdas[f.Name]
@@ -78,10 +94,12 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 				EnforceSSL:      jsii.Bool(true),
 			})
+			retainAsTables(cfg, res.streamFailures)
 			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(tbls[tables.Metrics.ID], &awslambdaeventsources.DynamoEventSourceProps{
 				StartingPosition:        awslambda.StartingPosition_LATEST,
 				BatchSize:               jsii.Number(streamBatchSize),
 				MaxBatchingWindow:       seconds(streamBatchingWindow),
+				ParallelizationFactor:   jsii.Number(streamParallelization),
 				ReportBatchItemFailures: jsii.Bool(true),
 				BisectBatchOnError:      jsii.Bool(true),
 				RetryAttempts:           jsii.Number(streamRetries),
@@ -113,6 +131,8 @@ func addEvaluatorSources(stack awscdk.Stack, fns []Function, lambdas map[string]
 				EnforceSSL:        jsii.Bool(true),
 				DeadLetterQueue:   &awssqs.DeadLetterQueue{Queue: res.shardDLQ, MaxReceiveCount: jsii.Number(shardMaxReceives)},
 			})
+			res.shardQueue = q
+			retainAsTables(cfg, q, res.shardDLQ)
 			grantSend(fn, q.QueueArn())                                                 // the schedule's shard messages
 			fn.AddEnvironment(jsii.String(lambdamain.ShardQueueEnv), q.QueueUrl(), nil) // its environment names it (envDisagreements)
 			fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(q, &awslambdaeventsources.SqsEventSourceProps{

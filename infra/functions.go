@@ -120,8 +120,16 @@ type Function struct {
 	// Throttle, when set, is the ceiling of each of the function's routes
 	// on its stage (below the stage's own). Like the stage's, it is a
 	// safety ceiling of the region, not a tenant's limit: those are per
-	// API key, in the functions (shared/ratelimit).
+	// API key, in the functions (shared/ratelimit). docs/capacity.md has
+	// the arithmetic.
 	Throttle *Throttle
+	// Reserved is the function's reserved concurrency: capacity of its
+	// own, and its cap. The alerting path's (evaluator, dispatcher,
+	// dialer) is theirs whatever the API does; the API functions' caps
+	// keep a flood of requests within theirs. Context
+	// reservedConcurrency.<name> overrides it; docs/capacity.md has the
+	// arithmetic.
+	Reserved int
 	// Every runs the function on an EventBridge schedule with this period.
 	Every time.Duration
 	// Queue makes the function the consumer of the delivery queue.
@@ -193,31 +201,47 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Rules with their account's counter (transactions: Put, Update,
 			// Delete, and a ConditionCheck of the rule's project), the
 			// evaluation marks, endpoints for the fan-out, keys, projects.
+			// Unused by the stack scenarios, kept: DeleteItem, the Delete of
+			// DELETE /v1/alert-rules/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
 			// The events of a rule's transaction and their deliveries; the
 			// rules' history (Query) with its deliveries (GetItem).
+			// Unused by the scenarios, kept: all four. PutItem and UpdateItem
+			// are the alerts.resolved event of deleting or disabling a firing
+			// rule, its deliveries and fanned-out mark (Outbox.Fanout);
+			// Query and GetItem the history routes.
 			on(tables.Deliveries, getItem, query, putItem, updateItem),
 			// api_errors (UpdateItem ADD), the wake-up of a changed rule's
 			// scope (a PutItem touch), and the metric series and preview
 			// (Query of minutes and roll-ups; a read compacts the closed
-			// minutes it finds: a conditional PutItem).
+			// minutes it finds: a conditional PutItem). Unused by the
+			// scenarios, kept: UpdateItem (a failed request's api_errors),
+			// Query (GET /v1/metrics and the preview).
 			on(tables.Metrics, updateItem, putItem, query),
 			requestGuards,
 		},
-		SendsToQueue: true, // deleting or disabling a firing rule sends alerts.resolved
+		// Deleting or disabling a firing rule sends alerts.resolved (unused
+		// by the scenarios, kept).
+		SendsToQueue: true,
+		Throttle:     &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:     50,
 	},
 	{
 		Name: "webhooks", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			// Endpoints with their account's counter (transactions: Put,
-			// Update, Delete), keys, projects.
+			// Update, Delete), keys, projects. Unused by the stack scenarios,
+			// kept: DeleteItem, the Delete of DELETE
+			// /v1/webhook-endpoints/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
 			// The delivery log (its index), test events, retries, fan-out.
 			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
-			on(tables.Metrics, updateItem), // api_errors
+			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,
 		},
 		SendsToQueue: true, // test and retry enqueue deliveries
+		Throttle:     &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:     25,
 	},
 	{
 		// Drains the delivery queue: signs and sends each attempt, writes
@@ -229,6 +253,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		},
 		SendsToQueue: true, // retries and early messages go back to the queue
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
+		Reserved:     20, // the queue mapping's MaxConcurrency
 	},
 	{
 		// Drains the outbound queue: places each queued call through
@@ -243,6 +268,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		SendsToOutbound: true, // delayed jobs and timeout checks
 		ReadsTwilio:     true,
 		Queue:           &QueueConsumer{BatchSize: 10, MaxConcurrency: 5, Outbound: true},
+		Reserved:        5, // the queue mapping's MaxConcurrency
 	},
 	{
 		// The internal metric intake: telephony and the agent runtime post
@@ -253,6 +279,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			on(tables.Metrics, updateItem),
 		},
 		ReadsInternalKey: true,
+		Throttle:         &Throttle{RateLimit: 2000, BurstLimit: 2000},
+		Reserved:         100,
 	},
 	{
 		// The evaluator writes rule states (config) with their events
@@ -265,10 +293,16 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Rules (a shard's enabled rules from the index), their state
 			// (Put, also in a transaction with its events and its history
 			// entry), evaluation marks (Update), endpoints for the fan-out.
+			// Unused by the stack scenarios, kept: GetItem, a rule read
+			// again after a write another writer won, and a test event's
+			// one endpoint when the repair fans it out.
 			on(tables.Config, getItem, query, putItem, updateItem).index("gsi1"),
 			// The buckets of a window, the compaction of closed minutes it
 			// reads (a conditional PutItem); the hourly roll-ups (PutItem).
-			on(tables.Metrics, query, putItem, updateItem),
+			// It writes no metric (no UpdateItem). Unused by the scenarios,
+			// kept: PutItem, which their minutes never reach (a minute is
+			// compacted once closed, an hour rolled up once over).
+			on(tables.Metrics, query, putItem),
 			// Events (Put, in the rule's transaction), deliveries, fanned-out
 			// marks; the pending events of the repair (the index).
 			on(tables.Deliveries, putItem, updateItem).index("gsi1"),
@@ -277,6 +311,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Every:         time.Minute,
 		MetricsStream: true,
 		ShardFanout:   true,
+		Reserved:      100, // evaluatorNeeds: 16 shards, 16 stream shards × 5 lanes, the schedule
 	},
 	{
 		// The idle sweep: every minute, on the evaluator's rule, it ends
@@ -289,12 +324,15 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// The due conversations (the idle index, and the open index
 			// it replaces for conversations written before it), each
 			// read again and ended (Put).
-			// (The end's commit may be an UpdateItem: turnwrite.go.)
+			// (The end's commit may be an UpdateItem: turnwrite.go; unused
+			// by the stack scenarios, whose conversations' turns_to is
+			// known, kept.)
 			on(tables.Conversations, getItem, putItem, updateItem).index(tables.IdleGSI.Name).index(tables.OpenGSI.Name),
 			on(tables.Metrics, updateItem),
 		},
 		InvokesProjectFunctions: true,
 		Every:                   time.Minute,
+		Reserved:                5,
 	},
 	{
 		// Chat conversations (the base host): the agent, the project's functions,
@@ -305,11 +343,15 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Conversations and turns (Puts, also in transactions; a
 			// conversation's commit is an UpdateItem when its turns_to is
 			// not known; a turn whose commit is refused is deleted again).
+			// Unused by the stack scenarios, kept: UpdateItem and
+			// DeleteItem, those two rarer paths.
 			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
-		InvokesProjectFunctions: true,
+		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                150,
 	},
 	{
 		// A project's conversations (the base host): the conversations list (v3 and
@@ -324,13 +366,19 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// for conversations written before turns_to. Its one write: a
 			// project's hour index legacy marker (Put, once per project;
 			// shared/dynamo/hourindex.go).
+			// Unused by the stack scenarios, kept: the marker's PutItem
+			// (their projects are new) and the turns index (their
+			// conversations have turns_to).
 			on(tables.Conversations, getItem, putItem, query, batchGetItem).index(tables.TurnsGSI.Name),
-			on(tables.Metrics, updateItem), // its own api_errors
-			requestGuards,
+			on(tables.Metrics, updateItem), // its own api_errors (unused by the scenarios, kept)
+			// The rate limit alone: it serves no create-like route, so no
+			// Idempotency-Key record.
+			rateLimitOnly,
 		},
 		// Its pages and series are the most expensive reads of the API:
 		// a ceiling per route below the stage's.
 		Throttle: &Throttle{RateLimit: 500, BurstLimit: 1000},
+		Reserved: 100,
 	},
 	{
 		// The telephony system's voice intake (internal key), DNI, and
@@ -342,15 +390,18 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Keys, projects, the agent configuration, and the DNI pools
 			// (Reserve: Query and Update; Consume: Update).
 			on(tables.Config, getItem, query, updateItem),
-			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go).
+			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go);
+			// UpdateItem and DeleteItem unused by the stack scenarios, kept.
 			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
 			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
-		InvokesProjectFunctions: true,
-		ReadsInternalKey:        true, // the voice intake's internal routes
+		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		ReadsInternalKey:        true, // the voice intake's internal routes (no scenario calls them)
 		ReadsTwilio:             true,
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                150,
 	},
 	{
 		// Outbound calling: trigger and status (service key) and the
@@ -360,12 +411,16 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
+			// UpdateItem: the internal status route moves a call (unused by
+			// the stack scenarios, where Twilio's callbacks to calls do).
 			on(tables.Calls, getItem, putItem, updateItem),
-			on(tables.Metrics, updateItem), // api_errors
+			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,
 		},
-		ReadsInternalKey: true, // the internal status route
+		ReadsInternalKey: true, // the internal status route (no scenario calls it)
 		SendsToOutbound:  true, // the trigger's dial job
+		Throttle:         &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:         50,
 	},
 	{
 		// The $default route of both hosts: the JSON 404 of a path no
@@ -373,11 +428,15 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// function's 405).
 		Name: "notfound", MemoryMB: 128, Deadline: httpapi.DefaultDeadline,
 		DefaultRoute: true,
+		Throttle:     &Throttle{RateLimit: 100, BurstLimit: 200},
+		Reserved:     10,
 	},
 	{
 		// Notifications pushed into conversations (the base host, events key): the
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
+		// No stack scenario calls it: every grant below is the code's
+		// (the events tests under shared/eventsapi run these paths).
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
@@ -388,6 +447,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			requestGuards,
 		},
 		InvokesProjectFunctions: true,
+		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
+		Reserved:                75,
 	},
 }))
 
@@ -437,13 +498,14 @@ func validateFunctions(fns []Function) error {
 		for _, msg := range checkAccess(f) {
 			bad("%s", msg)
 		}
-		if f.Throttle != nil && (len(f.Routes) == 0 || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
+		if f.Throttle != nil && ((len(f.Routes) == 0 && !f.DefaultRoute) || f.Throttle.RateLimit <= 0 || f.Throttle.BurstLimit <= 0) {
 			bad("a route throttle needs routes and positive limits")
 		}
 		if public := slices.ContainsFunc(f.Routes, func(r Route) bool { return !strings.HasPrefix(r.Path, "/internal/") }); public {
-			// Its keyed routes take rate limits and Idempotency-Keys.
-			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) {
-				bad("has public routes, so it needs the request guards' access to the %s table (%v)", tables.Requests.ID, requestGuards.Actions)
+			// Its keyed routes take rate limits, its create-like ones
+			// Idempotency-Keys.
+			if a, _ := f.accessTo(tables.Requests); !slices.Equal(a.Actions, requestGuards.Actions) && !slices.Equal(a.Actions, rateLimitOnly.Actions) {
+				bad("has public routes, so it needs the request guards' access to the %s table (%v, or %v without create-like routes)", tables.Requests.ID, requestGuards.Actions, rateLimitOnly.Actions)
 			}
 		}
 		kinds := 0
@@ -615,8 +677,9 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			Tracing:       awslambda.Tracing_ACTIVE,
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
-			RetryAttempts: retryAttempts(f),
-		})
+			RetryAttempts:                retryAttempts(f),
+			ReservedConcurrentExecutions: reservedConcurrency(cfg.reserved(f)),
+		}, cfg.removalPolicy())
 		if err != nil {
 			return nil, err
 		}
@@ -645,15 +708,15 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 
 // newGoFunction creates a Lambda function running functions/<name>: Go on
 // the provided.al2023 runtime, arm64, its code built by b (bundle.go), with
-// its own log group and a voiceops-function tag naming it. props gives the
-// rest. A failed build is returned as the error.
-func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps) (fn awslambda.Function, err error) {
+// its own log group (kept on delete by removal) and a voiceops-function
+// tag naming it. props gives the rest. A failed build is returned as the error.
+func newGoFunction(stack awscdk.Stack, id, name string, b *Bundler, props awslambda.FunctionProps, removal awscdk.RemovalPolicy) (fn awslambda.Function, err error) {
 	props.Runtime = awslambda.Runtime_PROVIDED_AL2023()
 	props.Architecture = awslambda.Architecture_ARM_64()
 	props.Handler = jsii.String("bootstrap")
 	props.LogGroup = awslogs.NewLogGroup(stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_ONE_MONTH,
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		RemovalPolicy: removal, // its logs are kept as the tables are
 	})
 	defer func() {
 		// The build runs inside the jsii call that stages the asset; its
@@ -719,6 +782,14 @@ func dependOnPoliciesNotRole(role awsiam.IRole) {
 	p := &rolePolicies{role: role}
 	constructs.NewDependable_Override(p)
 	constructs.Dependable_Implement(role, p)
+}
+
+// reservedConcurrency is nil (no reservation) for 0.
+func reservedConcurrency(n int) *float64 {
+	if n <= 0 {
+		return nil
+	}
+	return jsii.Number(n)
 }
 
 func retryAttempts(f Function) *float64 {

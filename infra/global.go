@@ -25,6 +25,13 @@ type GlobalConfig struct {
 	Message        string
 	Bundler        *Bundler      // builds the function's code
 	Obs            Observability // log retention, tracing, access log
+	// DeletionProtection keeps its log groups on delete (context
+	// deletionProtection, as the regional stacks').
+	DeletionProtection bool
+	// Reserved caps the function's concurrency: it shares us-east-1's
+	// with VoiceOps-us, whose alerting path a flood of misdirected
+	// requests must not starve (docs/capacity.md).
+	Reserved int
 }
 
 // MisdirectedFunction is the global stack's one function, functions/misdirected:
@@ -47,7 +54,10 @@ func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) (awscdk.Stack,
 		MemorySize:  jsii.Number(128),
 		Timeout:     awscdk.Duration_Seconds(jsii.Number(3)),
 		Environment: &map[string]*string{"MESSAGE": jsii.String(cfg.Message)},
-	})
+		// Its 421 takes a few ms: a flood at the stage's throttle stays
+		// within a few executions, and this caps it anyway.
+		ReservedConcurrentExecutions: reservedConcurrency(cfg.Reserved),
+	}, removalPolicy(cfg.DeletionProtection))
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +88,7 @@ func NewGlobalStack(scope constructs.Construct, cfg GlobalConfig) (awscdk.Stack,
 		})
 	}
 	stage := awsapigatewayv2.NewHttpStage(stack, jsii.String("GlobalStage"), stageProps)
-	observeGlobal(stack, cfg.Obs, fn, stage.Node().DefaultChild().(awscdk.CfnResource))
+	observeGlobal(stack, cfg.Obs, fn, stage.Node().DefaultChild().(awscdk.CfnResource), removalPolicy(cfg.DeletionProtection))
 	awscdk.NewCfnOutput(stack, jsii.String("GlobalApiUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("URL of the unprefixed address (always 421)"),
 		Value:       stage.Url(),

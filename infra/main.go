@@ -21,7 +21,16 @@
 //	baseDomain          custom domain of the base host, same form
 //	certificateArn      ACM certificate (in the stack's region) for the
 //	                    custom domains
-//	alarmTopicArn       SNS topic notified by every alarm
+//	alarmTopicArn       an existing SNS topic every alarm notifies (on ALARM
+//	                    and OK); without it each regional stack makes its own
+//	                    topic, voiceops-<region>-alarms
+//	alarmEmail          an address subscribed to the stack's own alarm topic
+//	accountConcurrency  the account's Lambda concurrency quota in each region
+//	                    (1000): the functions' reservations must leave AWS's
+//	                    unreserved minimum (100) of it (docs/capacity.md)
+//	reservedConcurrency.<function>
+//	                    a function's reserved concurrency (its Reserved in
+//	                    functions.go; misdirected: the global stack's)
 //	logRetentionDays    days kept of every function's logs and of the API
 //	                    access logs (30); one of CloudWatch Logs' values
 //	tracing             true (default) | false: X-Ray active tracing of
@@ -80,7 +89,23 @@ type StackConfig struct {
 	Domains            map[Host]string // custom domains; empty for none
 	CertificateArn     string
 	AlarmTopicArn      string
+	AlarmEmail         string
 	Obs                Observability // log retention and tracing (observability.go)
+	// AccountConcurrency is the account's Lambda concurrency quota in the
+	// region; Reserved overrides functions' Reserved, by name.
+	AccountConcurrency int
+	Reserved           map[string]int
+	// OtherReserved is what another stack reserves in the same AWS region
+	// (VoiceOps-global's function, beside VoiceOps-us).
+	OtherReserved int
+}
+
+// reserved is a function's reserved concurrency in this stack (0: none).
+func (c StackConfig) reserved(f Function) int {
+	if n, ok := c.Reserved[f.Name]; ok {
+		return n
+	}
+	return f.Reserved
 }
 
 // prefix is the physical name prefix of the stack's resources.
@@ -91,8 +116,12 @@ func (c StackConfig) stackName() string { return "VoiceOps-" + c.Region.Name }
 
 // removalPolicy keeps stateful resources when the stack is deleted, unless
 // deletion protection is off (test and LocalStack deployments).
-func (c StackConfig) removalPolicy() awscdk.RemovalPolicy {
-	if c.DeletionProtection {
+func (c StackConfig) removalPolicy() awscdk.RemovalPolicy { return removalPolicy(c.DeletionProtection) }
+
+// removalPolicy is RETAIN with deletion protection on: tables, queues
+// (their messages are deliveries and dials not yet made) and log groups.
+func removalPolicy(protect bool) awscdk.RemovalPolicy {
+	if protect {
 		return awscdk.RemovalPolicy_RETAIN
 	}
 	return awscdk.RemovalPolicy_DESTROY
@@ -178,13 +207,16 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	awscdk.Tags_Of(stack).Add(jsii.String("project"), jsii.String("voiceops"), nil)
 	awscdk.Tags_Of(stack).Add(jsii.String("voiceops-region"), jsii.String(cfg.Region.Name), nil)
 
+	if err := checkReservations(cfg, fns, cfg.OtherReserved); err != nil {
+		return nil, err
+	}
 	d := deps{
 		tables:      newTables(stack, cfg),
-		queue:       newDeliveryQueue(stack),
+		queue:       newDeliveryQueue(stack, cfg),
 		internalKey: newInternalKey(stack, cfg),
 		twilio:      newTwilioSecret(stack, cfg),
 	}
-	newOutboundQueue(stack, &d.queue)
+	newOutboundQueue(stack, cfg, &d.queue)
 	lambdas, err := newFunctions(stack, cfg, fns, d)
 	if err != nil {
 		return nil, err
@@ -194,9 +226,10 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	baseURLEnv(lambdamain.ConsoleBaseURLEnv, cfg, fns, lambdas, apis)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
-	ev := addEvaluatorSources(stack, fns, lambdas, d.tables)
-	newAlarms(stack, cfg, fns, lambdas, d.queue, ev)
-	addObservability(stack, cfg, fns, lambdas, apis, d.tables, d.queue, ev)
+	ev := addEvaluatorSources(stack, cfg, fns, lambdas, d.tables)
+	a := newAlarmMaker(stack, cfg)
+	newAlarms(a, fns, lambdas, d.queue, ev)
+	addObservability(stack, cfg, a, fns, lambdas, apis, d.tables, d.queue, ev)
 	return stack, nil
 }
 
@@ -244,8 +277,12 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 			},
 			CertificateArn: c.regional("certificateArn", r.Name, ""),
 			AlarmTopicArn:  c.regional("alarmTopicArn", r.Name, ""),
+			AlarmEmail:     c.regional("alarmEmail", r.Name, ""),
 		}
 		var err error
+		if sc.AccountConcurrency, sc.Reserved, err = concurrencyFromContext(c, r.Name); err != nil {
+			return cfg, err
+		}
 		if sc.DeletionProtection, err = parseBool(c.regional("deletionProtection", r.Name, "true")); err != nil {
 			return cfg, fmt.Errorf("context deletionProtection: %w", err)
 		}
@@ -277,11 +314,24 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 		if g.Throttle.BurstLimit, err = parsePositive(c.str("apiBurstLimit", strconv.Itoa(defaultBurstLimit))); err != nil {
 			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
 		}
+		if g.DeletionProtection, err = parseBool(c.str("deletionProtection", "true")); err != nil {
+			return cfg, fmt.Errorf("context deletionProtection: %w", err)
+		}
+		if g.Reserved, err = parseCount(c.str("reservedConcurrency."+MisdirectedFunction, strconv.Itoa(misdirectedReserved))); err != nil {
+			return cfg, fmt.Errorf("context reservedConcurrency.%s: %w", MisdirectedFunction, err)
+		}
 		g.Message = globalMessage(c)
 		if g.Obs, err = observabilityFromContext(c, ""); err != nil {
 			return cfg, err
 		}
 		cfg.Global = &g
+	}
+	if cfg.Global != nil {
+		for i := range cfg.Stacks {
+			if cfg.Stacks[i].Region.AWSRegion == cfg.Global.AWSRegion {
+				cfg.Stacks[i].OtherReserved = cfg.Global.Reserved
+			}
+		}
 	}
 	if len(cfg.Stacks) == 0 && cfg.Global == nil {
 		names := []string{}

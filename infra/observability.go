@@ -8,11 +8,9 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/voiceops/opsapi/shared/tables"
@@ -22,7 +20,7 @@ import (
 // Operating the stack: log retention and tracing (context keys), API
 // Gateway access logs, the region's dashboard, and the alarms on the API,
 // DynamoDB, evaluation lag and deliveries (the functions' own alarms are
-// in alarms.go). README, "Operating it", is the runbook.
+// in alarms.go). Each alarm names its page of docs/runbooks.
 
 // Observability is what the context keys logRetentionDays and tracing set.
 type Observability struct {
@@ -105,10 +103,10 @@ func mustJSON(v any) string {
 
 // addAccessLog gives a stage its JSON access log, in a log group of its
 // own with the configured retention.
-func (o Observability) addAccessLog(stack awscdk.Stack, id, name string, stage awscdk.CfnResource) {
+func (o Observability) addAccessLog(stack awscdk.Stack, id, name string, stage awscdk.CfnResource, removal awscdk.RemovalPolicy) {
 	lg := awslogs.NewLogGroup(stack, jsii.String(id+"AccessLogs"), &awslogs.LogGroupProps{
 		LogGroupName:  jsii.String(name),
-		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		RemovalPolicy: removal,
 	})
 	lg.Node().DefaultChild().(awscdk.CfnResource).AddPropertyOverride(jsii.String("RetentionInDays"), o.LogRetentionDays)
 	stage.AddPropertyOverride(jsii.String("AccessLogSettings"), map[string]any{
@@ -119,18 +117,18 @@ func (o Observability) addAccessLog(stack awscdk.Stack, id, name string, stage a
 
 // addObservability adds the regional stack's access logs, retention and
 // tracing settings, dashboard and alarms.
-func addObservability(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI, tbls map[string]awsdynamodb.Table, q queueResources, ev evaluatorResources) {
+func addObservability(stack awscdk.Stack, cfg StackConfig, a alarms, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI, tbls map[string]awsdynamodb.Table, q queueResources, ev evaluatorResources) {
 	o := cfg.Obs
 	for _, f := range fns {
 		o.applyToFunction(stack, constructID(f.Name), lambdas[f.Name])
 	}
 	for _, h := range Hosts {
 		if api, ok := apis[h]; ok {
-			o.addAccessLog(stack, constructID(string(h)), fmt.Sprintf("/voiceops/%s/api-access/%s", cfg.Region.Name, h), api.stage.Node().DefaultChild().(awscdk.CfnResource))
+			o.addAccessLog(stack, constructID(string(h)), fmt.Sprintf("/voiceops/%s/api-access/%s", cfg.Region.Name, h), api.stage.Node().DefaultChild().(awscdk.CfnResource), cfg.removalPolicy())
 		}
 	}
 	newDashboard(stack, cfg, fns, lambdas, apis, tbls, q, ev)
-	newObservabilityAlarms(stack, cfg, apis, tbls)
+	newObservabilityAlarms(a, apis, tbls)
 }
 
 // apiMetric is an API Gateway (HTTP API) metric of a host's API.
@@ -245,10 +243,23 @@ func newDashboard(stack awscdk.Stack, cfg StackConfig, fns []Function, lambdas m
 			Period: awscdk.Duration_Minutes(jsii.Number(5)), Statistic: jsii.String("p99"), Label: jsii.String(f.Name),
 		}))
 	}
+	var stuck []awscloudwatch.IMetric
+	for _, src := range []string{telemetry.SourceRepair, telemetry.SourceDispatch} {
+		stuck = append(stuck, ownMetric(telemetry.PendingEventAge, "Maximum", 1, map[string]string{telemetry.DimSource: src}, "pending event age ("+src+")"))
+	}
+	queueAges := []awscloudwatch.IMetric{
+		q.delivery.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "delivery queue")),
+		q.outbound.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "outbound queue")),
+	}
+	if ev.shardQueue != nil {
+		queueAges = append(queueAges, ev.shardQueue.MetricApproximateAgeOfOldestMessage(withLabel(minuteMax, "shard queue")))
+	}
 	d.AddWidgets(
-		graph("Evaluation lag (ms)", 12, lag...),
-		graph("Rules evaluated and transitions", 12, transitions...),
+		graph("Evaluation lag (ms)", 8, lag...),
+		graph("Rules evaluated and transitions", 8, transitions...),
+		graph("Oldest alert event on its way (ms)", 8, stuck...),
 	)
+	d.AddWidgets(graph("Oldest message of each queue (s)", 24, queueAges...))
 	d.AddWidgets(
 		graph("Webhook deliveries by outcome", 8, outcomes...),
 		graph("Dead letters waiting", 8, dlqs...),
@@ -267,7 +278,7 @@ func withLabel(o *awscloudwatch.MetricOptions, label string) *awscloudwatch.Metr
 	return &c
 }
 
-// Alarm thresholds (README, "Operating it", says what to do for each).
+// Alarm thresholds (docs/runbooks says what to do for each).
 const (
 	api5xxRatePercent   = 1     // of a host's requests over 5 minutes, both periods of 10
 	api5xxMinRequests   = 20    // fewer requests in 5 minutes never alarm on the rate
@@ -284,63 +295,50 @@ var apiLatencyP99Millis = map[Host]float64{StudioHost: 2000, BaseHost: 10000}
 // for a stack serving the given number of hosts.
 func ObservabilityAlarmCount(hosts int) int { return 2*hosts + len(tables.All) + 2 + 1 }
 
-func newObservabilityAlarms(stack awscdk.Stack, cfg StackConfig, apis map[Host]httpAPI, tbls map[string]awsdynamodb.Table) {
-	var action awscloudwatch.IAlarmAction
-	if cfg.AlarmTopicArn != "" {
-		topic := awssns.Topic_FromTopicArn(stack, jsii.String("ObservabilityAlarmTopic"), jsii.String(cfg.AlarmTopicArn))
-		action = awscloudwatchactions.NewSnsAction(topic)
-	}
-	alarm := func(id string, m awscloudwatch.IMetric, threshold float64, periods int, desc string) {
-		a := awscloudwatch.NewAlarm(stack, jsii.String(id), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(cfg.prefix() + "-" + id),
-			AlarmDescription:   jsii.String(desc + " (README, Operating it)"),
-			Metric:             m,
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
-			Threshold:          jsii.Number(threshold),
-			EvaluationPeriods:  jsii.Number(periods),
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		if action != nil {
-			a.AddAlarmAction(action)
-		}
-	}
+func newObservabilityAlarms(a alarms, apis map[Host]httpAPI, tbls map[string]awsdynamodb.Table) {
 	for _, h := range Hosts {
 		api, ok := apis[h]
 		if !ok {
 			continue
 		}
 		id := constructID(string(h))
-		alarm("Api5xxRate"+id, awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		a.add(alarmSpec{ID: "Api5xxRate" + id, Metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 			Expression: jsii.String(fmt.Sprintf("IF(FILL(n, 0) >= %d, 100 * FILL(e, 0) / n, 0)", api5xxMinRequests)),
 			UsingMetrics: &map[string]awscloudwatch.IMetric{
 				"e": apiMetric(api, "5xx", "Sum", 5), "n": apiMetric(api, "Count", "Sum", 5),
 			},
 			Label: jsii.String("5xx %"), Period: awscdk.Duration_Minutes(jsii.Number(5)),
-		}), api5xxRatePercent, 2, fmt.Sprintf("More than %d%% of the %s host's requests answered 5xx for 10 minutes", api5xxRatePercent, h))
-		alarm("ApiLatencyP99"+id, apiMetric(api, "Latency", "p99", 5), apiLatencyP99Millis[h], 2,
-			fmt.Sprintf("The %s host's p99 latency was over %.0f ms for 10 minutes", h, apiLatencyP99Millis[h]))
+		}), Threshold: api5xxRatePercent, Periods: 2, Runbook: RunbookAPI5xx,
+			Desc: fmt.Sprintf("More than %d%% of the %s host's requests answered 5xx for 10 minutes", api5xxRatePercent, h)})
+		a.add(alarmSpec{ID: "ApiLatencyP99" + id, Metric: apiMetric(api, "Latency", "p99", 5), Threshold: apiLatencyP99Millis[h], Periods: 2,
+			Runbook: RunbookAPILatency, Desc: fmt.Sprintf("The %s host's p99 latency was over %.0f ms for 10 minutes", h, apiLatencyP99Millis[h])})
 	}
 	for _, t := range tables.All {
-		alarm("DynamoDBThrottles"+constructID(t.ID), tableThrottles(tbls[t.ID], t.ID, 5), 0, 1,
-			fmt.Sprintf("DynamoDB throttled requests to the %s table", t.ID))
+		// One throttled request is retried by the SDK and normal; throttles
+		// in several minutes are not.
+		a.add(alarmSpec{ID: "DynamoDBThrottles" + constructID(t.ID), Metric: tableThrottles(tbls[t.ID], t.ID, 1), Threshold: 0,
+			Periods: noisyPeriods, Datapoints: noisyDatapoints, Runbook: RunbookDynamoDBThrottles,
+			Desc: fmt.Sprintf("DynamoDB throttled requests to the %s table in %d of %d minutes", t.ID, noisyDatapoints, noisyPeriods)})
 	}
 	for _, src := range []string{"stream", "schedule"} {
-		alarm("EvaluationLag"+constructID(src), ownMetric(telemetry.EvaluationLag, "Maximum", 1, map[string]string{telemetry.DimSource: src}, ""),
-			evaluationLagMillis, 3, fmt.Sprintf("Evaluations (%s) ran more than a minute after their data or tick, 3 minutes running: alerts are late", src))
+		a.add(alarmSpec{ID: "EvaluationLag" + constructID(src), Metric: ownMetric(telemetry.EvaluationLag, "Maximum", 1, map[string]string{telemetry.DimSource: src}, ""),
+			Threshold: evaluationLagMillis, Periods: 3, Runbook: RunbookEvaluationLag,
+			Desc: fmt.Sprintf("Evaluations (%s) ran more than a minute after their data or tick, 3 minutes running: alerts are late", src)})
 	}
-	alarm("DeliveryFailureRate", awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+	a.add(alarmSpec{ID: "DeliveryFailureRate", Metric: awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
 		Expression: jsii.String(fmt.Sprintf("IF(FILL(n, 0) >= %d, 100 * (n - FILL(ok, 0)) / n, 0)", deliveryMinAttempts)),
 		UsingMetrics: &map[string]awscloudwatch.IMetric{
 			"n":  ownMetric(telemetry.DeliveryAttempts, "Sum", 15, nil, ""),
 			"ok": ownMetric(telemetry.DeliveryAttempts, "Sum", 15, map[string]string{telemetry.DimOutcome: "delivered"}, ""),
 		},
 		Label: jsii.String("failed attempts %"), Period: awscdk.Duration_Minutes(jsii.Number(15)),
-	}), deliveryFailPercent, 1, fmt.Sprintf("More than %d%% of webhook attempts were not delivered in 15 minutes", deliveryFailPercent))
+	}), Threshold: deliveryFailPercent, Periods: 1, Runbook: RunbookDeliveryFailures,
+		Desc: fmt.Sprintf("More than %d%% of webhook attempts were not delivered in 15 minutes", deliveryFailPercent)})
 }
 
 // observeGlobal gives the global stack's function and stage the same
 // retention, tracing and access log.
-func observeGlobal(stack awscdk.Stack, o Observability, fn awslambda.Function, stage awscdk.CfnResource) {
+func observeGlobal(stack awscdk.Stack, o Observability, fn awslambda.Function, stage awscdk.CfnResource, removal awscdk.RemovalPolicy) {
 	o.applyToFunction(stack, constructID(MisdirectedFunction), fn)
-	o.addAccessLog(stack, "Global", "/voiceops/global/api-access", stage)
+	o.addAccessLog(stack, "Global", "/voiceops/global/api-access", stage, removal)
 }

@@ -102,6 +102,7 @@ func TestDashboardShowsEachConcern(t *testing.T) {
 			`AWS/ApiGateway`, `Latency`, `5xx`, telemetry.EvaluationLag.Name, telemetry.Transitions.Name,
 			telemetry.DeliveryAttempts.Name, `ApproximateNumberOfMessagesVisible`, telemetry.Dials.Name,
 			`ReadThrottleEvents`, `WriteThrottleEvents`, `AWS/Lambda`, `Errors`, `Duration`,
+			telemetry.PendingEventAge.Name, `ApproximateAgeOfOldestMessage`,
 			`studio host`, `base host`,
 		} {
 			if !strings.Contains(text, strings.ReplaceAll(want, `/`, `\\/`)) && !strings.Contains(text, want) {

@@ -57,7 +57,7 @@ type queueResources struct {
 // job's last receive (maxReceiveCount, dialer.DefaultMaxReceives) a failing
 // dialer ends its call as failure; a job whose call it could not even end
 // is a dead letter, and the OutboundDLQNotEmpty alarm fires.
-func newOutboundQueue(stack awscdk.Stack, q *queueResources) {
+func newOutboundQueue(stack awscdk.Stack, cfg StackConfig, q *queueResources) {
 	q.outboundDLQ = awssqs.NewQueue(stack, jsii.String("OutboundDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: seconds(dlqRetention),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -76,10 +76,19 @@ func newOutboundQueue(stack awscdk.Stack, q *queueResources) {
 		Description: jsii.String("Dead-letter queue of the outbound dial jobs"),
 		Value:       q.outboundDLQ.QueueUrl(),
 	})
+	retainAsTables(cfg, q.outbound, q.outboundDLQ)
+}
+
+// retainAsTables gives queues the tables' removal policy: their messages
+// are deliveries and dials not yet made, and dead letters to inspect.
+func retainAsTables(cfg StackConfig, qs ...awssqs.Queue) {
+	for _, q := range qs {
+		q.ApplyRemovalPolicy(cfg.removalPolicy())
+	}
 }
 
 // newDeliveryQueue creates the webhook delivery queue and its DLQ.
-func newDeliveryQueue(stack awscdk.Stack) queueResources {
+func newDeliveryQueue(stack awscdk.Stack, cfg StackConfig) queueResources {
 	dlq := awssqs.NewQueue(stack, jsii.String("DeliveryDLQ"), &awssqs.QueueProps{
 		RetentionPeriod: seconds(dlqRetention),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -102,6 +111,7 @@ func newDeliveryQueue(stack awscdk.Stack) queueResources {
 		Description: jsii.String("Dead-letter queue of the webhook deliveries"),
 		Value:       dlq.QueueUrl(),
 	})
+	retainAsTables(cfg, q, dlq)
 	return queueResources{delivery: q, dlq: dlq}
 }
 

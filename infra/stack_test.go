@@ -449,11 +449,14 @@ func TestAlarms(t *testing.T) {
 				evaluator += 2 // the failure destination's, the iterator age
 			}
 			if f.ShardFanout {
-				evaluator++ // the shard DLQ's
+				evaluator += 3 // the shard DLQ's, the shard queue's age, a missing schedule
 			}
 		}
+		// The DLQs of the delivery and outbound queues, the age of those
+		// queues, and of the pending events (repair, dispatch).
+		const queues = 2 + 2 + 2
 		check(t, r.Name+" alarms", func() {
-			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(Functions)+scheduled+evaluator+ObservabilityAlarmCount(len(servedHosts(Functions)))))
+			tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(queues+2*len(Functions)+scheduled+evaluator+ObservabilityAlarmCount(len(servedHosts(Functions)))))
 			// A dead letter on either DLQ alarms.
 			for _, id := range []string{"DeliveryDLQNotEmpty", "OutboundDLQNotEmpty"} {
 				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), obj{
@@ -464,10 +467,17 @@ func TestAlarms(t *testing.T) {
 					"Threshold":          0,
 				})
 			}
+			// One error or throttle is normal: they alarm in 3 of 5 minutes.
 			for _, metric := range []string{"Errors", "Throttles"} {
 				tmpl.ResourcePropertiesCountIs(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
 					"Namespace": "AWS/Lambda", "MetricName": metric, "ComparisonOperator": "GreaterThanThreshold",
+					"Statistic": "Sum", "Period": 60, "EvaluationPeriods": 5, "DatapointsToAlarm": 3,
 				}), jsii.Number(len(Functions)))
+			}
+			for _, tb := range tables.All {
+				tmpl.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{
+					"AlarmName": "voiceops-" + r.Name + "-DynamoDBThrottles" + constructID(tb.ID), "EvaluationPeriods": 5, "DatapointsToAlarm": 3,
+				}))
 			}
 		})
 	}
@@ -790,9 +800,10 @@ func secretActions(tmpl map[string]any, role, secretID string) []string {
 	return out
 }
 
-// TestRequestGuardsGrants: every function with public routes may read and
-// conditionally write the requests table (rate-limit buckets and
-// Idempotency-Key records: GetItem, PutItem, UpdateItem) and read the
+// TestRequestGuardsGrants: every function with public routes may update
+// its rate-limit buckets in the requests table, and put Idempotency-Key
+// records when it serves create-like routes (every one but
+// conversations), never read them, and read the
 // config table (the per-account override); the functions without public
 // routes have no access to the requests table at all.
 func TestRequestGuardsGrants(t *testing.T) {
@@ -813,8 +824,12 @@ func TestRequestGuardsGrants(t *testing.T) {
 			_, fn := functionResource(t, tmpl, f.Name)
 			actions := tableActions(tmpl, getAttTarget(props(fn)["Role"]), table)
 			public := slices.ContainsFunc(f.Routes, func(rt Route) bool { return !strings.HasPrefix(rt.Path, "/internal/") })
-			for _, a := range []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} {
-				if public != slices.Contains(actions, a) {
+			// The rate limit's UpdateItem for every public function, the
+			// Idempotency-Key's PutItem for those with create-like routes;
+			// no read (a refused put returns the record).
+			want := map[string]bool{"dynamodb:UpdateItem": public, "dynamodb:PutItem": public && f.Name != "conversations", "dynamodb:GetItem": false}
+			for a, granted := range want {
+				if granted != slices.Contains(actions, a) {
 					t.Errorf("%s %s (public routes: %v): %s on the requests table: %v", name, f.Name, public, a, actions)
 				}
 			}

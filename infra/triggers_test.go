@@ -100,15 +100,49 @@ func TestScheduleAndQueueTriggers(t *testing.T) {
 	})
 
 	check(t, "alarms", func() {
-		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2*len(testFunctions)+1+ObservabilityAlarmCount(len(servedHosts(testFunctions))))) // two DLQs
+		// two DLQs, the age of the delivery and outbound queues, the
+		// pending events' age seen by the repair and the dispatcher
+		tmpl.ResourceCountIs(jsii.String("AWS::CloudWatch::Alarm"), jsii.Number(2+2+2+2*len(testFunctions)+1+ObservabilityAlarmCount(len(servedHosts(testFunctions)))))
 	})
 }
 
 func TestAlarmTopic(t *testing.T) {
 	topic := "arn:aws:sns:eu-west-2:123456789012:ops"
-	tmpl := mustSynth(t, map[string]any{"region": "uk", "alarmTopicArn": topic}, Functions).templates["VoiceOps-uk"]
-	check(t, "every alarm notifies the topic", func() {
-		tmpl.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{"AlarmActions": []any{topic}}))
+	tmpl := mustSynth(t, map[string]any{"region": "uk", "alarmTopicArn": topic, "alarmEmail": "ignored@example.com"}, Functions).templates["VoiceOps-uk"]
+	check(t, "every alarm notifies the given topic on ALARM and OK", func() {
+		tmpl.AllResourcesProperties(jsii.String("AWS::CloudWatch::Alarm"), objectLike(obj{"AlarmActions": []any{topic}, "OKActions": []any{topic}}))
+	})
+	check(t, "no topic of its own", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(0))
+		tmpl.ResourceCountIs(jsii.String("AWS::SNS::Subscription"), jsii.Number(0))
+	})
+
+	own := mustSynth(t, map[string]any{"region": "uk", "alarmEmail": "oncall@example.com"}, Functions)
+	tj := own.json["VoiceOps-uk"]
+	check(t, "the stack's own topic, the address subscribed", func() {
+		tmpl := own.templates["VoiceOps-uk"]
+		tmpl.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::SNS::Topic"), obj{"TopicName": "voiceops-uk-alarms"})
+		tmpl.HasResourceProperties(jsii.String("AWS::SNS::Subscription"), obj{"Protocol": "email", "Endpoint": "oncall@example.com"})
+		tmpl.HasOutput(jsii.String("AlarmTopicArn"), obj{"Value": obj{"Ref": assertions.Match_AnyValue()}})
+	})
+	var topicID string
+	for id, res := range tj["Resources"].(map[string]any) {
+		if res.(map[string]any)["Type"] == "AWS::SNS::Topic" {
+			topicID = id
+		}
+	}
+	for _, a := range resources(tj, "AWS::CloudWatch::Alarm") {
+		for _, key := range []string{"AlarmActions", "OKActions"} {
+			if got, _ := json.Marshal(props(a)[key]); string(got) != `[{"Ref":"`+topicID+`"}]` {
+				t.Errorf("alarm %v: %s %s, want the stack's topic", props(a)["AlarmName"], key, got)
+			}
+		}
+	}
+	none := mustSynth(t, map[string]any{"region": "uk"}, Functions).templates["VoiceOps-uk"]
+	check(t, "no address, no subscription", func() {
+		none.ResourceCountIs(jsii.String("AWS::SNS::Topic"), jsii.Number(1))
+		none.ResourceCountIs(jsii.String("AWS::SNS::Subscription"), jsii.Number(0))
 	})
 }
 
@@ -371,7 +405,9 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 // TestEvaluatorStreamAndShardFanout: the metrics table has a KEYS_ONLY
 // stream; the evaluator consumes it with a one-second batching window,
 // partial batch failures, bisection, bounded retries, an SQS on-failure
-// destination with an alarm, and only INSERTs and MODIFYs (no TTL
+// destination with an alarm, parallel lanes per shard, two retries and a
+// record age of a minute (a poison record leaves its lane within seconds;
+// the schedule covers what ages out), and only INSERTs and MODIFYs (no TTL
 // deletions); the schedule's shard
 // messages go to a queue of their own, consumed one shard per invocation.
 func TestEvaluatorStreamAndShardFanout(t *testing.T) {
@@ -389,8 +425,9 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 			"MaximumBatchingWindowInSeconds": 1,
 			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
 			"BisectBatchOnFunctionError":     true,
-			"MaximumRetryAttempts":           5,
-			"MaximumRecordAgeInSeconds":      3600,
+			"ParallelizationFactor":          streamParallelization,
+			"MaximumRetryAttempts":           streamRetries,
+			"MaximumRecordAgeInSeconds":      60,
 			"DestinationConfig":              obj{"OnFailure": obj{"Destination": obj{"Fn::GetAtt": arrayWith("Arn")}}},
 			"FilterCriteria":                 obj{"Filters": []any{obj{"Pattern": `{"eventName":["INSERT","MODIFY"]}`}}},
 		})

@@ -100,6 +100,10 @@ type source struct {
 	} `json:"Records"`
 }
 
+// streamBatchDeadline bounds one metrics stream batch: its evaluations
+// take well under a second.
+const streamBatchDeadline = 10 * time.Second
+
 // handler is the function's Lambda handler: it tells the event source by
 // the event's shape and answers what that source expects (a partial batch
 // response for the stream and the queue).
@@ -115,6 +119,13 @@ func handler(e evaluatorFn) func(context.Context, json.RawMessage) (any, error) 
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				return nil, fmt.Errorf("evaluator: stream batch: %w", err)
 			}
+			// A batch that hangs would hold its lane of the shard for the
+			// function's whole timeout (55 s, the scheduled run's): it
+			// fails in streamBatchDeadline, is retried and halved, and
+			// its poison record reaches the failure queue within
+			// infra's stream retries (infra/evaluator.go).
+			ctx, cancel := context.WithTimeout(ctx, streamBatchDeadline)
+			defer cancel()
 			resp, st, err := e.HandleStream(ctx, ev, dynamo.MetricScope)
 			logStats(ctx, e.Log, "stream batch", st, "records", len(ev.Records), "failed_records", len(resp.BatchItemFailures))
 			return resp, err
@@ -140,5 +151,5 @@ func handler(e evaluatorFn) func(context.Context, json.RawMessage) (any, error) 
 func logStats(ctx context.Context, log *slog.Logger, msg string, st evaluator.Stats, extra ...any) {
 	log.InfoContext(ctx, msg, append(extra, "rules", st.Rules, "scopes", st.Scopes, "metric_reads", st.MetricReads,
 		"written", st.Written, "unchanged", st.Unchanged, "marks", st.Marks, "conflicts", st.Conflicts, "events", st.Events,
-		"repaired", st.Repaired, "errors", st.Errors, "failed_scopes", len(st.FailedScopes))...)
+		"repaired", st.Repaired, "errors", st.Errors, "fanout_failures", st.FanoutFailures, "failed_scopes", len(st.FailedScopes))...)
 }

@@ -23,9 +23,15 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-type recordingQueue struct{ msgs []queue.Message }
+type recordingQueue struct {
+	msgs []queue.Message
+	deny error // every Send fails with it (sqs:SendMessage denied)
+}
 
 func (q *recordingQueue) Send(_ context.Context, m queue.Message, _ time.Duration) error {
+	if q.deny != nil {
+		return q.deny
+	}
 	q.msgs = append(q.msgs, m)
 	return nil
 }
@@ -174,6 +180,33 @@ func TestStreamBatchFailureReportsTheScopesRecords(t *testing.T) {
 	}
 	if got := w.ruleState(t); got != voiceops.StateUnknown {
 		t.Errorf("sample rule %s, want unknown", got)
+	}
+}
+
+// TestAFanoutThatFailsIsTheInvocationsError: with the delivery queue
+// refusing every send, the stream batch and the shard message that fire
+// the sample rule return an error from the handler (Lambda's Errors
+// counts it), and the event stays pending for the repair.
+func TestAFanoutThatFailsIsTheInvocationsError(t *testing.T) {
+	for _, sample := range []string{"evaluator-stream.json", "evaluator-shard.json"} {
+		t.Run(sample, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.queue.deny = errors.New("AccessDenied: sqs:SendMessage")
+			b, err := os.ReadFile(filepath.Join(samples.Dir(), sample))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.h(context.Background(), b); err == nil {
+				t.Error("no error from an invocation whose fan-out failed")
+			}
+			if got := w.ruleState(t); got != voiceops.StateAlert {
+				t.Errorf("sample rule %s, want alert", got)
+			}
+			pending, err := w.stores.Events.PendingEvents(context.Background(), time.Now().Add(time.Hour), 10)
+			if err != nil || len(pending) != 1 {
+				t.Errorf("pending events %v %v, want the rule's one", pending, err)
+			}
+		})
 	}
 }
 

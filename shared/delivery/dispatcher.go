@@ -208,6 +208,11 @@ func (d *Dispatcher) attempt(ctx context.Context, m queue.Message, dl voiceops.D
 	case err != nil:
 		return err
 	}
+	if m.Attempt == 1 && !m.Manual {
+		// How long the event took to reach its first attempt: the fan-out
+		// and the queue's wait (telemetry.PendingEventAge).
+		d.metrics.Record(telemetry.PendingEventAge, float64(max(d.now().Sub(ev.CreatedAt), 0).Milliseconds()), telemetry.SourceDispatch)
+	}
 
 	// Before claiming, queue the copy that judges the claim once its lease
 	// has passed: every claim has one, so a dispatcher that dies during the

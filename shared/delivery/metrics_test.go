@@ -30,6 +30,8 @@ func TestAttemptsAreCountedByOutcome(t *testing.T) {
 		`voiceops_delivery_attempts_total{outcome="delivered"} 1`,
 		`voiceops_delivery_retries_scheduled_total 1`,
 		`voiceops_delivery_latency_milliseconds_count{outcome="delivered"} 1`,
+		// The event's age at its first attempt; the retry is not one.
+		`voiceops_pending_event_age_milliseconds_count{source="dispatch"} 1`,
 	} {
 		if !strings.Contains(out.String(), want+"\n") {
 			t.Errorf("metrics lack %s:\n%s", want, out.String())

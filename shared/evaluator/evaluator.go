@@ -96,6 +96,10 @@ type Stats struct {
 	Events      int // events written
 	Repaired    int // pending events of earlier runs fanned out
 	Errors      int
+	// FanoutFailures are events written whose fan-out failed: they stay
+	// pending for the repair run, and the invocation that wrote them
+	// reports an error, so that the function's Errors metric counts it.
+	FanoutFailures int
 	// FailedScopes are the scopes whose evaluation failed (metric read or
 	// write error): the stream path reports their records for a retry.
 	FailedScopes []metrics.Scope
@@ -109,6 +113,7 @@ func (s *Stats) add(o Stats) {
 	s.Conflicts += o.Conflicts
 	s.Events += o.Events
 	s.Errors += o.Errors
+	s.FanoutFailures += o.FanoutFailures
 	s.FailedScopes = append(s.FailedScopes, o.FailedScopes...)
 }
 
@@ -128,22 +133,33 @@ func ScopeOf(r voiceops.AlertRule) metrics.Scope {
 
 // Run repairs, then evaluates every enabled rule of every shard at the
 // current instant (the dev server's schedule; deployed, the schedule fans
-// out RunShard per shard).
+// out RunShard per shard). A failed repair does not stop the evaluation;
+// its error is returned with the evaluation's.
 func (e *Evaluator) Run(ctx context.Context) (Stats, error) {
-	st, err := e.Repair(ctx)
-	if err != nil {
-		return st, err
-	}
+	st, repairErr := e.Repair(ctx)
 	now := e.Now()
 	byScope := map[metrics.Scope][]voiceops.AlertRule{}
 	for shard := range voiceops.RuleShards {
 		if err := e.collectShard(ctx, shard, byScope, &st); err != nil {
-			return st, err
+			return st, errors.Join(repairErr, err)
 		}
 	}
-	err = e.evaluate(ctx, byScope, now, &st)
+	err := e.evaluate(ctx, byScope, now, &st)
 	e.rollup(ctx, -1)
-	return st, err
+	if err == nil {
+		err = fanoutError(st)
+	}
+	return st, errors.Join(repairErr, err)
+}
+
+// fanoutError is the error of a run that wrote events it could not fan
+// out: they are safe (pending, the repair run sends them), but the run
+// failed at its job, and says so.
+func fanoutError(st Stats) error {
+	if st.FanoutFailures == 0 {
+		return nil
+	}
+	return fmt.Errorf("evaluator: %d events written but not fanned out (left pending for the repair run)", st.FanoutFailures)
 }
 
 // RunShard evaluates every enabled rule of one shard (of
@@ -398,6 +414,7 @@ func (e *Evaluator) evaluateRule(ctx context.Context, r voiceops.AlertRule, outc
 			if err := e.Fanout(ctx, ev); err != nil {
 				// The event stays pending; the next run's repair sends it.
 				st.Errors++
+				st.FanoutFailures++
 				e.Log.ErrorContext(ctx, "fanning out an event", "event_id", ev.ID, "error", err)
 			}
 		}
@@ -414,20 +431,38 @@ const repairBatch = 1000
 const repairAge = time.Minute
 
 // Repair fans out events that an earlier evaluation (or an API request)
-// wrote but did not fan out. The schedule runs it once a minute.
+// wrote but did not fan out. The schedule runs it once a minute. It
+// records the age of the oldest event it leaves pending, one it could not
+// fan out (0 for none: telemetry.PendingEventAge), and returns an error
+// when it could not list them or could not fan one out, after trying
+// every one.
 func (e *Evaluator) Repair(ctx context.Context) (Stats, error) {
 	var st Stats
-	pending, err := e.Events.PendingEvents(ctx, e.Now().UTC().Add(-repairAge), repairBatch)
+	now := e.Now().UTC()
+	pending, err := e.Events.PendingEvents(ctx, now.Add(-repairAge), repairBatch)
 	if err != nil {
 		return st, fmt.Errorf("listing pending events: %w", err)
 	}
-	for _, ev := range pending {
+	var oldest time.Duration
+	var errs []error
+	for _, ev := range pending { // oldest first
 		if err := e.Fanout(ctx, ev); err != nil {
+			if st.FanoutFailures == 0 {
+				oldest = max(now.Sub(ev.CreatedAt), 0)
+			}
 			st.Errors++
+			st.FanoutFailures++
 			e.Log.ErrorContext(ctx, "repairing an event", "event_id", ev.ID, "error", err)
+			if len(errs) < 3 { // enough to say why; the count says how many
+				errs = append(errs, err)
+			}
 			continue
 		}
 		st.Repaired++
+	}
+	telemetry.Or(e.Telemetry).Record(telemetry.PendingEventAge, float64(oldest.Milliseconds()), telemetry.SourceRepair)
+	if st.FanoutFailures > 0 {
+		return st, fmt.Errorf("repair: %d of %d pending events not fanned out: %w", st.FanoutFailures, len(pending), errors.Join(errs...))
 	}
 	return st, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -71,6 +72,11 @@ func (e *Evaluator) HandleStream(ctx context.Context, ev events.DynamoDBEvent, s
 	}
 	st, err := e.EvaluateScopes(ctx, scopes)
 	e.Observe(SourceStream, st, e.Now().Sub(oldest), !oldest.IsZero())
+	if err == nil {
+		// Its events are pending, for the repair run; the retried batch
+		// finds their rules unchanged and writes nothing again.
+		err = fanoutError(st)
+	}
 	if err != nil {
 		return resp, st, err // the whole batch is retried
 	}
@@ -92,14 +98,18 @@ type ShardMessage struct {
 
 // Schedule is the one-minute run: it repairs pending events, then sends
 // one ShardMessage per rule shard, so that the shards are evaluated in
-// parallel by separate invocations (HandleShards).
+// parallel by separate invocations (HandleShards). A failed repair does
+// not hold the shards back; either failure is the run's error. It records
+// its own duration (telemetry.ScheduledRunDuration): the function's
+// Duration mixes it with the stream's and the shards' invocations.
 func (e *Evaluator) Schedule(ctx context.Context, send func(ctx context.Context, body string) error) (Stats, error) {
-	st, err := e.Repair(ctx)
-	if err != nil {
-		return st, err
-	}
+	start := e.Now()
+	defer func() {
+		telemetry.Or(e.Telemetry).Record(telemetry.ScheduledRunDuration, float64(max(e.Now().Sub(start), 0).Milliseconds()))
+	}()
+	st, repairErr := e.Repair(ctx)
 	now := e.Now().UTC()
-	var errs []error
+	errs := []error{repairErr}
 	for shard := range voiceops.RuleShards {
 		b, _ := json.Marshal(ShardMessage{Shard: shard, ScheduledAt: now}) // plain struct: cannot fail
 		if err := send(ctx, string(b)); err != nil {
@@ -133,6 +143,9 @@ func (e *Evaluator) HandleShards(ctx context.Context, ev events.SQSEvent) (event
 			total.add(st)
 			if err == nil && len(st.FailedScopes) > 0 {
 				err = fmt.Errorf("%d scopes failed", len(st.FailedScopes))
+			}
+			if err == nil {
+				err = fanoutError(st)
 			}
 		}
 		if err != nil {

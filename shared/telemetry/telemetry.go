@@ -26,10 +26,16 @@ const (
 const (
 	DimHost    = "Host"    // studio | base
 	DimRoute   = "Route"   // the route pattern, "GET /v1/alert-rules/{rule_id}"; "unmatched"
-	DimSource  = "Source"  // stream | schedule | data (what started an evaluation)
+	DimSource  = "Source"  // stream | schedule | data (what started an evaluation); repair | dispatch (PendingEventAge)
 	DimOutcome = "Outcome" // delivery: delivered | retry | failed; dial: placed | failed
 	DimReason  = "Reason"  // a dial's failure reason (failed, timeout)
 	DimChannel = "Channel" // chat | voice
+)
+
+// The Source values of PendingEventAge: who saw the event.
+const (
+	SourceRepair   = "repair"   // the evaluator's scheduled repair run
+	SourceDispatch = "dispatch" // the dispatcher, at an event's first attempt
 )
 
 // Metric is one metric of the catalog.
@@ -70,6 +76,21 @@ var (
 	EvaluationLag = Metric{Name: "EvaluationLag", Unit: Milliseconds, Dims: []string{DimSource}, Sets: [][]string{{DimSource}},
 		Help: "time from the oldest stored metric event (stream) or the schedule's tick to its evaluation"}
 
+	// PendingEventAge is how old the oldest alert event still to reach
+	// its receivers is: the evaluator's repair run (Source "repair")
+	// records the oldest event it found pending and could not fan out
+	// either (0 when none is left), the dispatcher (Source "dispatch")
+	// each event at its first attempt.
+	// Healthy, an event is fanned out as it is written and sent within
+	// seconds: an age in minutes is an alert stuck on its way.
+	PendingEventAge = Metric{Name: "PendingEventAge", Unit: Milliseconds, Dims: []string{DimSource}, Sets: [][]string{{DimSource}},
+		Help: "age of the oldest alert event the repair left pending (repair), or of an event at its first delivery attempt (dispatch)"}
+	// ScheduledRunDuration is the evaluator's one-minute run alone (its
+	// repair and shard fan-out), which the function's Duration mixes with
+	// its stream and shard invocations.
+	ScheduledRunDuration = Metric{Name: "ScheduledRunDuration", Unit: Milliseconds, Dims: nil, Sets: [][]string{{}},
+		Help: "duration of the evaluator's scheduled run (repair and shard fan-out)"}
+
 	DeliveryAttempts = Metric{Name: "DeliveryAttempts", Unit: Count, Dims: []string{DimOutcome}, Sets: [][]string{{}, {DimOutcome}},
 		Help: "webhook POSTs made, by outcome (delivered, retry, failed)"}
 	DeliveryLatency = Metric{Name: "DeliveryLatency", Unit: Milliseconds, Dims: []string{DimOutcome}, Sets: [][]string{{}},
@@ -92,7 +113,7 @@ const MaxDims = 4
 func Catalog() []Metric {
 	return []Metric{
 		Requests, Errors4xx, Errors5xx, Throttled, Latency, IdempotentReplays, IdempotencyConflicts,
-		ScopesEvaluated, RulesEvaluated, Transitions, EvaluationLag,
+		ScopesEvaluated, RulesEvaluated, Transitions, EvaluationLag, PendingEventAge, ScheduledRunDuration,
 		DeliveryAttempts, DeliveryLatency, RetriesScheduled,
 		Dials, IdleEnds,
 	}
