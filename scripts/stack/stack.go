@@ -290,31 +290,17 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 
 	// Event sources. Lambda polls with the function's role: its policy
 	// must allow the polling, as deployed.
+	// A mapping the role cannot poll fails the deploy, as
+	// CloudFormation's CreateEventSourceMapping does.
+	if err := checkMappings(s.Proxy, top, queueURLs); err != nil {
+		return nil, err
+	}
 	sqsClient := clients.SQS
 	for _, m := range top.SQS {
-		if err := s.Proxy.Check(m.Function, []iam.Request{
-			{Action: "sqs:ReceiveMessage", Resource: m.QueueARN}, {Action: "sqs:DeleteMessage", Resource: m.QueueARN},
-			{Action: "sqs:GetQueueAttributes", Resource: m.QueueARN}}); err != nil {
-			log.Error("event source mapping not started", "err", err)
-			continue
-		}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunSQS(runCtx, sqsClient, m, invoke, log) }()
 	}
 	for _, m := range top.Streams {
-		reqs := []iam.Request{{Action: "dynamodb:DescribeStream", Resource: m.StreamARN}, {Action: "dynamodb:GetRecords", Resource: m.StreamARN},
-			{Action: "dynamodb:GetShardIterator", Resource: m.StreamARN}, {Action: "dynamodb:ListStreams", Resource: "*"}}
-		if m.OnFailureQueue != "" {
-			for arn, u := range queueURLs {
-				if u == m.OnFailureQueue {
-					reqs = append(reqs, iam.Request{Action: "sqs:SendMessage", Resource: arn})
-				}
-			}
-		}
-		if err := s.Proxy.Check(m.Function, reqs); err != nil {
-			log.Error("event source mapping not started", "err", err)
-			continue
-		}
 		api := esm.StreamsAPI{Endpoint: s.MotoURL, Region: awsRegion}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
@@ -339,6 +325,34 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// checkMappings checks that each mapping's function role allows the
+// polling Lambda does with it.
+func checkMappings(p *awsproxy.Proxy, top topology, queueURLs map[string]string) error {
+	var errs []error
+	for _, m := range top.SQS {
+		if err := p.Check(m.Function, []iam.Request{
+			{Action: "sqs:ReceiveMessage", Resource: m.QueueARN}, {Action: "sqs:DeleteMessage", Resource: m.QueueARN},
+			{Action: "sqs:GetQueueAttributes", Resource: m.QueueARN}}); err != nil {
+			errs = append(errs, fmt.Errorf("event source mapping of %s to %s: %w", m.Function, m.QueueARN, err))
+		}
+	}
+	for _, m := range top.Streams {
+		reqs := []iam.Request{{Action: "dynamodb:DescribeStream", Resource: m.StreamARN}, {Action: "dynamodb:GetRecords", Resource: m.StreamARN},
+			{Action: "dynamodb:GetShardIterator", Resource: m.StreamARN}, {Action: "dynamodb:ListStreams", Resource: "*"}}
+		if m.OnFailureQueue != "" {
+			for arn, u := range queueURLs {
+				if u == m.OnFailureQueue {
+					reqs = append(reqs, iam.Request{Action: "sqs:SendMessage", Resource: arn})
+				}
+			}
+		}
+		if err := p.Check(m.Function, reqs); err != nil {
+			errs = append(errs, fmt.Errorf("event source mapping of %s to %s: %w", m.Function, m.StreamARN, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // serve serves h on ln until the stack closes.
