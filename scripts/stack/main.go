@@ -50,6 +50,9 @@ type options struct {
 	allowLoopback bool
 	twilioAPIURL  string
 	retrySchedule string
+	// alarmTimeScale runs the alarms' clock this many times faster than
+	// real time (tests: 60 makes a five-minute period pass in five seconds).
+	alarmTimeScale float64
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -69,8 +72,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")
 	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
 	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
+	fs.Float64Var(&o.alarmTimeScale, "alarm-time-scale", 1, "evaluate the template's alarms on a clock this many times faster than real time (60: a 5-minute period passes in 5 s)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.alarmTimeScale <= 0 {
+		return o, fmt.Errorf("-alarm-time-scale must be positive")
 	}
 	if o.cache == "" {
 		dir, err := os.UserCacheDir()

@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/apigw"
 	"github.com/voiceops/opsapi/scripts/stack/awsproxy"
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
@@ -34,6 +35,7 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/esm"
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
+	"github.com/voiceops/opsapi/scripts/stack/sns"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -56,6 +58,14 @@ type Stack struct {
 	Topology    topology
 	AWS         aws.Config // the emulator, with the runner's own credentials
 	Values      *cfn.Values
+	// Alarms are the template's alarms, evaluated on the metrics the
+	// runner collects; AlarmTopics are the SNS topics their actions name.
+	Alarms      *alarms.Evaluator
+	AlarmTopics []string
+	monitor     *monitor
+
+	throttleMu sync.Mutex
+	throttled  map[string]bool // by function: invocations refused (fault injection)
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -144,7 +154,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.AWS = aws.Config{Region: awsRegion, BaseEndpoint: aws.String(s.MotoURL),
 		Credentials: credentials.NewStaticCredentialsProvider("stack-runner", "stack-runner", "")}
-	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS)}
+	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS),
+		SNS: sns.Client{Endpoint: s.MotoURL, Region: awsRegion}}
 	v := cfn.NewValues(account, awsRegion, stackName)
 	s.Values = v
 	if err := deploy.Stack(ctx, clients, tmpl, stackName, v); err != nil {
@@ -223,6 +234,23 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	top.Functions, top.APIs = fns, apis
 	s.Topology = top
 
+	// The alarms, and the topics their actions name that the template
+	// does not create (context alarmTopicArn names an existing one).
+	as, err := readAlarms(tmpl, v)
+	if err != nil {
+		return nil, err
+	}
+	s.AlarmTopics = actionTopics(as)
+	if err := deploy.Topics(ctx, clients.SNS, s.AlarmTopics); err != nil {
+		return nil, fmt.Errorf("alarm topics: %w", err)
+	}
+	mon := newMonitor(as, o.alarmTimeScale, clients.SNS, account, awsRegion, log)
+	s.monitor, s.Alarms = mon, mon.eval
+	physical := map[string]string{} // function → its Lambda name
+	for _, f := range fns {
+		physical[f.Name] = f.FunctionName
+	}
+
 	// The AWS proxy the functions call.
 	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -236,7 +264,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return nil, err
 	}
 	s.Proxy = &awsproxy.Proxy{Upstream: upstream, Principals: map[string]awsproxy.Principal{}, ARNs: arns,
-		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log}
+		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log,
+		Throttled: func(_, table string, write bool) { mon.tableThrottled(table, write) }}
 	for _, f := range fns {
 		key := accessKeyID(f.Name)
 		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
@@ -260,15 +289,20 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 			Timeout: f.Timeout, MemoryMB: f.MemoryMB, AccessKeyID: key, Concurrency: o.concurrency})
 	}
 	invoke := func(ctx context.Context, fn string, payload []byte) ([]byte, bool, error) {
+		if s.isThrottled(fn) {
+			mon.throttled(physical[fn])
+			return nil, false, fmt.Errorf("TooManyRequestsException: Rate Exceeded (function %s)", fn)
+		}
 		res, err := s.Runner.Invoke(ctx, fn, payload)
+		mon.invocation(physical[fn], res.Duration, err != nil || res.FunctionError)
 		return res.Output, res.FunctionError, err
 	}
 	async := func(ctx context.Context, fn string, payload []byte) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if res, err := s.Runner.Invoke(ctx, fn, payload); err != nil || res.FunctionError {
-				log.Error("async invocation failed", "function", fn, "err", err, "output", string(res.Output))
+			if out, fnErr, err := invoke(ctx, fn, payload); err != nil || fnErr {
+				log.Error("async invocation failed", "function", fn, "err", err, "output", string(out))
 			}
 		}()
 	}
@@ -285,7 +319,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if err != nil {
 			return nil, fmt.Errorf("API %s: %w", a.Name, err)
 		}
-		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, CORS: a.CORS, Log: log})
+		s.serve(listeners[id], mon.measured(a.ID, &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, CORS: a.CORS, Log: log}))
 	}
 
 	// Event sources. Lambda polls with the function's role: its policy
@@ -301,6 +335,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		go func() { defer s.wg.Done(); esm.RunSQS(runCtx, sqsClient, m, invoke, log) }()
 	}
 	for _, m := range top.Streams {
+		fn := physical[m.Function]
+		m.IteratorAge = func(d time.Duration) { mon.iteratorAge(fn, d) }
 		api := esm.StreamsAPI{Endpoint: s.MotoURL, Region: awsRegion}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
@@ -309,6 +345,19 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, async, log) }()
 	}
+
+	queues := map[string]string{} // name → URL
+	for _, id := range tmpl.OfType("AWS::SQS::Queue") {
+		queues[v.Attrs[id]["QueueName"]] = v.Refs[id]
+	}
+	var logNames []string
+	for _, f := range fns {
+		logNames = append(logNames, f.Name)
+	}
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); mon.run(runCtx) }()
+	go func() { defer s.wg.Done(); mon.sampleQueues(runCtx, sqsClient, queues) }()
+	go func() { defer s.wg.Done(); tailLogs(runCtx, s.LogDir, logNames, mon.emf) }()
 
 	creds, err := seedAccounts(ctx, s, string(region.Region), fns, secretARNs, clients.SecretsManager)
 	if err != nil {
@@ -325,6 +374,24 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// SetThrottled makes Lambda refuse the function's invocations
+// (TooManyRequestsException, counted in its Throttles) or run them again:
+// a fault to inject.
+func (s *Stack) SetThrottled(function string, on bool) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	if s.throttled == nil {
+		s.throttled = map[string]bool{}
+	}
+	s.throttled[function] = on
+}
+
+func (s *Stack) isThrottled(function string) bool {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	return s.throttled[function]
 }
 
 // checkMappings checks that each mapping's function role allows the
