@@ -6,9 +6,10 @@
 // function makes against its role's policies (README, "Running the
 // deployed topology locally").
 //
-//	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE]
+//	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE [-fresh]]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
 //	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST] [-unused-grants] [-cache DIR]
+//	    [-alarm-time-scale 1] [-context KEY=VALUE]...
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,6 +42,7 @@ type options struct {
 	region        string
 	assembly      string
 	credentials   string
+	fresh         bool
 	studioAddr    string
 	baseAddr      string
 	scheduleEvery time.Duration
@@ -53,6 +56,8 @@ type options struct {
 	// alarmTimeScale runs the alarms' clock this many times faster than
 	// real time (tests: 60 makes a five-minute period pass in five seconds).
 	alarmTimeScale float64
+	// context is CDK context the synthesis adds (e.g. alarmTopicArn).
+	context map[string]string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -61,7 +66,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.region, "region", "us", "the product region whose stack runs (us, uk or eu)")
 	fs.StringVar(&o.assembly, "assembly", "", "read this cloud assembly (e.g. cdk.out) instead of synthesizing the app")
-	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON (the dev server's format) to `FILE` once serving")
+	fs.StringVar(&o.credentials, "credentials", "", "write the demo credentials JSON (the dev server's format) to `FILE` once serving; "+
+		"the accounts and keys of an existing FILE are kept")
+	fs.BoolVar(&o.fresh, "fresh", false, "with -credentials: make new keys even if FILE holds some (else a restart keeps its accounts and keys)")
 	fs.StringVar(&o.studioAddr, "studio-addr", "127.0.0.1:0", "listen address of the studio host's HTTP API")
 	fs.StringVar(&o.baseAddr, "base-addr", "127.0.0.1:0", "listen address of the base host's HTTP API")
 	fs.DurationVar(&o.scheduleEvery, "schedule-every", 0, "fire the EventBridge schedules this often instead of their rate (tests)")
@@ -73,6 +80,17 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
 	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
 	fs.Float64Var(&o.alarmTimeScale, "alarm-time-scale", 1, "evaluate the template's alarms on a clock this many times faster than real time (60: a 5-minute period passes in 5 s)")
+	fs.Func("context", "CDK context `KEY=VALUE` for the synthesis (repeatable; e.g. alarmTopicArn=arn:aws:sns:us-east-1:123456789012:alarms)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE")
+		}
+		if o.context == nil {
+			o.context = map[string]string{}
+		}
+		o.context[k] = v
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

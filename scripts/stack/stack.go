@@ -36,6 +36,7 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
+	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -93,6 +94,14 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	if err != nil {
 		return nil, err
 	}
+	// The keys of the last run's credentials file are kept (read first: a
+	// file that is not one fails the start before anything is built).
+	var prev *Credentials
+	if o.credentials != "" && !o.fresh {
+		if prev, err = demoseed.Previous(o.credentials, region.Region); err != nil {
+			return nil, err
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Stack{cancel: cancel}
 	defer func() {
@@ -119,7 +128,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}()
 	dir := o.assembly
 	if dir == "" {
-		if dir, err = synth(ctx, root, o.region); err != nil {
+		if dir, err = synth(ctx, root, o.region, o.context); err != nil {
 			<-rieDone
 			return nil, err
 		}
@@ -359,7 +368,13 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	go func() { defer s.wg.Done(); mon.sampleQueues(runCtx, sqsClient, queues) }()
 	go func() { defer s.wg.Done(); tailLogs(runCtx, s.LogDir, logNames, mon.emf) }()
 
-	creds, err := seedAccounts(ctx, s, string(region.Region), fns, secretARNs, clients.SecretsManager)
+	internalSecret := ""
+	for _, f := range fns {
+		if id := f.Env[lambdamain.InternalKeyEnv]; id != "" {
+			internalSecret = id
+		}
+	}
+	creds, err := seedAccounts(ctx, clients.DynamoDB, s.Topology.TableNames(), string(region.Region), internalSecret, clients.SecretsManager, prev)
 	if err != nil {
 		return nil, fmt.Errorf("seeding demo accounts: %w", err)
 	}
@@ -489,12 +504,17 @@ func randomID(n int) string {
 // synth runs the CDK app for one region into a temporary cloud assembly,
 // without bundling the functions (the runner builds them for this
 // machine).
-func synth(ctx context.Context, root, region string) (string, error) {
+func synth(ctx context.Context, root, region string, extra map[string]string) (string, error) {
 	dir, err := os.MkdirTemp("", "voiceops-stack-cdk-")
 	if err != nil {
 		return "", err
 	}
-	ctxJSON, _ := json.Marshal(map[string]any{"region": region, "aws:cdk:bundling-stacks": []string{}})
+	c := map[string]any{}
+	for k, v := range extra {
+		c[k] = v
+	}
+	c["region"], c["aws:cdk:bundling-stacks"] = region, []string{}
+	ctxJSON, _ := json.Marshal(c)
 	cmd := exec.CommandContext(ctx, "go", "run", "./infra")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CDK_OUTDIR="+dir, "CDK_CONTEXT_JSON="+string(ctxJSON), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20")
