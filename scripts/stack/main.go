@@ -9,7 +9,7 @@
 //	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE [-fresh]]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
 //	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST] [-unused-grants] [-cache DIR]
-//	    [-alarm-time-scale 1] [-context KEY=VALUE]...
+//	    [-alarm-time-scale 1] [-context KEY=VALUE]... [-telephony standin|twilio]
 package main
 
 import (
@@ -52,6 +52,7 @@ type options struct {
 	concurrency   int
 	allowLoopback bool
 	twilioAPIURL  string
+	telephony     string
 	retrySchedule string
 	// alarmTimeScale runs the alarms' clock this many times faster than
 	// real time (tests: 60 makes a five-minute period pass in five seconds).
@@ -77,7 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", ".", "the project's root (functions/, infra/)")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "most concurrent invocations (RIE processes) of each function")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")
-	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
+	fs.StringVar(&o.telephony, "telephony", telephonyStandIn, "outbound calls' provider: "+telephonyStandIn+" (a local Twilio stand-in the runner starts, "+
+		"set as every demo account's Twilio account; the dev server's test numbers) or "+telephonyTwilio+" (the accounts the operator sets, at -twilio-api-url)")
+	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "with -telephony "+telephonyTwilio+": Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
 	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
 	fs.Float64Var(&o.alarmTimeScale, "alarm-time-scale", 1, "evaluate the template's alarms on a clock this many times faster than real time (60: a 5-minute period passes in 5 s)")
 	fs.Func("context", "CDK context `KEY=VALUE` for the synthesis (repeatable; e.g. alarmTopicArn=arn:aws:sns:us-east-1:123456789012:alarms)", func(kv string) error {
@@ -93,6 +96,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.telephony != telephonyStandIn && o.telephony != telephonyTwilio {
+		return o, fmt.Errorf("-telephony must be %s or %s", telephonyStandIn, telephonyTwilio)
+	}
+	if o.telephony == telephonyStandIn && o.twilioAPIURL != "" {
+		return o, fmt.Errorf("-twilio-api-url needs -telephony %s", telephonyTwilio)
 	}
 	if o.alarmTimeScale <= 0 {
 		return o, fmt.Errorf("-alarm-time-scale must be positive")

@@ -266,6 +266,12 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return nil, err
 	}
 	s.ProxyURL = "http://" + proxyLn.Addr().String()
+	twilioURL := o.twilioAPIURL
+	if o.telephony == telephonyStandIn {
+		if twilioURL, err = startStandIn(runCtx, log); err != nil {
+			return nil, err
+		}
+	}
 	s.Runner = &lambdas.Runner{RIE: rie, Region: awsRegion, AWSEndpoint: s.ProxyURL, LogDir: s.LogDir, Log: log}
 	s.closers = append(s.closers, s.Runner.Close)
 	upstream, err := url.Parse(s.MotoURL)
@@ -287,8 +293,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if o.retrySchedule != "" {
 			env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
 		}
-		if o.twilioAPIURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
-			env[twilioAPIEnv] = o.twilioAPIURL
+		if twilioURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
+			env[twilioAPIEnv] = twilioURL
 		}
 		bs, ok := bootstraps[f.Name]
 		if !ok {
@@ -377,6 +383,20 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	creds, err := seedAccounts(ctx, clients.DynamoDB, s.Topology.TableNames(), string(region.Region), internalSecret, clients.SecretsManager, prev)
 	if err != nil {
 		return nil, fmt.Errorf("seeding demo accounts: %w", err)
+	}
+	if o.telephony == telephonyStandIn {
+		var ids []string
+		for _, a := range creds.Accounts {
+			ids = append(ids, a.AccountID)
+		}
+		for _, f := range fns {
+			if id := f.Env[lambdamain.TwilioSecretEnv]; id != "" {
+				if err := setStandInAccounts(ctx, clients.SecretsManager, id, ids); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
 	}
 	for id, a := range apis {
 		u := "http://" + listeners[id].Addr().String()
