@@ -14,11 +14,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	dtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
+	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/telemetry"
 )
 
@@ -299,6 +302,57 @@ func TestLambdaThrottlesAlarm(t *testing.T) {
 	end()
 	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/alert-rules", key, nil, nil); code != 200 {
 		t.Fatalf("after the throttle: %d %s", code, b)
+	}
+	inbox.wait(t, name, alarms.OK, 60*time.Second)
+}
+
+// A poison record on the metrics stream (an item whose key names no metric
+// scope, which the evaluator reports as failed every time) does not hold
+// its shard: the records after it are evaluated and the alert they raise
+// is delivered; after the retries it reaches the stream's on-failure
+// queue, whose alarm pages; the person paged reads the shard and sequence
+// numbers from the message and deletes it, and the alarm clears.
+func TestPoisonStreamRecordPagesAndBlocksNothing(t *testing.T) {
+	inbox := watchAlarms(t)
+	name := alarmNamed(t, "MetricsStreamFailuresNotEmpty")
+	acct := st.Credentials.Accounts[1]
+	rc, _ := alertSetup(t, acct)
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(st.AWS)
+	table := st.Topology.TableNames().Metrics
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]dtypes.AttributeValue{
+		tables.Metrics.PartitionKey: &dtypes.AttributeValueMemberS{Value: "M#"},
+		tables.Metrics.SortKey:      &dtypes.AttributeValueMemberS{Value: "poison"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	postErrors(t, acct, 5)
+	if d := rc.next(t, "alerts.triggered", 30*time.Second); d.Verified != nil {
+		t.Fatalf("alerts.triggered not verified: %v", d.Verified)
+	}
+	inbox.wait(t, name, alarms.Alarming, 60*time.Second)
+	queue := st.Alarms.Alarm(name).Metrics()[0].Metric.Dimensions()["QueueName"]
+	q := sqs.NewFromConfig(st.AWS)
+	u, err := q.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 2})
+	if err != nil || len(out.Messages) == 0 {
+		t.Fatalf("the on-failure queue: %v %v", out, err)
+	}
+	for _, m := range out.Messages {
+		var info struct {
+			RequestContext     struct{ Condition string }
+			DDBStreamBatchInfo struct{ StartSequenceNumber, EndSequenceNumber string }
+		}
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &info); err != nil || info.DDBStreamBatchInfo.StartSequenceNumber == "" ||
+			info.RequestContext.Condition != "RetryAttemptsExhausted" {
+			t.Errorf("on-failure message %s: %v", aws.ToString(m.Body), err)
+		}
+		if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: u.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	inbox.wait(t, name, alarms.OK, 60*time.Second)
 }
