@@ -252,12 +252,15 @@ func TestDeadLetterAlarmFiresAndClears(t *testing.T) {
 func TestDynamoDBThrottlingAlarmsAndLosesNothing(t *testing.T) {
 	inbox := watchAlarms(t)
 	name := alarmNamed(t, "DynamoDBThrottlesConfig")
-	acct := st.Credentials.Accounts[1]
+	acct := st.Credentials.Accounts[0]
 	key := map[string]string{"x-api-key": acct.APIKey}
 	create := func(i int) (string, bool) {
 		var r struct{ ID string }
 		code, _, _ := call(t, "POST", st.Credentials.AgentStudioURL+"/v1/alert-rules", key, map[string]any{"name": fmt.Sprintf("throttled %d", i),
-			"project_id": acct.Projects[0].ProjectID, "metric": "api_errors", "operator": ">=", "threshold_value": 3, "window_duration": "5m"}, &r)
+			"project_id": acct.Projects[1].ProjectID, "metric": "api_errors", "operator": ">=", "threshold_value": 1000, "window_duration": "5m"}, &r)
+		if code == http.StatusCreated {
+			t.Cleanup(func() { call(t, "DELETE", st.Credentials.AgentStudioURL+"/v1/alert-rules/"+r.ID, key, nil, nil) })
+		}
 		return r.ID, code == http.StatusCreated
 	}
 	var acked []string
@@ -315,8 +318,10 @@ func TestLambdaThrottlesAlarm(t *testing.T) {
 func TestPoisonStreamRecordPagesAndBlocksNothing(t *testing.T) {
 	inbox := watchAlarms(t)
 	name := alarmNamed(t, "MetricsStreamFailuresNotEmpty")
-	acct := st.Credentials.Accounts[1]
-	rc, _ := alertSetup(t, acct)
+	// A project no other scenario counts errors of.
+	acct := st.Credentials.Accounts[0]
+	proj := acct.Projects[1]
+	rc, _ := alertSetupOn(t, acct, proj)
 	ctx := context.Background()
 	db := dynamodb.NewFromConfig(st.AWS)
 	table := st.Topology.TableNames().Metrics
@@ -326,7 +331,7 @@ func TestPoisonStreamRecordPagesAndBlocksNothing(t *testing.T) {
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	postErrors(t, acct, 5)
+	postErrorsOn(t, acct, proj, 5)
 	if d := rc.next(t, "alerts.triggered", 30*time.Second); d.Verified != nil {
 		t.Fatalf("alerts.triggered not verified: %v", d.Verified)
 	}

@@ -26,6 +26,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 )
 
 var st *Stack
@@ -77,6 +79,11 @@ func TestMain(m *testing.M) {
 	}
 	fmt.Fprintf(os.Stderr, "stack up in %.1f s (function logs in %s)\n", time.Since(start).Seconds(), s.LogDir)
 	st = s
+	// The package's moto tests run on the stack's moto when no other is
+	// named: none may skip.
+	if os.Getenv(awstest.EndpointEnv) == "" {
+		os.Setenv(awstest.EndpointEnv, s.MotoURL)
+	}
 	code := m.Run()
 	s.Report(os.Stderr, os.Getenv("STACK_UNUSED_GRANTS") != "")
 	s.Close()
