@@ -174,7 +174,11 @@ func (m *monitor) publish(ctx context.Context, c alarms.Change) {
 	m.mu.Lock()
 	m.notified = append(m.notified, c)
 	m.mu.Unlock()
-	m.log.Info("alarm state change", "alarm", c.Alarm.Name, "from", c.Old, "to", c.New, "reason", c.Reason)
+	level := slog.LevelInfo
+	if c.Old == alarms.InsufficientData && c.New == alarms.OK {
+		level = slog.LevelDebug // every alarm's first evaluation: noise
+	}
+	m.log.Log(ctx, level, "alarm state change", "alarm", c.Alarm.Name, "from", c.Old, "to", c.New, "reason", c.Reason)
 	body := c.Notification(m.account, m.region).JSON()
 	for _, arn := range c.Alarm.Actions(c.New) {
 		cl := m.sns

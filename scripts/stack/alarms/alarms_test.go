@@ -256,8 +256,9 @@ func TestEvaluatorChangesAndNotifies(t *testing.T) {
 		t.Errorf("notification %s", n.JSON())
 	}
 	c.t = c.t.Add(time.Minute)
-	if ch := e.Evaluate(); len(ch) != 1 || ch[0].New != OK {
-		t.Fatalf("a period without data: %+v, want ALARM -> OK", ch)
+	if ch := e.Evaluate(); len(ch) != 1 || ch[0].New != OK ||
+		ch[0].Reason != "Threshold Crossed: no datapoints were received for 1 periods and 1 missing datapoints were treated as [NonBreaching]." {
+		t.Fatalf("a period without data: %+v, want ALARM -> OK, missing data treated as not breaching", ch)
 	}
 	if ch := e.Evaluate(); len(ch) != 0 {
 		t.Fatalf("no change reported twice: %+v", ch)

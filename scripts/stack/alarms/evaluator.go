@@ -151,6 +151,14 @@ func (a *Alarm) reason(s State, points []float64) string {
 			breaching++
 		}
 	}
+	if len(shown) == 0 {
+		treated := "NonBreaching"
+		if a.TreatMissingData == Breaching {
+			treated = "Breaching"
+		}
+		return fmt.Sprintf("Threshold Crossed: no datapoints were received for %d periods and %d missing datapoints were treated as [%s].",
+			len(points), len(points), treated)
+	}
 	verb, n := "was", breaching
 	if s == OK {
 		verb, n = "was not", len(shown)-breaching
