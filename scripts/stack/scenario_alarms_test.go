@@ -180,8 +180,12 @@ func throttleLambda(t *testing.T, function string) func() {
 func killWhenBusy(function string, within time.Duration) int {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
+		// An invocation holds its slot while its environment starts: kill
+		// once there is a process to kill.
 		if st.Runner.Busy(function) > 0 {
-			return st.Runner.Kill(function)
+			if n := st.Runner.Kill(function); n > 0 {
+				return n
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -358,6 +362,42 @@ func TestPoisonStreamRecordPagesAndBlocksNothing(t *testing.T) {
 		if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: u.QueueUrl, ReceiptHandle: m.ReceiptHandle}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	inbox.wait(t, name, alarms.OK, 60*time.Second)
+}
+
+// A function's process killed in the middle of an invocation: the request
+// it served answers API Gateway's 500, the invocation counts in the
+// function's Errors, whose alarm fires; the next request starts a new
+// environment and answers, and the alarm clears.
+func TestKilledInvocationAlarms(t *testing.T) {
+	inbox := watchAlarms(t)
+	name := alarmNamed(t, "AlertsErrors")
+	key := map[string]string{"x-api-key": st.Credentials.Accounts[0].APIKey}
+	st.Proxy.SetDelay("alerts", 3*time.Second) // holds the invocation while it is killed
+	t.Cleanup(func() { st.Proxy.SetDelay("alerts", 0) })
+	answered := make(chan int, 1)
+	go func() { // not call: t.Fatal belongs to the test's goroutine
+		req, _ := http.NewRequest("GET", st.Credentials.AgentStudioURL+"/v1/alert-rules", nil)
+		req.Header.Set("x-api-key", key["x-api-key"])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	if n := killWhenBusy("alerts", 5*time.Second); n == 0 {
+		t.Fatal("alerts never had a running invocation to kill")
+	}
+	st.Proxy.SetDelay("alerts", 0)
+	if code := <-answered; code != http.StatusInternalServerError {
+		t.Fatalf("the killed invocation's request answered %d, want 500", code)
+	}
+	inbox.wait(t, name, alarms.Alarming, 60*time.Second)
+	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/alert-rules", key, nil, nil); code != 200 {
+		t.Fatalf("after the crash: %d %s", code, b)
 	}
 	inbox.wait(t, name, alarms.OK, 60*time.Second)
 }
