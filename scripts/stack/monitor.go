@@ -57,23 +57,26 @@ type monitor struct {
 }
 
 // readAlarms reads the template's alarms, resolved against the stack's
-// physical names (functions, queues, APIs, tables).
-func readAlarms(t cfn.Template, v *cfn.Values) ([]*alarms.Alarm, error) {
-	var out []*alarms.Alarm
+// physical names (functions, queues, APIs, tables). An alarm the
+// evaluator cannot run (a metric math function it lacks) is returned in
+// unread, not evaluated: the rest of the stack still runs, and a scenario
+// fails on it (TestEveryAlarmMetricIsProduced).
+func readAlarms(t cfn.Template, v *cfn.Values) (out []*alarms.Alarm, unread []error, err error) {
 	ids := t.OfType("AWS::CloudWatch::Alarm")
 	sort.Strings(ids)
 	for _, id := range ids {
 		props, err := v.Resolve(map[string]any(t.Resources[id].Properties))
 		if err != nil {
-			return nil, fmt.Errorf("alarm %s: %w", id, err)
+			return nil, nil, fmt.Errorf("alarm %s: %w", id, err)
 		}
 		a, err := alarms.Parse(id, props.(map[string]any))
 		if err != nil {
-			return nil, err
+			unread = append(unread, err)
+			continue
 		}
 		out = append(out, a)
 	}
-	return out, nil
+	return out, unread, nil
 }
 
 // actionTopics returns the SNS topics the alarms' actions name.

@@ -32,16 +32,19 @@ func TestReadAlarms(t *testing.T) {
 		"Topic": {"Type":"AWS::SNS::Topic","Properties":{}},
 		"Errs": {"Type":"AWS::CloudWatch::Alarm","Properties":{"AlarmName":"s-Errors","MetricName":"Errors","Namespace":"AWS/Lambda",
 			"Dimensions":[{"Name":"FunctionName","Value":{"Ref":"Fn"}}],"Statistic":"Sum","Period":300,"EvaluationPeriods":1,
-			"ComparisonOperator":"GreaterThanThreshold","Threshold":0,"AlarmActions":[{"Ref":"Topic"}],"OKActions":[{"Ref":"Topic"}]}}
+			"ComparisonOperator":"GreaterThanThreshold","Threshold":0,"AlarmActions":[{"Ref":"Topic"}],"OKActions":[{"Ref":"Topic"}]}},
+		"Rate": {"Type":"AWS::CloudWatch::Alarm","Properties":{"Metrics":[{"Id":"r","Expression":"RATE(m)","ReturnData":true},
+			{"Id":"m","ReturnData":false,"MetricStat":{"Metric":{"MetricName":"Errors","Namespace":"AWS/Lambda"},"Period":60,"Stat":"Sum"}}],
+			"EvaluationPeriods":1,"ComparisonOperator":"GreaterThanThreshold","Threshold":0}}
 	}}`), &tmpl); err != nil {
 		t.Fatal(err)
 	}
 	v := cfn.NewValues("123456789012", "us-east-1", "S")
 	v.Set("Fn", "s-fn", nil)
 	v.Set("Topic", "arn:aws:sns:us-east-1:123456789012:s-topic", nil)
-	as, err := readAlarms(tmpl, v)
-	if err != nil {
-		t.Fatal(err)
+	as, unread, err := readAlarms(tmpl, v)
+	if err != nil || len(unread) != 1 || !strings.Contains(unread[0].Error(), "RATE") {
+		t.Fatalf("%v; unread %v, want the RATE alarm", err, unread)
 	}
 	if len(as) != 1 || as[0].Metrics()[0].Metric != alarms.NewMetric("AWS/Lambda", "Errors", map[string]string{"FunctionName": "s-fn"}) {
 		t.Fatalf("alarms %+v", as)

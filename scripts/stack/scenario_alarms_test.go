@@ -200,6 +200,9 @@ func TestEveryAlarmMetricIsProduced(t *testing.T) {
 	if len(st.Alarms.Alarms) == 0 {
 		t.Fatal("the template has no alarm")
 	}
+	for _, err := range st.UnreadAlarms {
+		t.Errorf("not evaluated: %v", err)
+	}
 	var own []string
 	for _, m := range telemetry.Catalog() {
 		own = append(own, m.Name)

@@ -63,7 +63,9 @@ type Stack struct {
 	// runner collects; AlarmTopics are the SNS topics their actions name.
 	Alarms      *alarms.Evaluator
 	AlarmTopics []string
-	monitor     *monitor
+	// UnreadAlarms are the alarms the runner cannot evaluate, and why.
+	UnreadAlarms []error
+	monitor      *monitor
 
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
@@ -245,10 +247,14 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 
 	// The alarms, and the topics their actions name that the template
 	// does not create (context alarmTopicArn names an existing one).
-	as, err := readAlarms(tmpl, v)
+	as, unread, err := readAlarms(tmpl, v)
 	if err != nil {
 		return nil, err
 	}
+	for _, err := range unread {
+		log.Error("alarm not evaluated", "err", err)
+	}
+	s.UnreadAlarms = unread
 	s.AlarmTopics = actionTopics(as)
 	if err := deploy.Topics(ctx, clients.SNS, s.AlarmTopics); err != nil {
 		return nil, fmt.Errorf("alarm topics: %w", err)
