@@ -8,6 +8,10 @@
 # issue-18 defects (deadline, JSON 404/405, Idempotency-Key with a comma),
 # the console calling the base host across origins (CSP, CORS; in headless
 # chromium when installed),
+# the template's alarms evaluated on the metrics the runner collects (every
+# alarm's metric produced; a dead letter, DynamoDB and Lambda throttling, a
+# function killed in the middle of an invocation and a poison stream record
+# each paging through the alarm topic and clearing),
 # no AccessDenied; the time to notify and each function's cold start are
 # printed (figures only). STACK_ASSEMBLY=DIR reuses a cloud assembly
 # instead of synthesizing; STACK_CACHE=DIR holds the RIE and the builds.

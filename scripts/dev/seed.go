@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/keys"
@@ -33,26 +29,16 @@ func writeCredentials(c Credentials, path string, stdout io.Writer) error {
 	return demoseed.Write(c, path, stdout)
 }
 
-// previousCredentials reads the credentials file a former run wrote: nil
-// when there is none. A file that is not one, or is of another region, is
-// an error naming the way out (-fresh), never silently replaced.
+// previousCredentials reads the credentials file a former run wrote
+// (demoseed.Previous): nil when there is none. The dev server's internal
+// key must also be one of its region.
 func previousCredentials(path string, region voiceops.Region) (*Credentials, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var c Credentials
-	if err := json.Unmarshal(b, &c); err != nil || c.InternalKey == "" {
-		return nil, fmt.Errorf("%s is not a credentials file of the dev server (remove it, or start with -fresh to overwrite it)", path)
-	}
-	if c.Region != string(region) {
-		return nil, fmt.Errorf("%s holds keys of region %q, not %q (start with -fresh for new keys)", path, c.Region, region)
+	c, err := demoseed.Previous(path, region)
+	if err != nil || c == nil {
+		return c, err
 	}
 	if p, err := keys.Parse(c.InternalKey); err != nil || p.Kind != keys.KindInternal || p.Region != region {
 		return nil, fmt.Errorf("%s: internal_key is not an internal key of region %q (start with -fresh for new keys)", path, region)
 	}
-	return &c, nil
+	return c, nil
 }

@@ -23,6 +23,14 @@ import (
 // rule of 3 or more API errors in 5 minutes on its first project.
 func alertSetup(t *testing.T, acct AccountCredentials) (*receiver, string) {
 	t.Helper()
+	return alertSetupOn(t, acct, acct.Projects[0])
+}
+
+// alertSetupOn is alertSetup on a project of the account; the endpoint
+// and the rule are deleted when the test ends, so that later tests of the
+// account neither deliver to its closed receiver nor fire its rule.
+func alertSetupOn(t *testing.T, acct AccountCredentials, proj ProjectCredentials) (*receiver, string) {
+	t.Helper()
 	studio := st.Credentials.AgentStudioURL
 	key := map[string]string{"x-api-key": acct.APIKey}
 	rc := newReceiver()
@@ -37,15 +45,17 @@ func alertSetup(t *testing.T, acct AccountCredentials) (*receiver, string) {
 	}, &ep); code != http.StatusCreated {
 		t.Fatalf("creating the endpoint: %d %s", code, b)
 	}
+	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/webhook-endpoints/"+ep.ID, key, nil, nil) })
 	if err := rc.setSecret(ep.SigningSecret); err != nil {
 		t.Fatal(err)
 	}
 	var rule struct{ ID string }
 	if code, _, b := call(t, "POST", studio+"/v1/alert-rules", key, map[string]any{
-		"name": "Errors", "project_id": acct.Projects[0].ProjectID, "metric": "api_errors", "operator": ">=", "threshold_value": 3, "window_duration": "5m",
+		"name": "Errors", "project_id": proj.ProjectID, "metric": "api_errors", "operator": ">=", "threshold_value": 3, "window_duration": "5m",
 	}, &rule); code != http.StatusCreated {
 		t.Fatalf("creating the rule: %d %s", code, b)
 	}
+	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/alert-rules/"+rule.ID, key, nil, nil) })
 	return rc, rule.ID
 }
 
@@ -53,8 +63,14 @@ func alertSetup(t *testing.T, acct AccountCredentials) (*receiver, string) {
 // internal metric intake and returns when the intake accepted them.
 func postErrors(t testing.TB, acct AccountCredentials, n int) time.Time {
 	t.Helper()
+	return postErrorsOn(t, acct, acct.Projects[0], n)
+}
+
+// postErrorsOn is postErrors on a project of the account.
+func postErrorsOn(t testing.TB, acct AccountCredentials, proj ProjectCredentials, n int) time.Time {
+	t.Helper()
 	code, _, b := call(t, "POST", st.Credentials.AgentStudioURL+"/internal/v1/metric-events", map[string]string{"X-Internal-Key": st.Credentials.InternalKey},
-		map[string]any{"events": []map[string]any{{"account_id": acct.AccountID, "project_id": acct.Projects[0].ProjectID, "metric": "api_errors", "value": n,
+		map[string]any{"events": []map[string]any{{"account_id": acct.AccountID, "project_id": proj.ProjectID, "metric": "api_errors", "value": n,
 			"at": time.Now().UTC().Format(time.RFC3339)}}}, nil)
 	if code/100 != 2 {
 		t.Fatalf("metric intake: %d %s", code, b)
@@ -257,6 +273,7 @@ func TestFailingReceiverSpendsTheSchedule(t *testing.T) {
 		"name": "always-failing", "url": srv.URL + "/hook", "event_types": []string{"alerts.triggered"}}, &ep); code != http.StatusCreated {
 		t.Fatalf("creating the endpoint: %d %s", code, b)
 	}
+	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/webhook-endpoints/"+ep.ID, key, nil, nil) })
 	if err := rc.setSecret(ep.SigningSecret); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/provision"
 	"github.com/voiceops/opsapi/shared/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -41,33 +40,33 @@ func (t topology) TableNames() dynamo.TableNames {
 }
 
 // seedAccounts creates the dev server's two demo accounts, two projects
-// each with a key of every kind, the demo agent and a DNI pool, in the stack's tables
-// (as the operator does with opsctl: straight to DynamoDB), and reads the
-// internal key from its secret.
-func seedAccounts(ctx context.Context, s *Stack, region string, fns map[string]*function, secretARNs map[string]string, sm *secretsmanager.Client) (Credentials, error) {
-	names := s.Topology.TableNames()
+// each with a key of every kind, the demo agent and a DNI pool, in the
+// stack's tables (as the operator does with opsctl: straight to DynamoDB),
+// and reads the internal key from its secret. With prev (the credentials
+// file of a former run), its keys are kept, the internal key too: the
+// secret is set to it, as an operator would put the old value back.
+func seedAccounts(ctx context.Context, db *dynamodb.Client, names dynamo.TableNames, region string, internalSecret string,
+	sm *secretsmanager.Client, prev *Credentials) (Credentials, error) {
 	if names.Config == "" {
 		return Credentials{}, fmt.Errorf("no function names the config table (%s)", tables.Config.EnvVar)
 	}
-	db := dynamodb.NewFromConfig(s.AWS)
 	stores := dynamo.NewStores(db, names)
 	cfgStore := dynamo.NewConfig(db, names.Config, names.Deliveries)
 	c, err := demoseed.Seed(ctx, demoseed.Stores{Provisioner: provision.Provisioner{Accounts: stores.Accounts, Region: voiceops.Region(region), Now: time.Now},
-		Configs: cfgStore.AgentConfigs(), DNI: cfgStore.DNI()}, nil)
-	if err != nil {
+		Configs: cfgStore.AgentConfigs(), DNI: cfgStore.DNI()}, prev)
+	if err != nil || internalSecret == "" {
 		return c, err
 	}
-	// The internal key is the value of the secret the intake reads.
-	for _, f := range fns {
-		if id := f.Env[lambdamain.InternalKeyEnv]; id != "" {
-			out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &id})
-			if err != nil {
-				return c, fmt.Errorf("reading the internal key: %w", err)
-			}
-			c.InternalKey = *out.SecretString
-			break
+	if prev != nil {
+		if _, err := sm.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: &internalSecret, SecretString: &prev.InternalKey}); err != nil {
+			return c, fmt.Errorf("keeping the internal key: %w", err)
 		}
 	}
+	out, err := sm.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &internalSecret})
+	if err != nil {
+		return c, fmt.Errorf("reading the internal key: %w", err)
+	}
+	c.InternalKey = *out.SecretString
 	return c, nil
 }
 

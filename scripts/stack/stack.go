@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/apigw"
 	"github.com/voiceops/opsapi/scripts/stack/awsproxy"
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
@@ -34,6 +35,8 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/esm"
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
+	"github.com/voiceops/opsapi/scripts/stack/sns"
+	"github.com/voiceops/opsapi/shared/demoseed"
 	"github.com/voiceops/opsapi/shared/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -56,6 +59,16 @@ type Stack struct {
 	Topology    topology
 	AWS         aws.Config // the emulator, with the runner's own credentials
 	Values      *cfn.Values
+	// Alarms are the template's alarms, evaluated on the metrics the
+	// runner collects; AlarmTopics are the SNS topics their actions name.
+	Alarms      *alarms.Evaluator
+	AlarmTopics []string
+	// UnreadAlarms are the alarms the runner cannot evaluate, and why.
+	UnreadAlarms []error
+	monitor      *monitor
+
+	throttleMu sync.Mutex
+	throttled  map[string]bool // by function: invocations refused (fault injection)
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -83,6 +96,14 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	if err != nil {
 		return nil, err
 	}
+	// The keys of the last run's credentials file are kept (read first: a
+	// file that is not one fails the start before anything is built).
+	var prev *Credentials
+	if o.credentials != "" && !o.fresh {
+		if prev, err = demoseed.Previous(o.credentials, region.Region); err != nil {
+			return nil, err
+		}
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Stack{cancel: cancel}
 	defer func() {
@@ -109,7 +130,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}()
 	dir := o.assembly
 	if dir == "" {
-		if dir, err = synth(ctx, root, o.region); err != nil {
+		if dir, err = synth(ctx, root, o.region, o.context); err != nil {
 			<-rieDone
 			return nil, err
 		}
@@ -144,7 +165,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.AWS = aws.Config{Region: awsRegion, BaseEndpoint: aws.String(s.MotoURL),
 		Credentials: credentials.NewStaticCredentialsProvider("stack-runner", "stack-runner", "")}
-	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS)}
+	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS),
+		SNS: sns.Client{Endpoint: s.MotoURL, Region: awsRegion}}
 	v := cfn.NewValues(account, awsRegion, stackName)
 	s.Values = v
 	if err := deploy.Stack(ctx, clients, tmpl, stackName, v); err != nil {
@@ -223,12 +245,39 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	top.Functions, top.APIs = fns, apis
 	s.Topology = top
 
+	// The alarms, and the topics their actions name that the template
+	// does not create (context alarmTopicArn names an existing one).
+	as, unread, err := readAlarms(tmpl, v)
+	if err != nil {
+		return nil, err
+	}
+	for _, err := range unread {
+		log.Error("alarm not evaluated", "err", err)
+	}
+	s.UnreadAlarms = unread
+	s.AlarmTopics = actionTopics(as)
+	if err := deploy.Topics(ctx, clients.SNS, s.AlarmTopics); err != nil {
+		return nil, fmt.Errorf("alarm topics: %w", err)
+	}
+	mon := newMonitor(as, o.alarmTimeScale, clients.SNS, account, awsRegion, log)
+	s.monitor, s.Alarms = mon, mon.eval
+	physical := map[string]string{} // function → its Lambda name
+	for _, f := range fns {
+		physical[f.Name] = f.FunctionName
+	}
+
 	// The AWS proxy the functions call.
 	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	s.ProxyURL = "http://" + proxyLn.Addr().String()
+	twilioURL := o.twilioAPIURL
+	if o.telephony == telephonyStandIn {
+		if twilioURL, err = startStandIn(runCtx, log); err != nil {
+			return nil, err
+		}
+	}
 	s.Runner = &lambdas.Runner{RIE: rie, Region: awsRegion, AWSEndpoint: s.ProxyURL, LogDir: s.LogDir, Log: log}
 	s.closers = append(s.closers, s.Runner.Close)
 	upstream, err := url.Parse(s.MotoURL)
@@ -236,7 +285,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return nil, err
 	}
 	s.Proxy = &awsproxy.Proxy{Upstream: upstream, Principals: map[string]awsproxy.Principal{}, ARNs: arns,
-		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log}
+		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log,
+		Throttled: func(_, table string, write bool) { mon.tableThrottled(table, write) }}
 	for _, f := range fns {
 		key := accessKeyID(f.Name)
 		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
@@ -249,8 +299,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if o.retrySchedule != "" {
 			env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
 		}
-		if o.twilioAPIURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
-			env[twilioAPIEnv] = o.twilioAPIURL
+		if twilioURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
+			env[twilioAPIEnv] = twilioURL
 		}
 		bs, ok := bootstraps[f.Name]
 		if !ok {
@@ -260,15 +310,20 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 			Timeout: f.Timeout, MemoryMB: f.MemoryMB, AccessKeyID: key, Concurrency: o.concurrency})
 	}
 	invoke := func(ctx context.Context, fn string, payload []byte) ([]byte, bool, error) {
+		if s.isThrottled(fn) {
+			mon.throttled(physical[fn])
+			return nil, false, fmt.Errorf("TooManyRequestsException: Rate Exceeded (function %s)", fn)
+		}
 		res, err := s.Runner.Invoke(ctx, fn, payload)
+		mon.invocation(physical[fn], res.Duration, err != nil || res.FunctionError)
 		return res.Output, res.FunctionError, err
 	}
 	async := func(ctx context.Context, fn string, payload []byte) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			if res, err := s.Runner.Invoke(ctx, fn, payload); err != nil || res.FunctionError {
-				log.Error("async invocation failed", "function", fn, "err", err, "output", string(res.Output))
+			if out, fnErr, err := invoke(ctx, fn, payload); err != nil || fnErr {
+				log.Error("async invocation failed", "function", fn, "err", err, "output", string(out))
 			}
 		}()
 	}
@@ -285,36 +340,24 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if err != nil {
 			return nil, fmt.Errorf("API %s: %w", a.Name, err)
 		}
-		s.serve(listeners[id], &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, CORS: a.CORS, Log: log})
+		s.serve(listeners[id], mon.measured(a.ID, &apigw.API{Name: a.Name, ID: a.ID, Account: account, StageVariables: a.StageVariables, Router: router, Invoke: invoke, CORS: a.CORS, Log: log}))
 	}
 
 	// Event sources. Lambda polls with the function's role: its policy
 	// must allow the polling, as deployed.
+	// A mapping the role cannot poll fails the deploy, as
+	// CloudFormation's CreateEventSourceMapping does.
+	if err := checkMappings(s.Proxy, top, queueURLs); err != nil {
+		return nil, err
+	}
 	sqsClient := clients.SQS
 	for _, m := range top.SQS {
-		if err := s.Proxy.Check(m.Function, []iam.Request{
-			{Action: "sqs:ReceiveMessage", Resource: m.QueueARN}, {Action: "sqs:DeleteMessage", Resource: m.QueueARN},
-			{Action: "sqs:GetQueueAttributes", Resource: m.QueueARN}}); err != nil {
-			log.Error("event source mapping not started", "err", err)
-			continue
-		}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunSQS(runCtx, sqsClient, m, invoke, log) }()
 	}
 	for _, m := range top.Streams {
-		reqs := []iam.Request{{Action: "dynamodb:DescribeStream", Resource: m.StreamARN}, {Action: "dynamodb:GetRecords", Resource: m.StreamARN},
-			{Action: "dynamodb:GetShardIterator", Resource: m.StreamARN}, {Action: "dynamodb:ListStreams", Resource: "*"}}
-		if m.OnFailureQueue != "" {
-			for arn, u := range queueURLs {
-				if u == m.OnFailureQueue {
-					reqs = append(reqs, iam.Request{Action: "sqs:SendMessage", Resource: arn})
-				}
-			}
-		}
-		if err := s.Proxy.Check(m.Function, reqs); err != nil {
-			log.Error("event source mapping not started", "err", err)
-			continue
-		}
+		fn := physical[m.Function]
+		m.IteratorAge = func(d time.Duration) { mon.iteratorAge(fn, d) }
 		api := esm.StreamsAPI{Endpoint: s.MotoURL, Region: awsRegion}
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
@@ -324,9 +367,42 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, async, log) }()
 	}
 
-	creds, err := seedAccounts(ctx, s, string(region.Region), fns, secretARNs, clients.SecretsManager)
+	queues := map[string]string{} // name → URL
+	for _, id := range tmpl.OfType("AWS::SQS::Queue") {
+		queues[v.Attrs[id]["QueueName"]] = v.Refs[id]
+	}
+	var logNames []string
+	for _, f := range fns {
+		logNames = append(logNames, f.Name)
+	}
+	s.wg.Add(3)
+	go func() { defer s.wg.Done(); mon.run(runCtx) }()
+	go func() { defer s.wg.Done(); mon.sampleQueues(runCtx, sqsClient, queues) }()
+	go func() { defer s.wg.Done(); tailLogs(runCtx, s.LogDir, logNames, mon.emf) }()
+
+	internalSecret := ""
+	for _, f := range fns {
+		if id := f.Env[lambdamain.InternalKeyEnv]; id != "" {
+			internalSecret = id
+		}
+	}
+	creds, err := seedAccounts(ctx, clients.DynamoDB, s.Topology.TableNames(), string(region.Region), internalSecret, clients.SecretsManager, prev)
 	if err != nil {
 		return nil, fmt.Errorf("seeding demo accounts: %w", err)
+	}
+	if o.telephony == telephonyStandIn {
+		var ids []string
+		for _, a := range creds.Accounts {
+			ids = append(ids, a.AccountID)
+		}
+		for _, f := range fns {
+			if id := f.Env[lambdamain.TwilioSecretEnv]; id != "" {
+				if err := setStandInAccounts(ctx, clients.SecretsManager, id, ids); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
 	}
 	for id, a := range apis {
 		u := "http://" + listeners[id].Addr().String()
@@ -339,6 +415,52 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// SetThrottled makes Lambda refuse the function's invocations
+// (TooManyRequestsException, counted in its Throttles) or run them again:
+// a fault to inject.
+func (s *Stack) SetThrottled(function string, on bool) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	if s.throttled == nil {
+		s.throttled = map[string]bool{}
+	}
+	s.throttled[function] = on
+}
+
+func (s *Stack) isThrottled(function string) bool {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	return s.throttled[function]
+}
+
+// checkMappings checks that each mapping's function role allows the
+// polling Lambda does with it.
+func checkMappings(p *awsproxy.Proxy, top topology, queueURLs map[string]string) error {
+	var errs []error
+	for _, m := range top.SQS {
+		if err := p.Check(m.Function, []iam.Request{
+			{Action: "sqs:ReceiveMessage", Resource: m.QueueARN}, {Action: "sqs:DeleteMessage", Resource: m.QueueARN},
+			{Action: "sqs:GetQueueAttributes", Resource: m.QueueARN}}); err != nil {
+			errs = append(errs, fmt.Errorf("event source mapping of %s to %s: %w", m.Function, m.QueueARN, err))
+		}
+	}
+	for _, m := range top.Streams {
+		reqs := []iam.Request{{Action: "dynamodb:DescribeStream", Resource: m.StreamARN}, {Action: "dynamodb:GetRecords", Resource: m.StreamARN},
+			{Action: "dynamodb:GetShardIterator", Resource: m.StreamARN}, {Action: "dynamodb:ListStreams", Resource: "*"}}
+		if m.OnFailureQueue != "" {
+			for arn, u := range queueURLs {
+				if u == m.OnFailureQueue {
+					reqs = append(reqs, iam.Request{Action: "sqs:SendMessage", Resource: arn})
+				}
+			}
+		}
+		if err := p.Check(m.Function, reqs); err != nil {
+			errs = append(errs, fmt.Errorf("event source mapping of %s to %s: %w", m.Function, m.StreamARN, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // serve serves h on ln until the stack closes.
@@ -408,12 +530,17 @@ func randomID(n int) string {
 // synth runs the CDK app for one region into a temporary cloud assembly,
 // without bundling the functions (the runner builds them for this
 // machine).
-func synth(ctx context.Context, root, region string) (string, error) {
+func synth(ctx context.Context, root, region string, extra map[string]string) (string, error) {
 	dir, err := os.MkdirTemp("", "voiceops-stack-cdk-")
 	if err != nil {
 		return "", err
 	}
-	ctxJSON, _ := json.Marshal(map[string]any{"region": region, "aws:cdk:bundling-stacks": []string{}})
+	c := map[string]any{}
+	for k, v := range extra {
+		c[k] = v
+	}
+	c["region"], c["aws:cdk:bundling-stacks"] = region, []string{}
+	ctxJSON, _ := json.Marshal(c)
 	cmd := exec.CommandContext(ctx, "go", "run", "./infra")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CDK_OUTDIR="+dir, "CDK_CONTEXT_JSON="+string(ctxJSON), "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20")

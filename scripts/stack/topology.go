@@ -189,6 +189,13 @@ func readMappings(t cfn.Template, v *cfn.Values, fns map[string]*function, queue
 		}
 		switch {
 		case strings.HasPrefix(src, "arn:aws:sqs:"):
+			// Lambda refuses the mapping (CreateEventSourceMapping's
+			// InvalidParameterValueException): a batch could still run when
+			// its messages become visible again.
+			if vt := visibilityTimeout(t, v, src); f.Timeout > vt {
+				return top, fmt.Errorf("mapping %s: Queue visibility timeout: %d seconds is less than Function timeout: %d seconds (function %s)",
+					id, int(vt/time.Second), int(f.Timeout/time.Second), f.Name)
+			}
 			conc := 2
 			if sc, ok := p["ScalingConfig"].(map[string]any); ok {
 				conc = intOf(sc["MaximumConcurrency"], 2)
@@ -255,6 +262,17 @@ func readMappings(t cfn.Template, v *cfn.Values, fns map[string]*function, queue
 		top.Schedules = append(top.Schedules, s)
 	}
 	return top, nil
+}
+
+// visibilityTimeout is the VisibilityTimeout of the template's queue of
+// an ARN (SQS's default, 30 s, when it sets none).
+func visibilityTimeout(t cfn.Template, v *cfn.Values, arn string) time.Duration {
+	for _, id := range t.OfType("AWS::SQS::Queue") {
+		if v.Attrs[id]["Arn"] == arn {
+			return time.Duration(intOf(t.Resources[id].Properties["VisibilityTimeout"], 30)) * time.Second
+		}
+	}
+	return 30 * time.Second
 }
 
 func refOf(x any) string {

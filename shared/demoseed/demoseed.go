@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/voiceops/opsapi/shared/agent"
@@ -138,6 +139,28 @@ func (a *AccountCredentials) project(id string) ProjectCredentials {
 		}
 	}
 	return ProjectCredentials{}
+}
+
+// Previous reads the credentials file a former run wrote, for Seed to
+// keep its keys: nil when there is none. A file that is not one, or is of
+// another region, is an error naming the way out (-fresh), never silently
+// replaced.
+func Previous(path string, region voiceops.Region) (*Credentials, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Credentials
+	if err := json.Unmarshal(b, &c); err != nil || c.InternalKey == "" {
+		return nil, fmt.Errorf("%s is not a credentials file (remove it, or start with -fresh to overwrite it)", path)
+	}
+	if c.Region != string(region) {
+		return nil, fmt.Errorf("%s holds keys of region %q, not %q (start with -fresh for new keys)", path, c.Region, region)
+	}
+	return &c, nil
 }
 
 // Write writes c as indented JSON to path, or to stdout when path is

@@ -91,3 +91,31 @@ func TestWrite(t *testing.T) {
 		t.Error("the temporary file is left")
 	}
 }
+
+// Previous reads a written file back whole, reads no file as nil, and
+// refuses a file of another region or another kind, naming -fresh.
+func TestPrevious(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "creds.json")
+	if c, err := Previous(path, "us"); c != nil || err != nil {
+		t.Fatalf("no file: %v %v", c, err)
+	}
+	want := Credentials{Region: "us", InternalKey: "secret", Accounts: []AccountCredentials{{AccountID: "acct_demo1", APIKey: "k",
+		Projects: []ProjectCredentials{{ProjectID: "p", APIKey: "a", AgentToken: "b", ServiceAuthToken: "c", EventsKey: "d"}}}}}
+	if err := Write(want, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Previous(path, "us")
+	if err != nil || !reflect.DeepEqual(*got, want) {
+		t.Fatalf("read back %+v %v, want %+v", got, err, want)
+	}
+	if _, err := Previous(path, "eu"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("-fresh")) {
+		t.Errorf("another region: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(`{"hello":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Previous(path, "us"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("-fresh")) {
+		t.Errorf("not a credentials file: %v", err)
+	}
+}

@@ -56,10 +56,17 @@ type Proxy struct {
 	Log       *slog.Logger
 	Client    *http.Client
 
-	mu      sync.Mutex
-	delays  map[string]time.Duration // by function: fault injection for tests
-	denials []Denial
-	used    map[string]map[iam.Grant]bool // by function
+	// Throttled, when set, is told of each DynamoDB call answered with an
+	// injected throttle: the table and whether it read or wrote, for the
+	// service's ReadThrottleEvents and WriteThrottleEvents.
+	Throttled func(function, table string, write bool)
+
+	mu        sync.Mutex
+	delays    map[string]time.Duration   // by function: fault injection for tests
+	denied    map[string]map[string]bool // by function, actions: injected refusals
+	throttles map[string]bool            // by function: DynamoDB answers throttles
+	denials   []Denial
+	used      map[string]map[iam.Grant]bool // by function
 }
 
 // Check authorizes a call made on behalf of a function by a service (an
@@ -142,6 +149,51 @@ func (p *Proxy) delay(function string) time.Duration {
 	return p.delays[function]
 }
 
+// Deny makes the proxy refuse an action (e.g. sqs:SendMessage) to a
+// function, as if its policy lacked it, until Allow: a fault to inject.
+// Injected refusals are not Denials (the template's policies allowed them).
+func (p *Proxy) Deny(function, action string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.denied == nil {
+		p.denied = map[string]map[string]bool{}
+	}
+	if p.denied[function] == nil {
+		p.denied[function] = map[string]bool{}
+	}
+	p.denied[function][strings.ToLower(action)] = true
+}
+
+// Allow ends Deny.
+func (p *Proxy) Allow(function, action string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.denied[function], strings.ToLower(action))
+}
+
+// SetThrottle makes every DynamoDB call of a function answer
+// ProvisionedThroughputExceededException (on) or reach the table (off), as
+// a table over its capacity does.
+func (p *Proxy) SetThrottle(function string, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.throttles == nil {
+		p.throttles = map[string]bool{}
+	}
+	p.throttles[function] = on
+}
+
+func (p *Proxy) fault(function string, reqs []iam.Request) (denied *iam.Request, throttled bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range reqs {
+		if p.denied[function][strings.ToLower(r.Action)] {
+			return &r, false
+		}
+	}
+	return nil, p.throttles[function] && len(reqs) > 0 && strings.HasPrefix(reqs[0].Action, "dynamodb:")
+}
+
 // AccessKeyID reads the access key ID of a SigV4 Authorization header.
 func AccessKeyID(authorization string) string {
 	m := credentialRE.FindStringSubmatch(authorization)
@@ -178,6 +230,21 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg := fmt.Sprintf("User: arn:%s:sts::%s:assumed-role/%s/%s is not authorized to perform: %s on resource: %s because no identity-based policy allows the %s action",
 			p.ARNs.Partition, p.ARNs.Account, pr.Role, pr.Function, refused.Action, refused.Resource, refused.Action)
 		writeError(w, r, http.StatusForbidden, "AccessDeniedException", msg)
+		return
+	}
+	if refused, throttled := p.fault(pr.Function, reqs); refused != nil {
+		msg := fmt.Sprintf("User: arn:%s:sts::%s:assumed-role/%s/%s is not authorized to perform: %s on resource: %s (injected)",
+			p.ARNs.Partition, p.ARNs.Account, pr.Role, pr.Function, refused.Action, refused.Resource)
+		writeError(w, r, http.StatusForbidden, "AccessDeniedException", msg)
+		return
+	} else if throttled {
+		if p.Throttled != nil {
+			for _, rq := range reqs {
+				p.Throttled(pr.Function, tableOf(rq.Resource), isWrite(rq.Action))
+			}
+		}
+		writeError(w, r, http.StatusBadRequest, "ProvisionedThroughputExceededException",
+			"The level of configured provisioned throughput for the table was exceeded (injected).")
 		return
 	}
 	if d := p.delay(pr.Function); d > 0 {
@@ -273,6 +340,22 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg st
 		status = http.StatusBadRequest // the JSON protocols answer 400 with the type
 	}
 	writeJSON(w, status, map[string]string{"__type": "com.amazon.coral.service#" + code, "message": msg, "Message": msg})
+}
+
+// tableOf is the table of a DynamoDB resource ARN (its index's too).
+func tableOf(arn string) string {
+	_, rest, ok := strings.Cut(arn, ":table/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+func isWrite(action string) bool {
+	a := strings.TrimPrefix(action, "dynamodb:")
+	return strings.HasPrefix(a, "Put") || strings.HasPrefix(a, "Update") || strings.HasPrefix(a, "Delete") ||
+		strings.HasPrefix(a, "BatchWrite") || strings.HasPrefix(a, "TransactWrite") || a == "ConditionCheckItem"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -3,6 +3,7 @@ package awsproxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -75,5 +76,74 @@ func TestProxy(t *testing.T) {
 	unused := p.Unused()["alerts"]
 	if len(unused) != 1 || unused[0].Action != "dynamodb:Scan" {
 		t.Fatalf("unused grants %v, want only dynamodb:Scan", unused)
+	}
+}
+
+// Injected faults: a denied action is refused as AccessDenied without
+// counting as the template's denial, until allowed again; a throttled
+// function's DynamoDB calls answer ProvisionedThroughputExceededException
+// and are reported by table, read or write; neither reaches moto.
+func TestInjectedFaults(t *testing.T) {
+	var forwarded atomic.Int32
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		forwarded.Add(1)
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	arns := ARNs{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
+	var throttled []string
+	p := &Proxy{Upstream: u, ARNs: arns, SecretARN: func(string) string { return "" },
+		Principals: map[string]Principal{"KEY": {Function: "evaluator", Role: "R", Policy: iam.Policy{Statements: []iam.Statement{
+			{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, Resource: []string{arns.Table("cfg")}},
+		}}}},
+		Throttled: func(fn, table string, write bool) {
+			throttled = append(throttled, fmt.Sprint(fn, " ", table, " ", write))
+		},
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	do := func(op string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"TableName":"cfg"}`))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var e map[string]string
+		_ = json.Unmarshal(b, &e)
+		return resp.StatusCode, e["__type"]
+	}
+	p.Deny("evaluator", "dynamodb:PutItem")
+	if code, typ := do("PutItem"); code != 400 || typ != "com.amazon.coral.service#AccessDeniedException" {
+		t.Errorf("denied PutItem = %d %s", code, typ)
+	}
+	if code, _ := do("GetItem"); code != 200 {
+		t.Errorf("GetItem while PutItem is denied = %d", code)
+	}
+	p.Allow("evaluator", "dynamodb:PutItem")
+	if code, _ := do("PutItem"); code != 200 {
+		t.Errorf("PutItem allowed again = %d", code)
+	}
+	if d := p.Denials(); len(d) != 0 {
+		t.Errorf("injected refusals counted as the template's: %v", d)
+	}
+	p.SetThrottle("evaluator", true)
+	if code, typ := do("PutItem"); code != 400 || typ != "com.amazon.coral.service#ProvisionedThroughputExceededException" {
+		t.Errorf("throttled PutItem = %d %s", code, typ)
+	}
+	do("GetItem")
+	p.SetThrottle("evaluator", false)
+	if code, _ := do("GetItem"); code != 200 {
+		t.Errorf("GetItem after the throttle = %d", code)
+	}
+	if fmt.Sprint(throttled) != "[evaluator cfg true evaluator cfg false]" {
+		t.Errorf("throttle reports %v", throttled)
+	}
+	if forwarded.Load() != 3 {
+		t.Errorf("%d calls reached moto, want the 3 not faulted", forwarded.Load())
 	}
 }

@@ -25,6 +25,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
+	"github.com/voiceops/opsapi/scripts/stack/sns"
 )
 
 // Clients are the emulator's clients.
@@ -32,6 +33,7 @@ type Clients struct {
 	DynamoDB       *dynamodb.Client
 	SQS            *sqs.Client
 	SecretsManager *secretsmanager.Client
+	SNS            sns.Client
 }
 
 // Stack creates the stateful resources of t and fills v. Other resource
@@ -40,7 +42,7 @@ func Stack(ctx context.Context, c Clients, t cfn.Template, stackName string, v *
 	pending := map[string]cfn.Resource{}
 	for id, r := range t.Resources {
 		switch r.Type {
-		case "AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::SecretsManager::Secret":
+		case "AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::SecretsManager::Secret", "AWS::SNS::Topic", "AWS::SNS::Subscription":
 			pending[id] = r
 		}
 	}
@@ -72,6 +74,10 @@ func Stack(ctx context.Context, c Clients, t cfn.Template, stackName string, v *
 				err = queue(ctx, c.SQS, stackName, id, p, v)
 			case "AWS::SecretsManager::Secret":
 				err = secret(ctx, c.SecretsManager, stackName, id, p, v)
+			case "AWS::SNS::Topic":
+				err = topic(ctx, c.SNS, stackName, id, p, v)
+			case "AWS::SNS::Subscription":
+				err = subscription(ctx, c.SNS, id, p, v)
 			}
 			if err != nil {
 				return fmt.Errorf("%s (%s): %w", id, r.Type, err)
@@ -247,6 +253,64 @@ func secret(ctx context.Context, sm *secretsmanager.Client, stackName, id string
 		return nil
 	}
 	v.Set(id, aws.ToString(out.ARN), map[string]string{"Id": aws.ToString(out.ARN), "Name": props.Name})
+	return nil
+}
+
+func topic(ctx context.Context, c sns.Client, stackName, id string, p map[string]any, v *cfn.Values) error {
+	name, _ := p["TopicName"].(string)
+	if name == "" {
+		name = stackName + "-" + id
+	}
+	arn, err := c.CreateTopic(ctx, name)
+	if err != nil {
+		return err
+	}
+	v.Set(id, arn, map[string]string{"TopicArn": arn, "TopicName": name})
+	return nil
+}
+
+// subscription subscribes an SQS queue; other protocols (email, https)
+// reach nothing on this machine and are only named.
+func subscription(ctx context.Context, c sns.Client, id string, p map[string]any, v *cfn.Values) error {
+	protocol, _ := p["Protocol"].(string)
+	topicARN, _ := p["TopicArn"].(string)
+	endpoint, _ := p["Endpoint"].(string)
+	if protocol != "sqs" {
+		v.Set(id, topicARN+":"+id, map[string]string{})
+		return nil
+	}
+	attrs := map[string]string{}
+	if raw, ok := p["RawMessageDelivery"]; ok {
+		attrs["RawMessageDelivery"] = fmt.Sprint(raw)
+	}
+	arn, err := c.Subscribe(ctx, topicARN, protocol, endpoint, attrs)
+	if err != nil {
+		return err
+	}
+	v.Set(id, arn, map[string]string{})
+	return nil
+}
+
+// Topics creates the topics an alarm names by ARN that the template does
+// not create (context alarmTopicArn names an existing one): on moto they
+// exist only if made, in the ARN's region.
+func Topics(ctx context.Context, c sns.Client, arns []string) error {
+	for _, arn := range arns {
+		if !strings.HasPrefix(arn, "arn:aws:sns:") {
+			continue
+		}
+		rc := c
+		if r := sns.Region(arn); r != "" {
+			rc.Region = r
+		}
+		got, err := rc.CreateTopic(ctx, sns.TopicName(arn))
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", arn, err)
+		}
+		if got != arn {
+			return fmt.Errorf("topic %s: moto made %s (another account)", arn, got)
+		}
+	}
 	return nil
 }
 

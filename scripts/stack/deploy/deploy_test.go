@@ -15,6 +15,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
+	"github.com/voiceops/opsapi/scripts/stack/sns"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 )
 
@@ -76,5 +77,52 @@ func TestStackOnMoto(t *testing.T) {
 	// A second run finds everything in place.
 	if err := Stack(ctx, c, tmpl, "S"+suffix, cfn.NewValues("123456789012", "us-east-1", "S"+suffix)); err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+}
+
+// The template's alarm topic and its SQS subscription exist on moto (a
+// publication reaches the queue), and a topic an alarm names only by ARN
+// is made with that ARN.
+func TestTopicsOnMoto(t *testing.T) {
+	cfg, endpoint := awstest.Config(t)
+	cfg.BaseEndpoint = aws.String(endpoint)
+	c := Clients{DynamoDB: dynamodb.NewFromConfig(cfg), SQS: sqs.NewFromConfig(cfg), SecretsManager: secretsmanager.NewFromConfig(cfg),
+		SNS: sns.Client{Endpoint: endpoint, Region: "us-east-1"}}
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	var tmpl cfn.Template
+	if err := json.Unmarshal([]byte(`{"Resources":{
+		"Topic": {"Type":"AWS::SNS::Topic","Properties":{"DisplayName":"alarms"}},
+		"Sub": {"Type":"AWS::SNS::Subscription","Properties":{"Protocol":"sqs","TopicArn":{"Ref":"Topic"},"Endpoint":{"Fn::GetAtt":["Inbox","Arn"]},"RawMessageDelivery":true}},
+		"Mail": {"Type":"AWS::SNS::Subscription","Properties":{"Protocol":"email","TopicArn":{"Ref":"Topic"},"Endpoint":"ops@example.com"}},
+		"Inbox": {"Type":"AWS::SQS::Queue","Properties":{}}
+	}}`), &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	v := cfn.NewValues("123456789012", "us-east-1", "T"+suffix)
+	ctx := context.Background()
+	if err := Stack(ctx, c, tmpl, "T"+suffix, v); err != nil {
+		t.Fatal(err)
+	}
+	topic := v.Refs["Topic"]
+	if topic != "arn:aws:sns:us-east-1:123456789012:T"+suffix+"-Topic" || v.Attrs["Topic"]["TopicArn"] != topic {
+		t.Fatalf("topic %q %v", topic, v.Attrs["Topic"])
+	}
+	if err := c.SNS.Publish(ctx, topic, "", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(v.Refs["Inbox"]), WaitTimeSeconds: 2})
+	if err != nil || len(out.Messages) != 1 || aws.ToString(out.Messages[0].Body) != "hello" {
+		t.Fatalf("the subscribed queue got %+v %v, want the raw message", out, err)
+	}
+	named := "arn:aws:sns:us-west-2:123456789012:ops-" + suffix
+	if err := Topics(ctx, c.SNS, []string{named}); err != nil {
+		t.Fatal(err)
+	}
+	west := sns.Client{Endpoint: endpoint, Region: "us-west-2"}
+	if err := west.Publish(ctx, named, "", "x"); err != nil {
+		t.Errorf("the named topic does not exist: %v", err)
+	}
+	if err := Topics(ctx, c.SNS, []string{"arn:aws:sns:us-east-1:999999999999:elsewhere"}); err == nil {
+		t.Error("a topic of another account was accepted")
 	}
 }

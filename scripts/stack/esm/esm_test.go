@@ -175,6 +175,18 @@ func TestProcess(t *testing.T) {
 			t.Fatalf("failures %+v, batches %v", got, f.batches)
 		}
 	})
+	t.Run("each invocation reports its last record's age", func(t *testing.T) {
+		rs := records(3)
+		rs[2].Created = now().Add(-4 * time.Second)
+		var ages []time.Duration
+		mi := m
+		mi.IteratorAge = func(d time.Duration) { ages = append(ages, d) }
+		f := &fakeFunction{fail: func([]string) (string, bool) { return `{}`, false }}
+		mi.Process(context.Background(), rs, f.invoke, now)
+		if fmt.Sprint(ages) != "[4s]" {
+			t.Fatalf("iterator ages %v, want [4s]", ages)
+		}
+	})
 }
 
 func TestParseRate(t *testing.T) {

@@ -28,6 +28,9 @@ type StreamMapping struct {
 	MaxRecordAge     time.Duration
 	ReportFailures   bool
 	OnFailureQueue   string // URL of the SQS on-failure destination, or ""
+	// IteratorAge, when set, is told the age of each batch's last record
+	// as the function is invoked with it (Lambda's IteratorAge metric).
+	IteratorAge func(time.Duration)
 }
 
 // StreamsAPI calls DynamoDB Streams' JSON API on the emulator: the records
@@ -218,6 +221,9 @@ func (m StreamMapping) attempt(ctx context.Context, batch []Record, attempts int
 		recs[i] = r.Raw
 	}
 	payload, _ := json.Marshal(map[string]any{"Records": recs})
+	if last := batch[len(batch)-1]; m.IteratorAge != nil && !last.Created.IsZero() {
+		m.IteratorAge(max(0, now().Sub(last.Created)))
+	}
 	out, fnErr, err := invoke(ctx, m.Function, payload)
 	failedAt := -1
 	if err == nil && !fnErr {

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -156,6 +157,41 @@ func (r *Runner) ColdStart(ctx context.Context, name string, payload []byte) (ti
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// Kill kills the processes of the function's running invocations (not
+// its idle environments) and returns how many: a crash in the middle of a
+// batch, which the invocation reports as an error, as Lambda does.
+func (r *Runner) Kill(name string) int {
+	r.mu.Lock()
+	p, ok := r.pools[name]
+	r.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	p.mu.Lock()
+	var busy []*instance
+	for _, in := range p.all {
+		if !slices.Contains(p.idle, in) {
+			busy = append(busy, in)
+		}
+	}
+	p.mu.Unlock()
+	for _, in := range busy {
+		_ = in.cmd.Process.Kill()
+	}
+	return len(busy)
+}
+
+// Busy returns how many invocations of the function are running.
+func (r *Runner) Busy(name string) int {
+	r.mu.Lock()
+	p, ok := r.pools[name]
+	r.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return len(p.sem)
 }
 
 // Close stops every RIE process.
