@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 // Least privilege: each function's role allows the DynamoDB actions its
@@ -19,7 +19,7 @@ import (
 // secretsmanager:GetSecretValue and lambda:InvokeFunction on the project
 // functions of this account and region, each only where used. What each
 // function calls was read from its code path: functions/<name>/main.go,
-// the stores it builds, the SDK calls those stores make (shared/dynamo).
+// the stores it builds, the SDK calls those stores make (shared/store/dynamo).
 // A call a transaction makes is checked per item by IAM
 // (TransactWriteItems has no action of its own): a Put is
 // dynamodb:PutItem, an Update dynamodb:UpdateItem, a Delete

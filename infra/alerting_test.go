@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
 // TestEveryAlarmNotifiesOnAlarmAndOK: as cdk.json synthesizes them (no

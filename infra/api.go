@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 // httpAPI is one host's HTTP API and its $default stage.

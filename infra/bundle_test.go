@@ -3,7 +3,7 @@ package main
 import (
 	"debug/elf"
 	"errors"
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"os"
 	"path/filepath"
 	"strings"

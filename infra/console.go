@@ -9,7 +9,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// The operators' console (shared/console) is served by the studio host
+// The operators' console (shared/alerts/console) is served by the studio host
 // and calls the base host too (conversations, concurrency, handoff
 // state): a second origin. The console learns the base host's URL from
 // CONSOLE_BASE_URL (its config.json and its CSP's connect-src name it),

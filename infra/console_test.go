@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 // TestConsoleReachesTheBaseHost: the base host's API answers CORS for the

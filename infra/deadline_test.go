@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 )
 
 // TestFunctionTimeoutsLeaveTheResponseMargin reads every function's timeout

@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -106,7 +106,7 @@ func addEvaluatorSources(stack awscdk.Stack, cfg StackConfig, fns []Function, la
 				MaxRecordAge:            seconds(streamMaxRecordAge),
 				OnFailure:               awslambdaeventsources.NewSqsDlq(res.streamFailures),
 				// New and changed items (a metric write adds into an item of
-				// its minute: shared/dynamo/metriclayout.go); TTL deletions
+				// its minute: shared/store/dynamo/metriclayout.go); TTL deletions
 				// change nothing to evaluate.
 				Filters: &[]*map[string]any{awslambda.FilterCriteria_Filter(&map[string]any{
 					"eventName": awslambda.FilterRule_Or(jsii.String("INSERT"), jsii.String("MODIFY")),

@@ -17,14 +17,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/catalog"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/catalog"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 // Host is one of the two public hosts a regional stack serves (the
-// catalog's: shared/catalog).
+// catalog's: shared/platform/catalog).
 type Host = catalog.Host
 
 const (
@@ -58,12 +58,12 @@ type QueueConsumer struct {
 // Function is one Lambda function: what it is built from, what it may touch
 // and what invokes it. Adding a function to the product is one entry in
 // Functions (and its directory under functions/); one that serves routes
-// is also in shared/catalog, which gives it its routes.
+// is also in shared/platform/catalog, which gives it its routes.
 type Function struct {
 	// Name is the directory under functions/ that the function is built
 	// from (see bundle.go).
 	Name string
-	// Env is the function's environment struct (shared/lambdamain); nil
+	// Env is the function's environment struct (shared/platform/lambdamain); nil
 	// is lambdamain.Environments[Name], what its main loads. Exactly its
 	// required variables are set on the function, and they must agree with
 	// the grants below (validateFunctions): a table's name with access to
@@ -106,7 +106,7 @@ type Function struct {
 	ReadsInternalKey bool
 
 	// Triggers; a function has routes, a schedule, or a queue (one kind).
-	// Routes are derived from the catalog (shared/catalog): one per path
+	// Routes are derived from the catalog (shared/platform/catalog): one per path
 	// of the function's groups (withCatalogRoutes), never written here.
 	// Every route is ANY: a wrong method reaches the function that owns
 	// the path, which answers 405 with Allow (API Gateway would answer
@@ -120,7 +120,7 @@ type Function struct {
 	// Throttle, when set, is the ceiling of each of the function's routes
 	// on its stage (below the stage's own). Like the stage's, it is a
 	// safety ceiling of the region, not a tenant's limit: those are per
-	// API key, in the functions (shared/ratelimit). docs/capacity.md has
+	// API key, in the functions (shared/platform/ratelimit). docs/capacity.md has
 	// the arithmetic.
 	Throttle *Throttle
 	// Reserved is the function's reserved concurrency: capacity of its
@@ -285,7 +285,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 	{
 		// The evaluator writes rule states (config) with their events
 		// (deliveries), reads the metric buckets (and compacts their closed
-		// minutes: shared/dynamo/metriclayout.go), and queues deliveries.
+		// minutes: shared/store/dynamo/metriclayout.go), and queues deliveries.
 		// The metrics table's stream runs it when data is stored; the
 		// schedule repairs and fans out one message per rule shard.
 		Name: "evaluator", MemoryMB: 512, Timeout: 55 * time.Second,
@@ -365,7 +365,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// A page's turns: by key (BatchGetItem), or the turns index
 			// for conversations written before turns_to. Its one write: a
 			// project's hour index legacy marker (Put, once per project;
-			// shared/dynamo/hourindex.go).
+			// shared/store/dynamo/hourindex.go).
 			// Unused by the stack scenarios, kept: the marker's PutItem
 			// (their projects are new) and the turns index (their
 			// conversations have turns_to).
@@ -390,7 +390,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// Keys, projects, the agent configuration, and the DNI pools
 			// (Reserve: Query and Update; Consume: Update).
 			on(tables.Config, getItem, query, updateItem),
-			// As chat's: turns, and their commits (shared/dynamo/turnwrite.go);
+			// As chat's: turns, and their commits (shared/store/dynamo/turnwrite.go);
 			// UpdateItem and DeleteItem unused by the stack scenarios, kept.
 			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
@@ -436,7 +436,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// external events webhook and the bridge-ended notification run the
 		// project's functions and write the conversation's state.
 		// No stack scenario calls it: every grant below is the code's
-		// (the events tests under shared/eventsapi run these paths).
+		// (the events tests under shared/conversations/eventsapi run these paths).
 		Name: "events", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration

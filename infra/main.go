@@ -1,6 +1,6 @@
 // Command infra is the CDK app of VoiceOps: one stack per region (us, uk,
 // eu), each with both hosts' HTTP APIs, every function of Functions, the
-// tables of shared/tables, the delivery queue and its DLQ, the schedules,
+// tables of shared/platform/tables, the delivery queue and its DLQ, the schedules,
 // alarms and the internal key. cdk.json runs it with `go run ./infra`.
 //
 // Context keys (cdk.json or -c key=value):
@@ -57,7 +57,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 // Region is a product region and the AWS region that serves it.

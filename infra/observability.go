@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/tables"
-	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
 // Operating the stack: log retention and tracing (context keys), API
@@ -28,7 +28,7 @@ type Observability struct {
 	// API access logs.
 	LogRetentionDays int
 	// Tracing turns X-Ray active tracing on (functions trace their AWS
-	// calls and webhook POSTs, shared/tracing) or off (PassThrough).
+	// calls and webhook POSTs, shared/platform/tracing) or off (PassThrough).
 	Tracing bool
 }
 

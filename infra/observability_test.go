@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/tables"
-	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
 func TestContextKeysHaveTheirDefaultsInCDKJSON(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 // grant is one action an Allow statement gives on one resource, named by

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/catalog"
-	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/catalog"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 )
 
 // gatewayMatches reports whether the API Gateway route gw takes a request
@@ -34,7 +34,7 @@ func gatewayMatches(gw Route, r catalog.Route) bool {
 }
 
 // TestHTTPRoutesMatchTheGatewayRoutes: the functions with routes are the
-// catalog's (shared/catalog, which tests hold each function's handler to),
+// catalog's (shared/platform/catalog, which tests hold each function's handler to),
 // every catalog route reaches its function through API Gateway (and no
 // other function), and every API Gateway route of a function leads to a
 // catalog route of its own.
@@ -53,7 +53,7 @@ func TestHTTPRoutesMatchTheGatewayRoutes(t *testing.T) {
 			continue
 		}
 		if !ok {
-			t.Errorf("%s has API Gateway routes but is not in shared/catalog", f.Name)
+			t.Errorf("%s has API Gateway routes but is not in shared/platform/catalog", f.Name)
 			continue
 		}
 		for _, g := range served.Groups {

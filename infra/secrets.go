@@ -36,7 +36,7 @@ func newInternalKey(stack awscdk.Stack, cfg StackConfig) internalKey {
 }
 
 // newTwilioSecret creates the secret of the accounts' Twilio credentials
-// and caller IDs (shared/telephony/twilio): a JSON object by account ID.
+// and caller IDs (shared/calls/telephony/twilio): a JSON object by account ID.
 // Secrets Manager generates its first value, {"_generated": "<random>"}
 // (keys starting with "_" are no account), so that the template never holds
 // a secret value. The operator fills it with opsctl twilio set; the dialer

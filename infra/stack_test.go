@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/dialer"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/calls/dialer"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 func TestEveryRegionSynthesizesWithItsRegion(t *testing.T) {
@@ -51,7 +51,7 @@ func TestEveryRegionSynthesizesWithItsRegion(t *testing.T) {
 }
 
 // TestTablesMatchDefinitions proves that the deployed tables and the
-// definitions in shared/tables (which the dev server also creates against
+// definitions in shared/platform/tables (which the dev server also creates against
 // LocalStack or moto) cannot drift: every definition is in every stack with
 // its keys, indexes and TTL, and reading the tables back out of the template
 // gives exactly tables.All.

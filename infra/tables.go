@@ -5,7 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 // newTables creates one DynamoDB table per entry of tables.All, the single

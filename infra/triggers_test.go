@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/tables"
 )
 
 // testFunctions exercise the trigger kinds and the base host before the real
@@ -352,7 +352,7 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 				"KeySchema":  []any{obj{"AttributeName": "open_pk", "KeyType": "HASH"}, obj{"AttributeName": "open_sk", "KeyType": "RANGE"}},
 				"Projection": obj{"ProjectionType": "ALL"},
 			}, obj{
-				// A list page's turns (shared/dynamo/turnsrun.go).
+				// A list page's turns (shared/store/dynamo/turnsrun.go).
 				"IndexName":  "turns",
 				"KeySchema":  []any{obj{"AttributeName": "turns_pk", "KeyType": "HASH"}, obj{"AttributeName": "turns_sk", "KeyType": "RANGE"}},
 				"Projection": obj{"ProjectionType": "ALL"},

@@ -102,7 +102,7 @@ go test -race -count=1 $(go list ./... | grep -v '/infra')
 # below the sweep): one round each, so they cannot rot unseen. No timing
 # is asserted. About 5 s after their build.
 step "scripts/bench's A/B benchmarks, one round each (no timing asserted)"
-go test -count=1 -run '^$' -bench 'AB$' -benchtime 1x ./shared/conversationsapi ./shared/apitest ./shared/delivery
+go test -count=1 -run '^$' -bench 'AB$' -benchtime 1x ./shared/conversations/conversationsapi ./shared/testsupport/apitest ./shared/alerts/delivery
 
 step "OpenAPI lint (scripts/apilint: Redocly's recommended rules, 0 errors and 0 warnings; about 10 s)"
 ./scripts/apilint

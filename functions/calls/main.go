@@ -16,20 +16,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/internalkey"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
-	"github.com/voiceops/opsapi/shared/twilioapi"
-	"github.com/voiceops/opsapi/shared/voiceapi"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/twilioapi"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
+	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
+	"github.com/voiceops/opsapi/shared/conversations/voiceapi"
+	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/internalkey"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -77,7 +77,7 @@ type deps struct {
 	Engine      interface {
 		voiceapi.Engine
 		calls.Engine
-	} // shared/conversation.Engine
+	} // shared/conversations/conversation.Engine
 	Pools      voiceops.DNIStore
 	Calls      voiceops.CallStore
 	Twilio     twilio.Credentials

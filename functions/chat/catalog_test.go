@@ -4,12 +4,12 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/catalog/catalogtest"
-	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/catalog/catalogtest"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
 // TestServesItsCatalogRoutes: the handler serves exactly the routes that
-// shared/catalog gives the function, which infra's API Gateway routes,
+// shared/platform/catalog gives the function, which infra's API Gateway routes,
 // the dev server and the OpenAPI document are held to.
 func TestServesItsCatalogRoutes(t *testing.T) {
 	catalogtest.ServesFunction(t, "chat", func(m telemetry.Recorder) catalogtest.Lambda {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )

@@ -1,5 +1,5 @@
 // Command dialer is the Lambda function that drains the outbound queue:
-// each record is a dial job (shared/dialer), placed through Twilio at the
+// each record is a dial job (shared/calls/dialer), placed through Twilio at the
 // account's pace, or a placed call's timeout check. It links the Twilio
 // API client, and neither the conversation engine nor libphonenumber.
 package main
@@ -17,11 +17,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/dialer"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/dialer"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 )
 
 func main() {

@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/dialer"
-	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliocreds"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/dialer"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/queue"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
-	"github.com/voiceops/opsapi/shared/webhook"
+	"github.com/voiceops/opsapi/shared/alerts/delivery"
+	"github.com/voiceops/opsapi/shared/alerts/webhook"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/queue"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 )
 
 func main() {

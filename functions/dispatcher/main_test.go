@@ -17,12 +17,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/alerts/delivery"
+	"github.com/voiceops/opsapi/shared/alerts/webhook"
+	"github.com/voiceops/opsapi/shared/platform/queue"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
-	"github.com/voiceops/opsapi/shared/webhook"
 )
 
 // sampleSecret is the signing secret samples.Seed gives the sample endpoint.
@@ -153,7 +153,7 @@ func TestReplaySQSBatch(t *testing.T) {
 	}
 	var queued []queue.Message
 	for _, m := range q.msgs {
-		if !m.Check { // the claim's check copy (shared/delivery) is expected
+		if !m.Check { // the claim's check copy (shared/alerts/delivery) is expected
 			queued = append(queued, m)
 		}
 	}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/evaluator"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/alerts/evaluator"
 	"github.com/voiceops/opsapi/shared/metrics"
-	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/metrics/buckets"
+	"github.com/voiceops/opsapi/shared/platform/queue"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )

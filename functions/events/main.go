@@ -12,16 +12,16 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/eventsapi"
-	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
+	"github.com/voiceops/opsapi/shared/conversations/eventsapi"
+	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
+	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
 func main() {

@@ -14,14 +14,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/internalkey"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/studioapi"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/alerts/studioapi"
+	"github.com/voiceops/opsapi/shared/metrics/buckets"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/internalkey"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 // regional addresses (docs/api.md, "The two hosts").
 //
 // It answers with an API Gateway response built directly, without the
-// net/http adapter of the regional functions (shared/httpapi): it has one
+// net/http adapter of the regional functions (shared/platform/httpapi): it has one
 // answer for every request, and it imports nothing of shared/, so that its
 // binary stays the size of a hello world.
 package main

@@ -2,7 +2,7 @@
 // trigger (one write and one dial job on the outbound queue, which
 // functions/dialer consumes) and status with a project's service key, and
 // the internal route another telephony system moves a call's status with. It is the one function
-// that parses phone numbers (shared/phone, libphonenumber's metadata): apart
+// that parses phone numbers (shared/calls/phone, libphonenumber's metadata): apart
 // from the voice intake, so that neither pays for the other's libraries.
 package main
 
@@ -18,18 +18,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/voiceops/opsapi/shared/auth"
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/destination"
-	"github.com/voiceops/opsapi/shared/dialer"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/internalkey"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/outboundapi"
-	"github.com/voiceops/opsapi/shared/phone"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/calls/destination"
+	"github.com/voiceops/opsapi/shared/calls/dialer"
+	"github.com/voiceops/opsapi/shared/calls/outboundapi"
+	"github.com/voiceops/opsapi/shared/calls/phone"
+	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/internalkey"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

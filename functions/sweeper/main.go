@@ -1,6 +1,6 @@
 // Command sweeper is the Lambda function the schedule runs every minute
 // beside the evaluator (a second target of the same rule): it ends the
-// conversations idle past their due (shared/conversation.Engine.SweepIdle)
+// conversations idle past their due (shared/conversations/conversation.Engine.SweepIdle)
 // over the conversations table's sparse index of open conversations. It
 // runs the ended conversations' on_end functions, so it links the engine
 // and the project function runner, like chat.
@@ -16,13 +16,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/dynamo/metricstore"
-	"github.com/voiceops/opsapi/shared/hooks/lambdainvoke"
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/conversations/conversation"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
+	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
 func main() {

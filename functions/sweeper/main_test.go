@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )

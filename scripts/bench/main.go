@@ -143,9 +143,9 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 		return rs
 	}
-	const pathRound = 2000 // shared/apitest's pathRound: the requests of a round
-	fmt.Fprintf(out, "Request path, rounds of %d requests (shared/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds\n", pathRound)
-	api := get("./shared/apitest", "^BenchmarkRequestPathAB$")
+	const pathRound = 2000 // shared/testsupport/apitest's pathRound: the requests of a round
+	fmt.Fprintf(out, "Request path, rounds of %d requests (shared/testsupport/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds\n", pathRound)
+	api := get("./shared/testsupport/apitest", "^BenchmarkRequestPathAB$")
 	perReq := func(v float64) string { return num(v * 1000 / pathRound) }
 	for _, row := range []struct{ label, name string }{
 		{"create a rule, full stack", "create"},
@@ -160,8 +160,8 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 
 	// The list and the series: whole requests against same-request
 	// baselines, interleaved round by round (shared/testsupport/abbench).
-	base := get("./shared/conversationsapi", "^(BenchmarkListRequestAB|BenchmarkConcurrencyAB)$")
-	fmt.Fprintln(out, "\nConversations list v3, whole request: adapter, auth, memory-store reads, page (shared/conversationsapi)\tms\tallocs\tx baseline, median (IQR)\trounds")
+	base := get("./shared/conversations/conversationsapi", "^(BenchmarkListRequestAB|BenchmarkConcurrencyAB)$")
+	fmt.Fprintln(out, "\nConversations list v3, whole request: adapter, auth, memory-store reads, page (shared/conversations/conversationsapi)\tms\tallocs\tx baseline, median (IQR)\trounds")
 	for _, limit := range []string{"5000", "30"} {
 		r := base["BenchmarkListRequestAB/limit="+limit]
 		what := "a page of 30"
@@ -172,7 +172,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		fmt.Fprintf(out, "    same request, page by encoding/json (baseline)\t%s\t%s\t1.00\t\n", num2(r["base-ms"]), num(r["base-allocs"]))
 	}
 
-	fmt.Fprintln(out, "\nConcurrency series, one week of 100,000 conversations, whole request, reads free (shared/conversationsapi)\tms\tallocs\tsweep / baseline, median (IQR)\trounds")
+	fmt.Fprintln(out, "\nConcurrency series, one week of 100,000 conversations, whole request, reads free (shared/conversations/conversationsapi)\tms\tallocs\tsweep / baseline, median (IQR)\trounds")
 	for _, s := range []string{"", "variant"} {
 		label := "whole project"
 		if s != "" {
@@ -191,8 +191,8 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 	}
 
-	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver, 16 at once (shared/delivery)\tdeliveries/s\tallocs/round\ttime x bare, median (IQR)\trounds")
-	disp := get("./shared/delivery", "^BenchmarkDispatchAB$")["BenchmarkDispatchAB"]
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver, 16 at once (shared/alerts/delivery)\tdeliveries/s\tallocs/round\ttime x bare, median (IQR)\trounds")
+	disp := get("./shared/alerts/delivery", "^BenchmarkDispatchAB$")["BenchmarkDispatchAB"]
 	perSec := func(ms float64) float64 {
 		if ms == 0 {
 			return 0

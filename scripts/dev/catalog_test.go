@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/catalog"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telemetry/prom"
+	"github.com/voiceops/opsapi/shared/platform/catalog"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/prom"
 )
 
 // servedOutsideTheAPI are the catalog groups the dev server answers in
@@ -18,7 +18,7 @@ import (
 var servedOutsideTheAPI = []string{catalog.StudioDocs.Name, catalog.BaseDocs.Name}
 
 // TestDevServerMountsEveryCatalogGroup sends one request (no credentials)
-// for every route of shared/catalog, on both hosts' groups (Twilio's
+// for every route of shared/platform/catalog, on both hosts' groups (Twilio's
 // callbacks too: -telephony twilio), and reads from /metrics the route
 // pattern each matched: every catalog route is served by its own pattern,
 // and no request matched a route the catalog does not list.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/alerting"
-	"github.com/voiceops/opsapi/shared/buckets"
+	"github.com/voiceops/opsapi/shared/alerts/alerting"
 	"github.com/voiceops/opsapi/shared/metrics"
+	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

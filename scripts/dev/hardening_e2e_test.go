@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )

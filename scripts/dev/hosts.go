@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/voiceops/opsapi/shared/logctx"
+	"github.com/voiceops/opsapi/shared/platform/logctx"
 )
 
 // devLogger writes the server's log, one access line per request among
 // it: text on a terminal, JSON lines otherwise (as a deployed function
-// writes them), each line carrying its request's IDs (shared/logctx).
+// writes them), each line carrying its request's IDs (shared/platform/logctx).
 func devLogger(w io.Writer) *slog.Logger {
 	if isTerminal(w) {
 		return slog.New(logctx.New(slog.NewTextHandler(w, nil)))

@@ -3,8 +3,8 @@ package main
 import (
 	"net/http"
 
-	"github.com/voiceops/opsapi/shared/apidocs"
-	"github.com/voiceops/opsapi/shared/apispec"
+	"github.com/voiceops/opsapi/shared/platform/apidocs"
+	"github.com/voiceops/opsapi/shared/platform/apispec"
 )
 
 // docs is the rendered reference of the whole document: the dev server

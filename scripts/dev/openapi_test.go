@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/apispec"
-	"github.com/voiceops/opsapi/shared/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/apispec"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 )
 
 // TestOpenAPIPathsAreNotCleaned: over a real connection, the paths a

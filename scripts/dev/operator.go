@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/voiceops/opsapi/shared/operatorapi"
+	"github.com/voiceops/opsapi/shared/ops/operatorapi"
 )
 
-// withOperator serves opsctl's operator endpoint (shared/operatorapi) on
+// withOperator serves opsctl's operator endpoint (shared/ops/operatorapi) on
 // the dev server's stores, to loopback callers with the internal key, and
 // hands every other request to next. Deployed stacks have no such route:
 // their operator writes to DynamoDB directly.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/platform/keys"
 )
 
 // opsctlBuildFlags are go build's flags for opsctl (race_test.go).

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/voiceops/opsapi/shared/demoseed"
-	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/ops/demoseed"
+	"github.com/voiceops/opsapi/shared/platform/keys"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The credentials JSON the dev server writes (docs/getting-started.md, "The dev server"); shared/demoseed seeds it, as for the stack runner.
+// The credentials JSON the dev server writes (docs/getting-started.md, "The dev server"); shared/ops/demoseed seeds it, as for the stack runner.
 type (
 	Credentials        = demoseed.Credentials
 	AccountCredentials = demoseed.AccountCredentials
 	ProjectCredentials = demoseed.ProjectCredentials
 )
 
-// seed seeds the demo accounts (shared/demoseed), keeping prev's keys, and
+// seed seeds the demo accounts (shared/ops/demoseed), keeping prev's keys, and
 // names this server's URL and internal key.
 func seed(ctx context.Context, s demoseed.Stores, url, internalKey string, prev *Credentials) (Credentials, error) {
 	c, err := demoseed.Seed(ctx, s, prev)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
 )
 
 // TestOutboundThroughTwilio runs the dev server with -telephony twilio

@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/platform/ratelimit"
 )
 
 type credentials struct {

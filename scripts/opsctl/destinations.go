@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/voiceops/opsapi/shared/destination"
-	"github.com/voiceops/opsapi/shared/phone"
+	"github.com/voiceops/opsapi/shared/calls/destination"
+	"github.com/voiceops/opsapi/shared/calls/phone"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

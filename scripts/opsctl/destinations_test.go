@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/destination"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/calls/destination"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

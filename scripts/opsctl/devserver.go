@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/voiceops/opsapi/shared/operatorapi"
+	"github.com/voiceops/opsapi/shared/ops/operatorapi"
 )
 
 // devCredentials is what opsctl reads of the dev server's credentials file
@@ -19,7 +19,7 @@ type devCredentials struct {
 }
 
 // devStores reaches the stores of the dev server whose credentials file is
-// path, through its operator endpoint (shared/operatorapi). The region is
+// path, through its operator endpoint (shared/ops/operatorapi). The region is
 // the file's.
 func devStores(path string) (*stores, string, error) {
 	b, err := os.ReadFile(path)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

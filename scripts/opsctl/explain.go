@@ -7,7 +7,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/voiceops/opsapi/shared/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 )
 
 // awsTarget is where opsctl writes, to say so when AWS refuses.

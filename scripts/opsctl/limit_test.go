@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/ratelimit"
+	"github.com/voiceops/opsapi/shared/platform/ratelimit"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

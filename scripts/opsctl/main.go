@@ -3,7 +3,7 @@
 // configurations, directly in a region's DynamoDB config table; it sets an
 // account's outbound rate (calls table) and Twilio account (the region's
 // Twilio secret). With -credentials it works on a local dev server instead,
-// through the dev server's operator endpoint (shared/operatorapi): the same
+// through the dev server's operator endpoint (shared/ops/operatorapi): the same
 // commands over the same store interfaces. Run
 // `go run ./scripts/opsctl help` for usage.
 package main
@@ -27,13 +27,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/destination"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/operatorapi"
-	"github.com/voiceops/opsapi/shared/provision"
-	"github.com/voiceops/opsapi/shared/ratelimit"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/destination"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/conversations/agent"
+	"github.com/voiceops/opsapi/shared/ops/operatorapi"
+	"github.com/voiceops/opsapi/shared/ops/provision"
+	"github.com/voiceops/opsapi/shared/platform/ratelimit"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -71,7 +71,7 @@ Commands:
   agent load -account ID -project ID -file FILE
                                              check an agent configuration (JSON,
                                              format and example in
-                                             shared/agent/testdata/demo.json)
+                                             shared/conversations/agent/testdata/demo.json)
                                              and store it as the project's,
                                              replacing the previous one; prints
                                              its variants and functions. A bad

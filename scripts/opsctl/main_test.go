@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/keys"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/conversations/agent"
+	"github.com/voiceops/opsapi/shared/platform/keys"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/store/memory"
 )
 
 // secrets is Secrets Manager in memory: secret values by ID.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/webhook"
+	"github.com/voiceops/opsapi/shared/alerts/webhook"
 )
 
 func TestReceiverVerifiesBothSchemes(t *testing.T) {

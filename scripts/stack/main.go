@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 func main() {

@@ -21,8 +21,8 @@ import (
 
 	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
-	"github.com/voiceops/opsapi/shared/tables"
-	"github.com/voiceops/opsapi/shared/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
 // scenarioAlarmTopic is the topic the scenarios' synthesis names in

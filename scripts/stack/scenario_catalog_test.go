@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/voiceops/opsapi/scripts/stack/apigw"
-	"github.com/voiceops/opsapi/shared/catalog"
+	"github.com/voiceops/opsapi/shared/platform/catalog"
 )
 
 // TestTemplateRoutesAreTheCatalogs: in the synthesized template, each

@@ -11,9 +11,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 // An outbound call through the dialer's queue and the Twilio adapter: the

@@ -9,15 +9,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/demoseed"
-	"github.com/voiceops/opsapi/shared/dynamo"
-	"github.com/voiceops/opsapi/shared/provision"
-	"github.com/voiceops/opsapi/shared/tables"
+	"github.com/voiceops/opsapi/shared/ops/demoseed"
+	"github.com/voiceops/opsapi/shared/ops/provision"
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // The dev server's credentials JSON (docs/getting-started.md, "The dev
-// server"), seeded by the same code (shared/demoseed), so that scripts and
+// server"), seeded by the same code (shared/ops/demoseed), so that scripts and
 // the walkthroughs of docs/ work against either.
 type (
 	Credentials        = demoseed.Credentials

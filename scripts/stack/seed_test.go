@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/platform/keys"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 )
 

@@ -36,8 +36,8 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
-	"github.com/voiceops/opsapi/shared/demoseed"
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/ops/demoseed"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 )
 
 // The telephony modes (-telephony).

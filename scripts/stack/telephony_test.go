@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/telephony"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/telephony"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 )
 
 type fixedTwilio twilio.Account

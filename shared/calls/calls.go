@@ -1,9 +1,9 @@
 // Package calls is the service that owns outbound calls: their state
 // machine (queued → calling → success | failure) and the answered call's
 // voice conversation. Every change of a call goes through it: the trigger
-// (shared/outboundapi), the dialer's claim and failures (shared/dialer),
+// (shared/calls/outboundapi), the dialer's claim and failures (shared/calls/dialer),
 // the provider's status reports, answer and turns (Twilio's callbacks in
-// shared/twilioapi, and the dev server's simulator, which take the same
+// shared/calls/twilioapi, and the dev server's simulator, which take the same
 // path from the provider's report on). Those only parse and call it.
 //
 // A provider's callback may arrive twice, late, or out of order; the
@@ -28,13 +28,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/calls/telephony"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // Engine runs the answered call's voice conversation
-// (shared/conversation.Engine implements it). The service never imports
+// (shared/conversations/conversation.Engine implements it). The service never imports
 // the engine: the dialer links this package without it.
 type Engine interface {
 	// StartCall starts the answered call's voice conversation (from the
@@ -167,7 +167,7 @@ func (s *Service) Trigger(ctx context.Context, draft voiceops.Call) (voiceops.Ca
 	c.SID, c.Status, c.CreatedAt, c.UpdatedAt = voiceops.NewCallSID(), voiceops.CallQueued, now, now
 	// The job is queued before the call is written, so that no acknowledged
 	// call can miss its job: if the write fails the answer is an error and
-	// the dialer drops the job when it finds no call (see shared/dialer).
+	// the dialer drops the job when it finds no call (see shared/calls/dialer).
 	if err := s.Dial.SendDial(ctx, voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0); err != nil {
 		return voiceops.Call{}, err
 	}

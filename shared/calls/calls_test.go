@@ -5,8 +5,8 @@ import (
 
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/calls/callstest"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/conversations/conversation"
+	"github.com/voiceops/opsapi/shared/store/memory"
 )
 
 // The conversation engine is the service's Engine.

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	callsvc "github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/memory"
-	"github.com/voiceops/opsapi/shared/telemetry"
-	"github.com/voiceops/opsapi/shared/telephony"
+	"github.com/voiceops/opsapi/shared/calls/telephony"
+	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

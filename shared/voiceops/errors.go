@@ -9,7 +9,7 @@ import (
 )
 
 // Kind classifies an error so that the transport can map it to a status in one
-// place (shared/httpapi/errors.go) without knowing where it came from.
+// place (shared/platform/httpapi/errors.go) without knowing where it came from.
 type Kind int
 
 const (

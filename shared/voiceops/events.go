@@ -83,7 +83,7 @@ const DeliveryLogTTL = 30 * 24 * time.Hour
 // the number of attempts stored: that count is the token that lets exactly
 // one holder of a queue message claim attempt N (the write that moves the
 // count from N-1 to N), so an at-least-once queue never sends an attempt
-// number twice (shared/delivery documents the whole protocol).
+// number twice (shared/alerts/delivery documents the whole protocol).
 type DeliveryStore interface {
 	// CreateDeliveries stores new pending deliveries. A delivery whose ID
 	// already exists is left as it is (fan-out is idempotent).

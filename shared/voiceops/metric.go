@@ -52,12 +52,12 @@ type MetricKindDef struct {
 
 // metricKindDefs is the one list of metric kinds, in documentation order.
 // Everything else is derived from it: the rule metrics (Metrics, Source),
-// the intake's validation (shared/metrics, shared/studioapi), a bucket's
-// counts (shared/buckets: one count per kind), the DynamoDB attributes
-// (shared/dynamo: named after the kind) and the contract test that every
-// store keeps every kind's counts (shared/storetest). The OpenAPI
-// document's enums are checked against it (shared/apispec). Adding a kind
-// is an entry here, its enum values in shared/apispec/openapi.json, and
+// the intake's validation (shared/metrics, shared/alerts/studioapi), a bucket's
+// counts (shared/metrics/buckets: one count per kind), the DynamoDB attributes
+// (shared/store/dynamo: named after the kind) and the contract test that every
+// store keeps every kind's counts (shared/store/storetest). The OpenAPI
+// document's enums are checked against it (shared/platform/apispec). Adding a kind
+// is an entry here, its enum values in shared/platform/apispec/openapi.json, and
 // its producer. One limit: a bucket has one latency sketch, turn_latency's
 // (a test fails on a second latency kind).
 var metricKindDefs = [...]MetricKindDef{
@@ -199,5 +199,5 @@ const MetricRetention = 2 * time.Hour
 const MetricMinuteRetention = 48 * time.Hour
 
 // MetricHourRetention is how long the hourly roll-ups of the buckets are
-// kept (shared/series).
+// kept (shared/metrics/series).
 const MetricHourRetention = 30 * 24 * time.Hour

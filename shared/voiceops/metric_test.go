@@ -75,11 +75,11 @@ func TestMetricKindDefs(t *testing.T) {
 		t.Errorf("MetricKinds %v, NumMetricKinds %d", MetricKinds, NumMetricKinds)
 	}
 	// A bucket has one sketch, turn_latency's: a second latency kind needs
-	// a sketch of its own in shared/buckets and its bins in shared/dynamo.
+	// a sketch of its own in shared/metrics/buckets and its bins in shared/store/dynamo.
 	if !slices.Equal(latency, []MetricKind{KindTurnLatency}) {
-		t.Errorf("latency kinds %v: shared/buckets keeps one sketch, turn_latency's", latency)
+		t.Errorf("latency kinds %v: shared/metrics/buckets keeps one sketch, turn_latency's", latency)
 	}
-	// Activity counts every event (shared/buckets).
+	// Activity counts every event (shared/metrics/buckets).
 	if !slices.Equal(ignored, []MetricKind{KindActivity}) {
 		t.Errorf("kinds with ignored values %v, want [activity]", ignored)
 	}

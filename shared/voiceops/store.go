@@ -71,7 +71,7 @@ type EndpointStore interface {
 }
 
 // AgentConfigStore keeps each project's agent configuration as the JSON
-// document that shared/agent validates (agent.ParseConfig) and reads
+// document that shared/conversations/agent validates (agent.ParseConfig) and reads
 // (agent.GetConfig). The domain keeps the document without reading it, so
 // it needs none of agent's types. Implementations: memory and dynamo, held
 // to one contract by storetest.RunAgentConfigs.

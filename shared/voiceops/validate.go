@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/voiceops/opsapi/shared/netguard"
+	"github.com/voiceops/opsapi/shared/platform/netguard"
 )
 
 // Each Check function returns "" when the value is valid, else a message that

@@ -1,7 +1,7 @@
 // Package callstest is the suite of the calls service's callback
 // semantics, run on every store implementation (memory in shared/calls,
-// DynamoDB on moto in shared/dynamo): Twilio's signed callbacks through
-// the real HTTP group (shared/twilioapi), the dev server's simulator, and
+// DynamoDB on moto in shared/store/dynamo): Twilio's signed callbacks through
+// the real HTTP group (shared/calls/twilioapi), the dev server's simulator, and
 // the real conversation engine, over the stores a test hands it.
 package callstest
 
@@ -20,16 +20,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/agent"
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/httpapi"
-	"github.com/voiceops/opsapi/shared/telephony"
-	"github.com/voiceops/opsapi/shared/telephony/simulator"
-	"github.com/voiceops/opsapi/shared/telephony/twilio"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliocreds"
-	"github.com/voiceops/opsapi/shared/testsupport/twiliofake"
-	"github.com/voiceops/opsapi/shared/twilioapi"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliocreds"
+	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/telephony"
+	"github.com/voiceops/opsapi/shared/calls/telephony/simulator"
+	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/calls/twilioapi"
+	"github.com/voiceops/opsapi/shared/conversations/agent"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 // RunNeedsItsEnvironment calls run (the function's run with a getenv) with

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/keys"
+	"github.com/voiceops/opsapi/shared/platform/keys"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

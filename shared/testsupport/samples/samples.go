@@ -17,16 +17,16 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/voiceops/opsapi/shared/agent"
-	"github.com/voiceops/opsapi/shared/auth"
-	"github.com/voiceops/opsapi/shared/buckets"
-	"github.com/voiceops/opsapi/shared/conversation"
-	"github.com/voiceops/opsapi/shared/convgraph"
-	"github.com/voiceops/opsapi/shared/delivery"
-	"github.com/voiceops/opsapi/shared/keys"
-	"github.com/voiceops/opsapi/shared/memory"
+	"github.com/voiceops/opsapi/shared/alerts/delivery"
+	"github.com/voiceops/opsapi/shared/conversations/agent"
+	"github.com/voiceops/opsapi/shared/conversations/conversation"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/metrics"
-	"github.com/voiceops/opsapi/shared/queue"
+	"github.com/voiceops/opsapi/shared/metrics/buckets"
+	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/keys"
+	"github.com/voiceops/opsapi/shared/platform/queue"
+	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 

@@ -1,12 +1,12 @@
 // Package spectest gives tests the OpenAPI validator of the document
-// (shared/apispec), loaded once per test binary.
+// (shared/platform/apispec), loaded once per test binary.
 package spectest
 
 import (
 	"sync"
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/apispec"
+	"github.com/voiceops/opsapi/shared/platform/apispec"
 )
 
 var (

@@ -1,0 +1,190 @@
+// Package alerting is the domain service behind the alert rule and webhook
+// endpoint routes: it reads, applies a change, writes under the record's
+// version (retrying when another writer got there first), and fans out the
+// events a transition sends. Handlers parse, call one method, and answer.
+package alerting
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Fanout hands an event the store holds to the delivery machinery
+// (shared/alerts/delivery's Outbox.Fanout).
+type Fanout func(ctx context.Context, e voiceops.AlertEvent) error
+
+// Service changes rules and endpoints. Fanout may be nil: the events are
+// stored with the change, and the evaluator's repair pass fans them out.
+type Service struct {
+	Rules     voiceops.RuleStore
+	Endpoints voiceops.EndpointStore
+	Fanout    Fanout
+	Now       func() time.Time
+	Log       *slog.Logger
+	// EvaluateSoon, when set, asks for an evaluation of a scope's rules
+	// (accountID, and projectID or "" for the account-wide ones) after a
+	// rule of it was created or changed, so that a new rule is evaluated
+	// within about a second when its scope has data. Deployed it writes an
+	// empty item on the metrics table (dynamo.MetricCounts.Touch), which
+	// the table's stream turns into an evaluation like any other data; the
+	// dev server's memory store notifies its trigger the same way
+	// (shared/alerts/alertgraph wires it). Best effort: the schedule evaluates
+	// the rule anyway.
+	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
+}
+
+// updateAttempts bounds the optimistic-concurrency retries of a change:
+// only a concurrent writer of the same record makes a second attempt
+// necessary.
+const updateAttempts = 3
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Millisecond) }
+
+// CreateRule stores a new rule of the account from a create body (a patch
+// that sends the required fields).
+func (s *Service) CreateRule(ctx context.Context, accountID string, body voiceops.RulePatch) (voiceops.AlertRule, error) {
+	rule := voiceops.NewRuleFrom(voiceops.NewID(voiceops.PrefixRule), accountID, body, s.now())
+	if err := s.Rules.CreateRule(ctx, rule); err != nil {
+		return rule, err
+	}
+	s.evaluateSoon(ctx, rule)
+	return rule, nil
+}
+
+// evaluateSoon asks for an evaluation of the rule's scope when it is enabled.
+func (s *Service) evaluateSoon(ctx context.Context, r voiceops.AlertRule) {
+	if s.EvaluateSoon == nil || !r.Enabled {
+		return
+	}
+	var project string
+	if r.ProjectID != nil {
+		project = *r.ProjectID
+	}
+	if err := s.EvaluateSoon(ctx, r.AccountID, project); err != nil {
+		s.Log.ErrorContext(ctx, "asking for an evaluation", "rule_id", r.ID, "error", err)
+	}
+}
+
+// PatchRule applies a patch to a rule. Disabling a firing rule resolves it:
+// the event is written with the change (docs/alerting.md).
+func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voiceops.RulePatch) (voiceops.AlertRule, error) {
+	for attempt := 1; ; attempt++ {
+		cur, err := s.Rules.GetRule(ctx, accountID, id)
+		if err != nil {
+			return cur, err
+		}
+		next, changed := patch.Apply(cur, s.now())
+		if !changed {
+			return cur, nil
+		}
+		next.Version = cur.Version + 1
+		var events []voiceops.AlertEvent
+		if ev := voiceops.TransitionEvent(cur.State, &next, next.UpdatedAt); ev != nil {
+			events = append(events, *ev)
+			if next.Change != nil {
+				next.Change.EventID = ev.ID // the history entry names the event it sent
+			}
+		}
+		err = s.Rules.UpdateRule(ctx, next, cur.Version, patch.ProjectChanged(cur), events...)
+		if errors.Is(err, voiceops.ErrConflictingWrite) && attempt < updateAttempts {
+			continue
+		}
+		if err != nil {
+			return cur, err
+		}
+		s.fanout(ctx, events)
+		s.evaluateSoon(ctx, next)
+		return next, nil
+	}
+}
+
+// DeleteRule removes a rule. Deleting a firing rule resolves it; the
+// resolved event says the rule is now "unknown" (it no longer exists to be
+// evaluated).
+func (s *Service) DeleteRule(ctx context.Context, accountID, id string) error {
+	now := s.now()
+	var events []voiceops.AlertEvent
+	_, err := s.Rules.DeleteRule(ctx, accountID, id, func(cur voiceops.AlertRule) []voiceops.AlertEvent {
+		gone := cur
+		gone.State = voiceops.StateUnknown
+		events = nil
+		if ev := voiceops.TransitionEvent(cur.State, &gone, now); ev != nil {
+			events = append(events, *ev)
+		}
+		return events
+	})
+	if err != nil {
+		return err
+	}
+	s.fanout(ctx, events)
+	return nil
+}
+
+// CreateEndpoint stores a new endpoint of the account with its first
+// signing secret.
+func (s *Service) CreateEndpoint(ctx context.Context, accountID, secret string, in voiceops.EndpointInput) (voiceops.WebhookEndpoint, error) {
+	e := voiceops.NewEndpoint(voiceops.NewID(voiceops.PrefixEndpoint), accountID, secret, in, s.now())
+	return e, s.Endpoints.CreateEndpoint(ctx, e)
+}
+
+// PatchEndpoint applies a patch to an endpoint.
+func (s *Service) PatchEndpoint(ctx context.Context, accountID, id string, patch voiceops.EndpointPatch) (voiceops.WebhookEndpoint, error) {
+	now := s.now()
+	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+		return patch.Apply(cur, now)
+	})
+}
+
+// RotateSecret makes secret the endpoint's signing secret; the previous one
+// keeps signing for overlap.
+func (s *Service) RotateSecret(ctx context.Context, accountID, id, secret string, overlap time.Duration) (voiceops.WebhookEndpoint, error) {
+	now := s.now()
+	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+		return voiceops.RotateSecret(cur, secret, overlap, now), true
+	})
+}
+
+// updateEndpoint reads, changes and conditionally writes an endpoint,
+// retrying when another writer got there first.
+func (s *Service) updateEndpoint(ctx context.Context, accountID, id string, change func(voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool)) (voiceops.WebhookEndpoint, error) {
+	for attempt := 1; ; attempt++ {
+		cur, err := s.Endpoints.GetEndpoint(ctx, accountID, id)
+		if err != nil {
+			return cur, err
+		}
+		next, changed := change(cur)
+		if !changed {
+			return cur, nil
+		}
+		next.Version = cur.Version + 1
+		err = s.Endpoints.UpdateEndpoint(ctx, next, cur.Version)
+		if errors.Is(err, voiceops.ErrConflictingWrite) && attempt < updateAttempts {
+			continue
+		}
+		if err != nil {
+			return cur, err
+		}
+		return next, nil
+	}
+}
+
+// fanout hands events to the outbox, best effort: the events are stored,
+// and a failure here is repaired by the evaluator's next run.
+func (s *Service) fanout(ctx context.Context, events []voiceops.AlertEvent) {
+	if s.Fanout == nil {
+		return
+	}
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, e := range events {
+		if err := s.Fanout(ctx, e); err != nil {
+			log.ErrorContext(ctx, "fanning out an event; the evaluator will retry", "event_id", e.ID, "error", err)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package alerting_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/voiceops/opsapi/shared/alerts/alerting"
+	"github.com/voiceops/opsapi/shared/store/memory"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T) (voiceops.Stores, *alerting.Service, *[]string, *time.Time) {
+	t.Helper()
+	stores := memory.New().Stores()
+	ctx := context.Background()
+	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_a", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p1", AccountID: "acct_a", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	var woken []string
+	now := t0
+	svc := &alerting.Service{Rules: stores.Rules, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		EvaluateSoon: func(_ context.Context, accountID, projectID string) error {
+			woken = append(woken, accountID+"/"+projectID)
+			return nil
+		}}
+	return stores, svc, &woken, &now
+}
+
+// TestRuleChangesWakeTheirScope: creating or changing an enabled rule asks
+// for an evaluation of its scope; disabling one does not.
+func TestRuleChangesWakeTheirScope(t *testing.T) {
+	_, svc, woken, _ := setup(t)
+	ctx := context.Background()
+	p1 := "p1"
+	r, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch()); err != nil {
+		t.Fatal(err)
+	}
+	th := int64(7)
+	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Threshold: &th}); err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"acct_a/p1", "acct_a/", "acct_a/p1"}
+	if len(*woken) != len(want) {
+		t.Fatalf("woken %v, want %v", *woken, want)
+	}
+	for i := range want {
+		if (*woken)[i] != want[i] {
+			t.Fatalf("woken %v, want %v", *woken, want)
+		}
+	}
+}
+
+// TestWithMarksShowsTheScopesMark: the reads of WithMarks show the scope's
+// mark as last_evaluated_at of the enabled rules it covers, and leave
+// disabled rules, rules created after it and other scopes alone.
+func TestWithMarksShowsTheScopesMark(t *testing.T) {
+	stores, svc, _, now := setup(t)
+	ctx := context.Background()
+	p1 := "p1"
+	in := voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
+	covered, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
+	disabled, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
+	off := false
+	if _, err := svc.PatchRule(ctx, "acct_a", disabled.ID, voiceops.RulePatch{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	wide, _ := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
+	mark := t0.Add(30 * time.Second)
+	if err := stores.Evaluations.MarkEvaluated(ctx, "acct_a", "p1", mark); err != nil {
+		t.Fatal(err)
+	}
+	*now = t0.Add(time.Minute)
+	later, _ := svc.CreateRule(ctx, "acct_a", in.Patch())
+
+	api := alerting.WithMarks(stores.Rules, stores.Evaluations)
+	want := map[string]*time.Time{covered.ID: &mark, disabled.ID: nil, wide.ID: nil, later.ID: nil}
+	for id, w := range want {
+		got, err := api.GetRule(ctx, "acct_a", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (w == nil) != (got.LastEvaluatedAt == nil) || (w != nil && !got.LastEvaluatedAt.Equal(*w)) {
+			t.Errorf("GetRule %s: last_evaluated_at %v, want %v", id, got.LastEvaluatedAt, w)
+		}
+	}
+	list, err := api.ListRules(ctx, "acct_a")
+	if err != nil || len(list) != 4 {
+		t.Fatalf("ListRules: %d %v", len(list), err)
+	}
+	for _, r := range list {
+		w := want[r.ID]
+		if (w == nil) != (r.LastEvaluatedAt == nil) || (w != nil && !r.LastEvaluatedAt.Equal(*w)) {
+			t.Errorf("ListRules %s: last_evaluated_at %v, want %v", r.ID, r.LastEvaluatedAt, w)
+		}
+	}
+	if raw, _ := stores.Rules.GetRule(ctx, "acct_a", covered.ID); raw.LastEvaluatedAt != nil {
+		t.Errorf("the store itself changed: %v", raw.LastEvaluatedAt)
+	}
+	if alerting.WithMarks(stores.Rules, nil) != stores.Rules {
+		t.Error("without marks the store is not returned as is")
+	}
+}

@@ -1,0 +1,141 @@
+package studioapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Outbox is what the webhooks group asks of the delivery machinery
+// (shared/alerts/delivery): send test events and retry deliveries.
+type Outbox interface {
+	SendTest(ctx context.Context, ep voiceops.WebhookEndpoint) (voiceops.AlertEvent, voiceops.Delivery, error)
+	Retry(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error)
+}
+
+// attemptJSON is one entry of the delivery log: never a body or a secret.
+type attemptJSON struct {
+	Number     int     `json:"number"`
+	At         string  `json:"at"`
+	StatusCode *int    `json:"status_code"`
+	DurationMS int64   `json:"duration_ms"`
+	Error      *string `json:"error"`
+}
+
+// deliveryJSON is a delivery with its attempts.
+type deliveryJSON struct {
+	ID            string        `json:"id"`
+	EventID       string        `json:"event_id"`
+	EventType     string        `json:"event_type"`
+	Test          bool          `json:"test"`
+	Status        string        `json:"status"`
+	CreatedAt     string        `json:"created_at"`
+	UpdatedAt     string        `json:"updated_at"`
+	NextAttemptAt *string       `json:"next_attempt_at"`
+	Attempts      []attemptJSON `json:"attempts"`
+}
+
+func toDeliveryJSON(d voiceops.Delivery) deliveryJSON {
+	out := deliveryJSON{
+		ID: d.ID, EventID: d.EventID, EventType: string(d.EventType), Test: d.Test, Status: string(d.Status),
+		CreatedAt: httpapi.Time(d.CreatedAt), UpdatedAt: httpapi.Time(d.UpdatedAt), Attempts: []attemptJSON{},
+	}
+	if d.Status == voiceops.DeliveryPending {
+		out.NextAttemptAt = httpapi.TimePtr(d.NextAttemptAt)
+	}
+	for _, a := range d.Attempts {
+		aj := attemptJSON{Number: a.Number, At: httpapi.Time(a.At), DurationMS: a.DurationMS}
+		if a.StatusCode != 0 {
+			code := a.StatusCode
+			aj.StatusCode = &code
+		}
+		if a.Error != "" {
+			msg := a.Error
+			aj.Error = &msg
+		}
+		if a.Open() {
+			continue // claimed and in flight: not a result yet
+		}
+		out.Attempts = append(out.Attempts, aj)
+	}
+	return out
+}
+
+type testJSON struct {
+	EventID    string `json:"event_id"`
+	DeliveryID string `json:"delivery_id"`
+}
+
+func (h *Webhooks) testEndpoint(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
+	id, err := pathEndpointID(r)
+	if err != nil {
+		return err
+	}
+	ep, err := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "webhook endpoint")
+	}
+	e, d, err := h.Outbox.SendTest(r.Context(), ep)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "webhook endpoint")
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, testJSON{EventID: e.ID, DeliveryID: d.ID})
+	return nil
+}
+
+// Limits of GET .../deliveries.
+const (
+	defaultDeliveries = 50
+	maxDeliveries     = 100
+)
+
+func (h *Webhooks) listDeliveries(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
+	id, err := pathEndpointID(r)
+	if err != nil {
+		return err
+	}
+	limit := defaultDeliveries
+	if q := r.URL.Query(); q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > maxDeliveries {
+			return httpapi.BadRequest("limit", "must be an integer between 1 and 100")
+		}
+		limit = n
+	}
+	if _, err := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id); err != nil {
+		return httpapi.NotFoundAs(err, "webhook endpoint")
+	}
+	ds, err := h.Deliveries.ListDeliveries(r.Context(), p.AccountID, id, limit)
+	if err != nil {
+		return err
+	}
+	out := listJSON[deliveryJSON]{Data: make([]deliveryJSON, 0, len(ds))}
+	for _, d := range ds {
+		out.Data = append(out.Data, toDeliveryJSON(d))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Webhooks) retryDelivery(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
+	id, err := pathEndpointID(r)
+	if err != nil {
+		return err
+	}
+	dlv := r.PathValue("delivery_id")
+	if !voiceops.ValidDeliveryID(dlv) {
+		return voiceops.Invalid(voiceops.FieldError{Field: "delivery_id", Message: "must match ^dlv_[A-Za-z0-9]+$"})
+	}
+	if len(dlv) > voiceops.MaxIDLength {
+		return voiceops.Errorf(voiceops.KindNotFound, "delivery not found")
+	}
+	d, err := h.Outbox.Retry(r.Context(), p.AccountID, id, dlv)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "delivery")
+	}
+	httpapi.WriteJSON(w, http.StatusAccepted, toDeliveryJSON(d))
+	return nil
+}

@@ -1,0 +1,125 @@
+package studioapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+// Limits of GET /v1/alert-rules/{rule_id}/history.
+const defaultHistory = 20
+
+// historyJSON is one state change of GET /v1/alert-rules/{rule_id}/history.
+type historyJSON struct {
+	At         string                `json:"at"`
+	FromState  string                `json:"from_state"`
+	ToState    string                `json:"to_state"`
+	Value      *int64                `json:"value"`
+	EventID    *string               `json:"event_id"`
+	Deliveries []historyDeliveryJSON `json:"deliveries"`
+}
+
+// historyDeliveryJSON is the outcome of the change's event at one endpoint.
+type historyDeliveryJSON struct {
+	EndpointID string `json:"endpoint_id"`
+	deliveryJSON
+}
+
+type historyPageJSON struct {
+	Data   []historyJSON `json:"data"`
+	Cursor *string       `json:"cursor"`
+}
+
+// ruleHistory answers a page of the rule's state changes, each with the
+// deliveries of the event it sent to the account's current endpoints
+// (a deleted endpoint's deliveries are no longer shown).
+func (a *Alerts) ruleHistory(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
+	id, err := pathRuleID(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit := defaultHistory
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
+		if err != nil || n < 1 || n > voiceops.MaxHistoryPage {
+			return httpapi.BadRequest("limit", "must be an integer between 1 and 100")
+		}
+		limit = n
+	}
+	cursor := q.Get("cursor")
+	if q.Has("cursor") {
+		if _, _, ok := voiceops.ParseHistoryCursor(cursor); !ok {
+			return httpapi.BadRequest("cursor", "must be the cursor of a previous page")
+		}
+	}
+	if _, err := a.Rules.GetRule(r.Context(), p.AccountID, id); err != nil {
+		return httpapi.NotFoundAs(err, "alert rule")
+	}
+	changes, next, err := a.History.RuleHistory(r.Context(), p.AccountID, id, cursor, limit)
+	if errors.Is(err, voiceops.ErrInvalidCursor) {
+		return httpapi.BadRequest("cursor", "must be the cursor of a previous page")
+	}
+	if err != nil {
+		return err
+	}
+	byEvent, err := a.eventDeliveries(r, p.AccountID, changes)
+	if err != nil {
+		return err
+	}
+	out := historyPageJSON{Data: make([]historyJSON, 0, len(changes))}
+	if next != "" {
+		out.Cursor = &next
+	}
+	for _, c := range changes {
+		h := historyJSON{At: httpapi.Time(c.At), FromState: string(c.From), ToState: string(c.To), Value: c.Value, Deliveries: []historyDeliveryJSON{}}
+		if c.EventID != "" {
+			ev := c.EventID
+			h.EventID = &ev
+			h.Deliveries = append(h.Deliveries, byEvent[ev]...)
+		}
+		out.Data = append(out.Data, h)
+	}
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// eventDeliveries reads the deliveries of the changes' events to the
+// account's endpoints, by event ID, in the order of the endpoints.
+func (a *Alerts) eventDeliveries(r *http.Request, accountID string, changes []voiceops.StateChange) (map[string][]historyDeliveryJSON, error) {
+	var refs []voiceops.DeliveryRef
+	var eps []voiceops.WebhookEndpoint
+	for _, c := range changes {
+		if c.EventID == "" {
+			continue
+		}
+		if eps == nil {
+			var err error
+			if eps, err = a.Endpoints.ListEndpoints(r.Context(), accountID); err != nil {
+				return nil, err
+			}
+		}
+		for _, ep := range eps {
+			refs = append(refs, voiceops.DeliveryRef{EndpointID: ep.ID, EventID: c.EventID})
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	ds, err := a.History.GetDeliveries(r.Context(), accountID, refs)
+	if err != nil {
+		return nil, err
+	}
+	byEvent := map[string][]historyDeliveryJSON{}
+	for _, ep := range eps {
+		for _, d := range ds {
+			if d.EndpointID == ep.ID {
+				byEvent[d.EventID] = append(byEvent[d.EventID], historyDeliveryJSON{EndpointID: d.EndpointID, deliveryJSON: toDeliveryJSON(d)})
+			}
+		}
+	}
+	return byEvent, nil
+}

@@ -1,0 +1,92 @@
+// Package lambdamain is what every function's main shares: the names of
+// the environment variables CDK sets (each defined once; the table names
+// are in shared/platform/tables), each function's environment as a struct read and
+// checked once at start (env.go), the AWS configuration built straight
+// from the Lambda environment, and the logger. Each functions/<name>
+// composes its own graph from these, so it links only what it uses.
+package lambdamain
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/voiceops/opsapi/shared/platform/logctx"
+)
+
+// The environment variables infra/ sets on the functions.
+const (
+	// RegionEnv names the service region (us, uk, eu) the function serves.
+	RegionEnv = "SERVICE_REGION"
+	// QueueEnv carries the delivery queue's URL.
+	QueueEnv = "DELIVERY_QUEUE_URL"
+	// ShardQueueEnv carries the URL of the evaluator's shard queue: the
+	// schedule sends one message per rule shard there.
+	ShardQueueEnv = "SHARD_QUEUE_URL"
+	// OutboundQueueEnv carries the outbound queue's URL (dial jobs).
+	OutboundQueueEnv = "OUTBOUND_QUEUE_URL"
+	// TwilioSecretEnv names the Secrets Manager secret holding the
+	// accounts' Twilio credentials and caller IDs (opsctl twilio set).
+	TwilioSecretEnv = "TWILIO_SECRET"
+	// PublicBaseURLEnv is the base host's public URL, which Twilio calls
+	// back (status callbacks, the answer URL).
+	PublicBaseURLEnv = "PUBLIC_BASE_URL"
+	// ConsoleBaseURLEnv is the base host's URL as the operators' console
+	// (served by the studio host) calls it: the console's config.json and
+	// its CSP's connect-src name it (shared/alerts/console).
+	ConsoleBaseURLEnv = "CONSOLE_BASE_URL"
+	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
+	// holds the internal key (infra/secrets.go sets it on the functions
+	// that serve internal routes).
+	InternalKeyEnv = "INTERNAL_KEY_PARAMETER"
+	// LocalLoopbackEnv is set to "true" only by the local stack runner
+	// (scripts/stack -allow-loopback-webhooks), never by the template: it
+	// lets webhook endpoints be saved with, and deliveries go to, loopback
+	// http:// URLs, as the dev server's -allow-loopback-webhooks does.
+	LocalLoopbackEnv = "VOICEOPS_LOCAL_ALLOW_LOOPBACK"
+	// LocalRetryScheduleEnv, set only by the local stack runner
+	// (scripts/stack -retry-schedule), replaces the delivery retry
+	// schedule (the dev server's -retry-schedule), so that a run can see a
+	// delivery spend its schedule.
+	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
+)
+
+// AllowLoopback reports whether LocalLoopbackEnv is "true".
+func AllowLoopback(getenv func(string) string) bool { return getenv(LocalLoopbackEnv) == "true" }
+
+// AWSConfig builds the SDK configuration from the Lambda environment:
+// AWS_REGION and the execution role's credentials in AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; AWS_ENDPOINT_URL, when set,
+// points every client at an emulator (LocalStack, moto). It does not use
+// config.LoadDefaultConfig: that links the shared-config, SSO and STS
+// machinery (about 2.4 MB and milliseconds of init) that a function never
+// needs.
+func AWSConfig(getenv func(string) string) (aws.Config, error) {
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
+	}
+	if region == "" {
+		return aws.Config{}, fmt.Errorf("AWS_REGION is not set")
+	}
+	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	if id == "" || secret == "" {
+		return aws.Config{}, fmt.Errorf("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set")
+	}
+	cfg := aws.Config{
+		Region:      region,
+		Credentials: aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN"))),
+	}
+	if url := getenv("AWS_ENDPOINT_URL"); url != "" {
+		cfg.BaseEndpoint = aws.String(url)
+	}
+	traceSDK(&cfg, getenv)
+	return cfg, nil
+}
+
+// Logger is the functions' structured logger (JSON lines for CloudWatch);
+// every line carries the IDs of the request it is about (shared/platform/logctx).
+func Logger() *slog.Logger { return slog.New(logctx.New(slog.NewJSONHandler(os.Stderr, nil))) }

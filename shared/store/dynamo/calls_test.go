@@ -1,0 +1,38 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/calls/callstest"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestCallsContract(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	storetest.RunCalls(t, func(t *testing.T) voiceops.CallStore {
+		return dynamo.NewCalls(db, newTables(t, c).Calls)
+	})
+}
+
+func TestPacerContract(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	storetest.RunPacer(t, func(t *testing.T) storetest.PacerStore {
+		return dynamo.NewPacer(db, newTables(t, c).Calls)
+	})
+}
+
+// TestCallbacksOnDynamo runs the calls service's callback suite on the
+// DynamoDB stores (calls, conversations, configuration).
+func TestCallbacksOnDynamo(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	callstest.Run(t, func(t *testing.T) callstest.Env {
+		names := newTables(t, c)
+		return callstest.Env{Stores: dynamo.NewStores(db, names), Configs: dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs(),
+			Calls: dynamo.NewCalls(db, names.Calls)}
+	})
+}

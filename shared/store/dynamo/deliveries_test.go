@@ -1,0 +1,17 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestDeliveriesContract(t *testing.T) {
+	c := client(t)
+	db := &serialDB{DB: c}
+	storetest.RunDeliveries(t, func(t *testing.T) voiceops.Stores {
+		return dynamo.NewStores(db, newTables(t, c))
+	})
+}

@@ -1,0 +1,16 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestWholeRecords(t *testing.T) {
+	c := client(t)
+	storetest.RunWholeRecords(t, func(t *testing.T) voiceops.Stores {
+		return dynamo.NewStores(&serialDB{DB: c}, newTables(t, c))
+	})
+}

@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/voiceops/opsapi/shared/store/memory"
+	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/voiceops"
+)
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(*testing.T) voiceops.Stores { return memory.New().Stores() })
+}
