@@ -61,7 +61,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	d := deps{
 		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log,
+			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents only
 		Pools:      config.DNI(),
 		Calls:      dynamo.NewCalls(db, env.CallsTable),
 		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
