@@ -99,6 +99,13 @@ type Function struct {
 	// functions projects may name as their functions: those named
 	// ProjectFunctionPrefix* in the stack's account and region.
 	InvokesProjectFunctions bool
+	// InvokesItself grants lambda:InvokeFunction on the function itself
+	// and sets its asynchronous invocations to run once, within a minute:
+	// the calls function runs each claimed step of a voice call in an
+	// asynchronous invocation of its own (shared/calls/stepinvoke says why
+	// not a queue), whose failure is recovered by the step's lease, never by
+	// Lambda's retry (which could run the step beside its takeover).
+	InvokesItself bool
 	// ReadsInternalKey gives the function the internal key's secret: its
 	// ARN in INTERNAL_KEY_PARAMETER and read access to it. Only functions
 	// whose environment struct names the variable (their main reads the
@@ -400,6 +407,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
 		ReadsInternalKey:        true, // the voice intake's internal routes (no scenario calls them)
 		ReadsTwilio:             true,
+		InvokesItself:           true, // a voice call's step (the answer, a turn) runs in its own invocation
 		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
 		Reserved:                150,
 	},
@@ -678,6 +686,7 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			// A scheduled run that fails is not retried: the next tick
 			// redoes the work. Other async invocations keep the default.
 			RetryAttempts:                retryAttempts(f),
+			MaxEventAge:                  maxEventAge(f),
 			ReservedConcurrentExecutions: reservedConcurrency(cfg.reserved(f)),
 		}, cfg.removalPolicy())
 		if err != nil {
@@ -691,6 +700,16 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(projectFunctionsArn()),
 			}))
+		}
+		if f.InvokesItself {
+			// A policy of its own: in the role's default policy, which the
+			// function depends on, its own ARN would be a cycle.
+			awsiam.NewPolicy(stack, jsii.String(constructID(f.Name)+"InvokesItself"), &awsiam.PolicyProps{
+				Roles: &[]awsiam.IRole{fn.Role()},
+				Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Actions: jsii.Strings("lambda:InvokeFunction"), Resources: &[]*string{fn.FunctionArn()},
+				})},
+			})
 		}
 		if f.ReadsInternalKey {
 			grantSecretValue(fn, d.internalKey.secret.SecretArn())
@@ -793,8 +812,18 @@ func reservedConcurrency(n int) *float64 {
 }
 
 func retryAttempts(f Function) *float64 {
-	if f.Every != 0 {
+	if f.Every != 0 || f.InvokesItself {
 		return jsii.Number(0)
+	}
+	return nil
+}
+
+// maxEventAge drops a step's event that waited a minute in Lambda's
+// queue: its lease (calls.DefaultStepLease, 30 s) has passed, so the step
+// is the callee's to say again.
+func maxEventAge(f Function) awscdk.Duration {
+	if f.InvokesItself {
+		return awscdk.Duration_Seconds(jsii.Number(60))
 	}
 	return nil
 }

@@ -39,6 +39,10 @@ func resourceName(tmpl map[string]any, v any) string {
 			}
 		case "AWS::SQS::Queue":
 			return "queue:" + logicalSuffix.ReplaceAllString(id, "")
+		case "AWS::Lambda::Function": // "VoiceOps <name> (<region>)"
+			if f := strings.Fields(fmt.Sprint(p["Description"])); len(f) == 3 {
+				return "function:" + f[1]
+			}
 		case "AWS::SecretsManager::Secret":
 			name := fmt.Sprint(p["Name"])
 			return "secret:" + name[strings.LastIndex(name, "/")+1:]
@@ -145,6 +149,9 @@ func wantGrants(f Function) []grant {
 	if f.InvokesProjectFunctions {
 		add("arn:${Partition}:lambda:${Region}:${AccountId}:function:"+ProjectFunctionPrefix+"*", "lambda:InvokeFunction")
 	}
+	if f.InvokesItself {
+		add("function:"+f.Name, "lambda:InvokeFunction")
+	}
 	if f.ReadsInternalKey {
 		add("secret:internal-metric-key", "secretsmanager:GetSecretValue")
 	}
@@ -211,6 +218,8 @@ func TestLeastPrivilege(t *testing.T) {
 				deletes[f.Name] = true
 			case strings.Contains(g.resource, "/index/"):
 				indexes[f.Name] = append(indexes[f.Name], g.resource)
+			case g.action == "lambda:InvokeFunction" && g.resource == "function:"+f.Name && f.InvokesItself:
+				// its own steps' invocations
 			case g.action == "lambda:InvokeFunction" && !strings.Contains(g.resource, ":${AccountId}:"):
 				t.Errorf("%s: %s: any account", f.Name, g)
 			case strings.Contains(g.resource, "*") && g.resource != "*" && !strings.HasPrefix(g.action, "lambda:"):
@@ -235,5 +244,40 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	if fmt.Sprint(indexes) != fmt.Sprint(want) {
 		t.Errorf("index queries: %v, want %v", indexes, want)
+	}
+}
+
+// TestStepsInvokeTheirOwnFunction: the calls function alone may invoke
+// itself (its voice steps' asynchronous runs), and those runs are neither
+// retried by Lambda nor kept past a minute: a failed step is recovered by
+// its lease, never run beside its takeover.
+func TestStepsInvokeTheirOwnFunction(t *testing.T) {
+	tmpl := defaultSynth(t).json["VoiceOps-us"]
+	var selfInvoking []string
+	for _, f := range Functions {
+		if f.InvokesItself {
+			selfInvoking = append(selfInvoking, f.Name)
+		}
+	}
+	if fmt.Sprint(selfInvoking) != "[calls]" {
+		t.Fatalf("functions that invoke themselves: %v, want [calls]", selfInvoking)
+	}
+	id, fn := functionResource(t, tmpl, "calls")
+	if !slices.Contains(roleGrants(tmpl, getAttTarget(props(fn)["Role"])), grant{"lambda:InvokeFunction", "function:calls"}) {
+		t.Errorf("the calls function may not invoke itself")
+	}
+	found := false
+	for _, c := range resources(tmpl, "AWS::Lambda::EventInvokeConfig") {
+		p := props(c)
+		if fmt.Sprint(p["FunctionName"]) != fmt.Sprint(map[string]any{"Ref": id}) {
+			continue
+		}
+		found = true
+		if fmt.Sprint(p["MaximumRetryAttempts"]) != "0" || fmt.Sprint(p["MaximumEventAgeInSeconds"]) != "60" {
+			t.Errorf("calls' asynchronous invocations: %v, want no retry and at most 60 s in the queue", p)
+		}
+	}
+	if !found {
+		t.Errorf("calls has no EventInvokeConfig")
 	}
 }

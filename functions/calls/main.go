@@ -13,10 +13,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/voiceops/opsapi/shared/calls"
+	"github.com/voiceops/opsapi/shared/calls/stepinvoke"
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/calls/twilioapi"
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
@@ -55,10 +57,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
 	metrics := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	invoker := lambdainvoke.New(cfg, lambdamain.Tracer(getenv))
+	d := deps{
 		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log,
+			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents only
 		Pools:      config.DNI(),
 		Calls:      dynamo.NewCalls(db, env.CallsTable),
 		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
@@ -66,7 +70,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
 		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
 		Metrics: metrics,
-	})), lambda.WithContext(ctx))
+		// A claimed step runs in an asynchronous invocation of this function.
+		Handoff: stepinvoke.Handoff(invoker, lambdacontext.FunctionName),
+	}
+	lambda.StartWithOptions(emf.Flushing(metrics, stepinvoke.Handler(handler(d), d.service().RunStep, log, time.Now)), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -88,6 +95,18 @@ type deps struct {
 	Log        *slog.Logger
 	// Metrics receives the request metrics (lambdamain.Metrics).
 	Metrics telemetry.Recorder
+	// Handoff carries a claimed step to its own invocation (nil: the step
+	// runs bound to its callback).
+	Handoff func(context.Context, calls.StepJob) error
+}
+
+// service is the calls service of Twilio's callbacks and of the steps'
+// invocations.
+func (d deps) service() *calls.Service {
+	return &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics, Handoff: d.Handoff,
+		// The lease outlasts a handed-off step's run (calls.DefaultStepRun);
+		// without a handoff, a step ends with its callback.
+		StepLease: calls.DefaultStepLease}
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
@@ -95,11 +114,5 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&voiceapi.Voice{Engine: d.Engine}).Routes(),
 		(&voiceapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics,
-			// No Detach: an invocation's work ends with its answer, so a
-			// step slower than twilio.CallbackDeadline ends with its
-			// callback, and the lease only has to outlast that callback
-			// for its lost step to be asked again soon.
-			StepLease: twilio.CallbackDeadline + httpapi.ResponseMargin},
-			Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
+		(&twilioapi.Callbacks{Calls: d.service(), Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

@@ -132,6 +132,13 @@ type Service struct {
 	Detach func(work func())
 	// StepRun bounds a detached step's work (default DefaultStepRun).
 	StepRun time.Duration
+	// Handoff, when set, carries every claimed step to a run of its own
+	// elsewhere (on Lambda: an asynchronous invocation of the function,
+	// whose answer would otherwise end the work), which calls RunStep; the
+	// callback waits for the stored reply within its budget, as a fetch of
+	// the result does. A step whose handoff fails runs bound to its
+	// callback, as without Detach.
+	Handoff func(ctx context.Context, j StepJob) error
 	// Telemetry counts the provider's outcomes (telemetry.Dials, outcome
 	// DialEnded); nil counts nothing.
 	Telemetry telemetry.Recorder
@@ -304,9 +311,7 @@ func (s *Service) endConversation(ctx context.Context, c voiceops.Call) error {
 // nothing; an answer for a call that has ended gets Hangup. token is the
 // request's idempotency token ("" when none).
 func (s *Service) Answer(ctx context.Context, c voiceops.Call, from, token string) (Reply, error) {
-	return s.step(ctx, c, 1, token, func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
-		return s.Engine.StartCall(ctx, c, from)
-	})
+	return s.step(ctx, c, 1, token, voiceops.CallStepInput{From: from})
 }
 
 // Turn is the callee's turn of call c's conversation conversationID; turn
@@ -321,11 +326,21 @@ func (s *Service) Turn(ctx context.Context, c voiceops.Call, conversationID stri
 		// is sent: one captured request could add turns at will.
 		return Reply{}, ErrTurnNumber
 	}
-	n := turn + 1
-	return s.step(ctx, c, n, token, func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
+	return s.step(ctx, c, turn+1, token, voiceops.CallStepInput{Message: in.Message, DTMF: in.DTMF})
+}
+
+// work is step n's work on its input: the answer starts the
+// conversation, a turn answers the callee's words.
+func (s *Service) work(n int, in voiceops.CallStepInput) stepWork {
+	if n == 1 {
+		return func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
+			return s.Engine.StartCall(ctx, c, in.From)
+		}
+	}
+	return func(ctx context.Context, c voiceops.Call) (string, voiceops.CallReply, error) {
 		r, err := s.Engine.RespondCall(ctx, c, in.Message, in.DTMF)
 		return c.ConversationID, r, err
-	})
+	}
 }
 
 // AnswerResult is the fetch of the answer's reply after ErrPending: the
@@ -397,7 +412,7 @@ func budget(ctx context.Context) (<-chan struct{}, func()) {
 // step runs callback step n of the call once: run is called only by the
 // request that claims the step; any other gets the stored reply, waiting
 // for it while the step is in flight (up to StepWait).
-func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string, run stepWork) (Reply, error) {
+func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string, in voiceops.CallStepInput) (Reply, error) {
 	waitUntil := s.Now().Add(orDefault(s.StepWait, DefaultStepWait))
 	answerBy, stop := budget(ctx)
 	defer stop()
@@ -415,9 +430,14 @@ func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string
 			return Reply{}, ErrStepAhead // the step before it has no reply yet
 		}
 		at := s.now()
-		claimed, err := s.Calls.ClaimCallStep(ctx, c.SID, n, token, at, at.Add(-orDefault(s.StepLease, DefaultStepLease)))
+		claimed, err := s.Calls.ClaimCallStep(ctx, c.SID, n, token, in, at, at.Add(-orDefault(s.StepLease, DefaultStepLease)))
 		if err == nil {
-			return s.runClaimed(ctx, claimed, n, run)
+			if s.Handoff != nil {
+				if err := s.Handoff(ctx, StepJob{SID: c.SID, Step: n, ClaimedAt: at}); err == nil {
+					return s.result(ctx, claimed, n)
+				}
+			}
+			return s.runClaimed(ctx, claimed, n, s.work(n, in))
 		}
 		if !errors.Is(err, voiceops.ErrCallTransition) {
 			return Reply{}, err
@@ -442,6 +462,54 @@ func (s *Service) step(ctx context.Context, c voiceops.Call, n int, token string
 			}
 		}
 	}
+}
+
+// StepJob names a claimed step for its run elsewhere (Handoff, RunStep):
+// the call, the step and the claim's time, never what the callee said
+// (read from the claim: voiceops.Call.StepInput).
+type StepJob struct {
+	SID       string    `json:"sid"`
+	Step      int       `json:"step"`
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// Outcomes of RunStep that are no failure: the job's claim is no longer
+// the call's to work (answered, taken over, ended, started by a copy of
+// the job), or it came too late to finish before the claim's lease ends.
+var (
+	ErrStepNotOurs = errors.New("the step's claim is no longer this job's")
+	ErrStepLate    = errors.New("the step's job came too late to finish within its lease")
+)
+
+// RunStep runs the step of a handed-off job (Handoff) and stores its
+// reply. It starts the claim first (voiceops.CallStore.StartCallStep), so
+// that a job delivered twice runs once, and bounds the work by StepRun and
+// by the claim's lease, so that it has ended before another callback may
+// take the step over: a run that fails or never comes leaves the lease's
+// takeover to ask the callee again.
+func (s *Service) RunStep(ctx context.Context, j StepJob) error {
+	now := s.now()
+	end := j.ClaimedAt.Add(orDefault(s.StepLease, DefaultStepLease) - ReplyMargin)
+	if run := now.Add(orDefault(s.StepRun, DefaultStepRun)); run.Before(end) {
+		end = run
+	}
+	if !now.Before(end) {
+		return ErrStepLate
+	}
+	c, err := s.Calls.StartCallStep(ctx, j.SID, j.Step, j.ClaimedAt, now)
+	if errors.Is(err, voiceops.ErrCallTransition) || errors.Is(err, voiceops.ErrNotFound) {
+		return ErrStepNotOurs
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status.Terminal() {
+		return ErrStepNotOurs
+	}
+	wctx, cancel := context.WithTimeout(ctx, end.Sub(now))
+	defer cancel()
+	_, err = s.run(wctx, c, j.Step, s.work(j.Step, c.StepInput))
+	return err
 }
 
 // stepWork is a step's work: the conversation engine's part.

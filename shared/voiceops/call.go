@@ -84,6 +84,13 @@ type Call struct {
 	Steps     int
 	StepAt    *time.Time
 	StepToken string
+	// StepInput is what the last claimed step's work runs on, kept from
+	// its claim until its reply, so that the work can run apart from the
+	// callback that claimed it (an asynchronous invocation names the step
+	// and reads the rest here). StepStarted is when such a run started it
+	// (StartCallStep); nil when none has.
+	StepInput   CallStepInput
+	StepStarted *time.Time
 	// Greeting is the answer's reply (step 1), kept for a replayed answer;
 	// Reply is the reply of the last step answered (nil before the first).
 	// A step whose reply is not stored is in flight.
@@ -104,6 +111,14 @@ type CallReply struct {
 	Step int
 	Text string
 	End  bool
+}
+
+// CallStepInput is what the provider's callback brought for its step's
+// work: the caller ID of the answer, the callee's words of a turn.
+type CallStepInput struct {
+	From    string
+	Message string
+	DTMF    string
 }
 
 // InFlight reports whether the call's last claimed step has no reply yet.
@@ -167,12 +182,20 @@ type CallStore interface {
 	// claimed yet) or step n was claimed before `stale` and has no reply
 	// (an attempt that died: taken over). Else ErrCallTransition;
 	// ErrNotFound when the call is missing or expired at `at`. It returns
-	// the call as it is afterwards.
-	ClaimCallStep(ctx context.Context, sid string, n int, token string, at, stale time.Time) (Call, error)
+	// the call as it is afterwards. in is kept as the step's StepInput
+	// (until its reply), and the claim clears StepStarted.
+	ClaimCallStep(ctx context.Context, sid string, n int, token string, in CallStepInput, at, stale time.Time) (Call, error)
+	// StartCallStep marks the claim of step n made at claimedAt as started
+	// at `at`, in one conditional write: it succeeds once per claim, while
+	// that claim is the call's last, has no reply and is not started (else
+	// ErrCallTransition), so that a run delivered twice works once.
+	// ErrNotFound when the call is missing or expired at `at`.
+	StartCallStep(ctx context.Context, sid string, n int, claimedAt, at time.Time) (Call, error)
 	// ReplyCallStep stores the reply of the claimed step reply.Step, if it
 	// is the call's last claimed step and has no reply yet (else
 	// ErrCallTransition). The answer's (step 1) also records the call's
-	// conversation, conversationID, and is kept as the Greeting.
+	// conversation, conversationID, and is kept as the Greeting. The
+	// step's StepInput is cleared.
 	ReplyCallStep(ctx context.Context, sid, conversationID string, reply CallReply, at time.Time) (Call, error)
 }
 

@@ -125,6 +125,11 @@ const (
 	DefaultTimeoutMS = 2000
 	MinTimeoutMS     = 100
 	MaxTimeoutMS     = 10000
+	// MaxAgentTimeoutMS bounds an HTTP agent's turn: slow agents (a large
+	// model) answer a voice turn from a run of its own, which lasts
+	// calls.DefaultStepRun (25 s), while the caller hears a filler; the
+	// turn's writes and the on_turn function share what is left.
+	MaxAgentTimeoutMS = 22000
 
 	// MaxConfigBytes bounds a configuration file (and what a store keeps).
 	MaxConfigBytes = 256 << 10
@@ -331,7 +336,7 @@ func (s AgentSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErro
 func (s HTTPSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) {
 	checkURL(s.URL, key(path, "url"), policy, errs)
 	checkSecret(s.SigningSecret, key(path, "signing_secret"), errs)
-	checkTimeout(s.TimeoutMS, key(path, "timeout_ms"), errs)
+	checkTimeoutUpTo(s.TimeoutMS, MaxAgentTimeoutMS, key(path, "timeout_ms"), errs)
 	for _, fe := range voiceops.CheckHeaders(s.Headers) {
 		errs.add(key(path, fe.Field), "%s", fe.Message)
 	}
@@ -375,8 +380,12 @@ func checkURL(raw, path string, policy voiceops.URLPolicy, errs *fieldErrors) {
 }
 
 func checkTimeout(ms int, path string, errs *fieldErrors) {
-	if ms != 0 && (ms < MinTimeoutMS || ms > MaxTimeoutMS) {
-		errs.add(path, "must be an integer between %d and %d (default %d)", MinTimeoutMS, MaxTimeoutMS, DefaultTimeoutMS)
+	checkTimeoutUpTo(ms, MaxTimeoutMS, path, errs)
+}
+
+func checkTimeoutUpTo(ms, maxMS int, path string, errs *fieldErrors) {
+	if ms != 0 && (ms < MinTimeoutMS || ms > maxMS) {
+		errs.add(path, "must be an integer between %d and %d (default %d)", MinTimeoutMS, maxMS, DefaultTimeoutMS)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,12 +40,18 @@ const (
 	attrConvID = "conversation_id"
 
 	// The callback steps of an answered call (voiceops.Call.Steps).
-	attrSteps        = "steps"
-	attrStepAt       = "step_at"
-	attrStepAtNanos  = "step_at_ns" // step_at as a number, for the takeover's comparison
-	attrStepToken    = "step_token"
-	attrStepClaim    = "step_claim" // the claim's random ID (see attrMove)
-	attrReplyStep    = "reply_step"
+	attrSteps       = "steps"
+	attrStepAt      = "step_at"
+	attrStepAtNanos = "step_at_ns" // step_at as a number, for the takeover's comparison
+	attrStepToken   = "step_token"
+	attrStepClaim   = "step_claim" // the claim's random ID (see attrMove)
+	attrReplyStep   = "reply_step"
+	// The claimed step's input and its asynchronous run's start
+	// (voiceops.Call.StepInput, StepStarted).
+	attrStepFrom     = "step_from"
+	attrStepMessage  = "step_message"
+	attrStepDTMF     = "step_dtmf"
+	attrStepStarted  = "step_started"
 	attrReplyText    = "reply_text"
 	attrReplyEnd     = "reply_end"
 	attrGreetingText = "greeting_text"
@@ -110,6 +117,12 @@ func putSteps(it item, c voiceops.Call) {
 		it[attrStepAt], it[attrStepAtNanos] = avT(*c.StepAt), avN(c.StepAt.UnixNano())
 	}
 	setNonEmpty(it, attrStepToken, c.StepToken)
+	setNonEmpty(it, attrStepFrom, c.StepInput.From)
+	setNonEmpty(it, attrStepMessage, c.StepInput.Message)
+	setNonEmpty(it, attrStepDTMF, c.StepInput.DTMF)
+	if c.StepStarted != nil {
+		it[attrStepStarted] = avT(*c.StepStarted)
+	}
 	if r := c.Reply; r != nil {
 		it[attrReplyStep], it[attrReplyText], it[attrReplyEnd] = avN(int64(r.Step)), avS(r.Text), avB(r.End)
 	}
@@ -198,7 +211,7 @@ func (s *Calls) MoveCall(ctx context.Context, sid string, to voiceops.CallStatus
 // ClaimCallStep is one conditional UpdateItem: the call exists, is not
 // terminal (so not expired), and either its last step is answered and is
 // n-1, or step n has no reply and was claimed before stale.
-func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token string, at, stale time.Time) (voiceops.Call, error) {
+func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token string, in voiceops.CallStepInput, at, stale time.Time) (voiceops.Call, error) {
 	if n < 1 {
 		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
@@ -207,14 +220,20 @@ func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token stri
 		"#stepns": attrStepAtNanos, "#claim": attrStepClaim, "#rstep": attrReplyStep}
 	values := item{":queued": avS(string(voiceops.CallQueued)), ":calling": avS(string(voiceops.CallCalling)),
 		":n": avN(int64(n)), ":at": avT(at), ":ns": avN(at.UnixNano()), ":stale": avN(stale.UnixNano()), ":claim": avS(claim)}
-	update := "SET #steps = :n, #stepat = :at, #stepns = :ns, #claim = :claim"
-	if token != "" {
-		names["#token"], values[":token"] = attrStepToken, avS(token)
-		update += ", #token = :token"
-	} else {
-		names["#token"] = attrStepToken
-		update += " REMOVE #token"
+	set := []string{"#steps = :n", "#stepat = :at", "#stepns = :ns", "#claim = :claim"}
+	remove := []string{"#started"}
+	names["#started"] = attrStepStarted
+	for i, f := range []struct{ attr, v string }{{attrStepToken, token}, {attrStepFrom, in.From}, {attrStepMessage, in.Message}, {attrStepDTMF, in.DTMF}} {
+		name := fmt.Sprintf("#in%d", i)
+		names[name] = f.attr
+		if f.v == "" {
+			remove = append(remove, name)
+			continue
+		}
+		values[":in"+name[3:]] = avS(f.v)
+		set = append(set, name+" = :in"+name[3:])
 	}
+	update := "SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")
 	next := "attribute_not_exists(#steps)"
 	if n > 1 {
 		values[":prev"] = avN(int64(n - 1))
@@ -240,17 +259,41 @@ func (s *Calls) ClaimCallStep(ctx context.Context, sid string, n int, token stri
 	return readCall(sid, out.Attributes)
 }
 
+// StartCallStep is one conditional UpdateItem: the claim made at
+// claimedAt is the call's last, has no reply and no start.
+func (s *Calls) StartCallStep(ctx context.Context, sid string, n int, claimedAt, at time.Time) (voiceops.Call, error) {
+	names := map[string]string{"#pk": attrPK, "#steps": attrSteps, "#stepns": attrStepAtNanos, "#rstep": attrReplyStep, "#started": attrStepStarted}
+	values := item{":n": avN(int64(n)), ":ns": avN(claimedAt.UnixNano()), ":at": avT(at)}
+	out, err := s.updateCall(ctx, sid, "SET #started = :at",
+		"attribute_exists(#pk) AND #steps = :n AND #stepns = :ns AND (attribute_not_exists(#rstep) OR #rstep < :n) AND attribute_not_exists(#started)", names, values)
+	if old, ok := conditionFailed(err); ok {
+		if len(old) == 0 {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		if c, rerr := readCall(sid, old); rerr == nil && c.Expired(at) {
+			return voiceops.Call{}, voiceops.ErrNotFound
+		}
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	if err != nil {
+		return voiceops.Call{}, wrap("StartCallStep", err)
+	}
+	return readCall(sid, out.Attributes)
+}
+
 // ReplyCallStep is one conditional UpdateItem: the step is the call's last
 // claimed one and has no reply.
 func (s *Calls) ReplyCallStep(ctx context.Context, sid, conversationID string, reply voiceops.CallReply, at time.Time) (voiceops.Call, error) {
 	names := map[string]string{"#pk": attrPK, "#steps": attrSteps, "#rstep": attrReplyStep, "#rtext": attrReplyText, "#rend": attrReplyEnd}
 	values := item{":n": avN(int64(reply.Step)), ":text": avS(reply.Text), ":end": avB(reply.End)}
+	names["#from"], names["#msg"], names["#dtmf"] = attrStepFrom, attrStepMessage, attrStepDTMF
 	update := "SET #rstep = :n, #rtext = :text, #rend = :end"
 	if reply.Step == 1 {
 		names["#gtext"], names["#gend"], names["#conv"] = attrGreetingText, attrGreetingEnd, attrConvID
 		values[":conv"] = avS(conversationID)
 		update += ", #gtext = :text, #gend = :end, #conv = :conv"
 	}
+	update += " REMOVE #from, #msg, #dtmf" // the callee's words live on in the conversation only
 	out, err := s.updateCall(ctx, sid, update, "attribute_exists(#pk) AND #steps = :n AND (attribute_not_exists(#rstep) OR #rstep < :n)", names, values)
 	if old, ok := conditionFailed(err); ok {
 		if len(old) == 0 {
@@ -294,6 +337,12 @@ func readCall(sid string, it item) (voiceops.Call, error) {
 		if v := r.optStr(attrStepToken); v != nil {
 			c.StepToken = *v
 		}
+		for name, dst := range map[string]*string{attrStepFrom: &c.StepInput.From, attrStepMessage: &c.StepInput.Message, attrStepDTMF: &c.StepInput.DTMF} {
+			if v := r.optStr(name); v != nil {
+				*dst = *v
+			}
+		}
+		c.StepStarted = r.optTime(attrStepStarted)
 	}
 	if n := r.optNum(attrReplyStep); n != nil {
 		c.Reply = &voiceops.CallReply{Step: int(*n), Text: r.str(attrReplyText), End: r.boolean(attrReplyEnd)}

@@ -28,7 +28,7 @@ func cloneCall(c voiceops.Call) voiceops.Call {
 		_ = json.Unmarshal(b, &m)
 		c.Metadata = m
 	}
-	c.ExpiresAt, c.StepAt = clonePtr(c.ExpiresAt), clonePtr(c.StepAt)
+	c.ExpiresAt, c.StepAt, c.StepStarted = clonePtr(c.ExpiresAt), clonePtr(c.StepAt), clonePtr(c.StepStarted)
 	c.Greeting, c.Reply = clonePtr(c.Greeting), clonePtr(c.Reply)
 	return c
 }
@@ -79,7 +79,7 @@ func (s *Calls) MoveCall(_ context.Context, sid string, to voiceops.CallStatus, 
 	return cloneCall(c), nil
 }
 
-func (s *Calls) ClaimCallStep(_ context.Context, sid string, n int, token string, at, stale time.Time) (voiceops.Call, error) {
+func (s *Calls) ClaimCallStep(_ context.Context, sid string, n int, token string, in voiceops.CallStepInput, at, stale time.Time) (voiceops.Call, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.calls[sid]
@@ -92,7 +92,22 @@ func (s *Calls) ClaimCallStep(_ context.Context, sid string, n int, token string
 	if c.Status.Terminal() || n < 1 || !next && !takeover {
 		return voiceops.Call{}, voiceops.ErrCallTransition
 	}
-	c.Steps, c.StepAt, c.StepToken = n, &at, token
+	c.Steps, c.StepAt, c.StepToken, c.StepInput, c.StepStarted = n, &at, token, in, nil
+	s.calls[sid] = c
+	return cloneCall(c), nil
+}
+
+func (s *Calls) StartCallStep(_ context.Context, sid string, n int, claimedAt, at time.Time) (voiceops.Call, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.calls[sid]
+	if !ok || c.Expired(at) {
+		return voiceops.Call{}, voiceops.ErrNotFound
+	}
+	if c.Steps != n || !c.InFlight() || c.StepAt == nil || !c.StepAt.Equal(claimedAt) || c.StepStarted != nil {
+		return voiceops.Call{}, voiceops.ErrCallTransition
+	}
+	c.StepStarted = &at
 	s.calls[sid] = c
 	return cloneCall(c), nil
 }
@@ -111,7 +126,7 @@ func (s *Calls) ReplyCallStep(_ context.Context, sid, conversationID string, rep
 		g := reply
 		c.Greeting, c.ConversationID = &g, conversationID
 	}
-	c.Reply = &reply
+	c.Reply, c.StepInput = &reply, voiceops.CallStepInput{}
 	s.calls[sid] = c
 	return cloneCall(c), nil
 }

@@ -21,6 +21,7 @@ func RunCalls(t *testing.T, newStore func(t *testing.T) voiceops.CallStore) {
 	t.Run("ConcurrentMoves", func(t *testing.T) { testCallConcurrentMoves(t, newStore(t)) })
 	t.Run("Steps", func(t *testing.T) { testCallSteps(t, newStore(t)) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testCallConcurrentClaims(t, newStore(t)) })
+	t.Run("StepInputAndStart", func(t *testing.T) { testCallStepStart(t, newStore(t)) })
 }
 
 var callT0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -57,6 +58,7 @@ func testCallCreateGet(t *testing.T, s voiceops.CallStore) {
 	stepAt, exp := callT0.Add(time.Minute), callT0.Add(3*time.Hour)
 	full.Status, full.Reason, full.ConversationID, full.ExpiresAt = voiceops.CallFailure, voiceops.ReasonBusy, "conv_9", &exp
 	full.Steps, full.StepAt, full.StepToken = 3, &stepAt, "tok"
+	full.StepInput, full.StepStarted = voiceops.CallStepInput{From: "+14155550123", Message: "yes", DTMF: "1"}, &stepAt
 	full.Greeting, full.Reply = &voiceops.CallReply{Step: 1, Text: "Hi", End: true}, &voiceops.CallReply{Step: 3, Text: "Bye", End: true}
 	full.Metadata, full.Encryption, full.CountryCode = map[string]any{"crm": "A-1", "n": 1.0}, "srtp", "FR"
 	checkEveryFieldSet(t, "call with every field", full)
@@ -183,21 +185,21 @@ func testCallSteps(t *testing.T, s voiceops.CallStore) {
 	mustNil(t, "CreateCall", s.CreateCall(ctx, c))
 	t1 := callT0.Add(time.Second)
 	stale := callT0 // nothing claimed before callT0 is stale
-	_, err := s.ClaimCallStep(ctx, voiceops.NewCallSID(), 1, "", t1, stale)
+	_, err := s.ClaimCallStep(ctx, voiceops.NewCallSID(), 1, "", voiceops.CallStepInput{}, t1, stale)
 	wantErr(t, "claim of an unknown call", err, voiceops.ErrNotFound)
-	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t1, stale)
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", voiceops.CallStepInput{}, t1, stale)
 	wantErr(t, "turn before the answer", err, voiceops.ErrCallTransition)
 	_, err = s.MoveCall(ctx, c.SID, voiceops.CallCalling, "", t1)
 	mustNil(t, "calling", err)
 
-	got, err := s.ClaimCallStep(ctx, c.SID, 1, "tok-1", t1, stale)
+	got, err := s.ClaimCallStep(ctx, c.SID, 1, "tok-1", voiceops.CallStepInput{}, t1, stale)
 	mustNil(t, "claim the answer", err)
 	if got.Steps != 1 || got.StepToken != "tok-1" || got.StepAt == nil || !got.StepAt.Equal(t1) || !got.InFlight() || got.Reply != nil {
 		t.Errorf("after the answer's claim: %+v", got)
 	}
-	_, err = s.ClaimCallStep(ctx, c.SID, 1, "tok-1", t1, stale)
+	_, err = s.ClaimCallStep(ctx, c.SID, 1, "tok-1", voiceops.CallStepInput{}, t1, stale)
 	wantErr(t, "the answer claimed twice", err, voiceops.ErrCallTransition)
-	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t1, stale)
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", voiceops.CallStepInput{}, t1, stale)
 	wantErr(t, "a turn while the answer is in flight", err, voiceops.ErrCallTransition)
 	_, err = s.ReplyCallStep(ctx, c.SID, "conv_1", voiceops.CallReply{Step: 2, Text: "no"}, t1)
 	wantErr(t, "reply to a step not claimed", err, voiceops.ErrCallTransition)
@@ -210,20 +212,20 @@ func testCallSteps(t *testing.T, s voiceops.CallStore) {
 	}
 	_, err = s.ReplyCallStep(ctx, c.SID, "conv_2", voiceops.CallReply{Step: 1, Text: "again"}, t1)
 	wantErr(t, "the answer replied twice", err, voiceops.ErrCallTransition)
-	_, err = s.ClaimCallStep(ctx, c.SID, 1, "", t1, t1.Add(time.Hour))
+	_, err = s.ClaimCallStep(ctx, c.SID, 1, "", voiceops.CallStepInput{}, t1, t1.Add(time.Hour))
 	wantErr(t, "an answered step taken over", err, voiceops.ErrCallTransition)
 
 	// Turn 1 (step 2), claimed without a token; its first attempt dies.
 	t2 := t1.Add(10 * time.Second)
-	got, err = s.ClaimCallStep(ctx, c.SID, 2, "", t2, stale)
+	got, err = s.ClaimCallStep(ctx, c.SID, 2, "", voiceops.CallStepInput{}, t2, stale)
 	mustNil(t, "claim turn 1", err)
 	if got.Steps != 2 || got.StepToken != "" || !got.InFlight() || got.Reply == nil || got.Reply.Step != 1 {
 		t.Errorf("after turn 1's claim: %+v", got)
 	}
-	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", t2.Add(time.Second), t2)
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", voiceops.CallStepInput{}, t2.Add(time.Second), t2)
 	wantErr(t, "a fresh claim taken over", err, voiceops.ErrCallTransition)
 	t3 := t2.Add(time.Minute)
-	got, err = s.ClaimCallStep(ctx, c.SID, 2, "tok-2", t3, t2.Add(time.Millisecond))
+	got, err = s.ClaimCallStep(ctx, c.SID, 2, "tok-2", voiceops.CallStepInput{}, t3, t2.Add(time.Millisecond))
 	mustNil(t, "a stale claim taken over", err)
 	if got.Steps != 2 || got.StepToken != "tok-2" || !got.StepAt.Equal(t3) {
 		t.Errorf("after the takeover: %+v", got)
@@ -233,7 +235,7 @@ func testCallSteps(t *testing.T, s voiceops.CallStore) {
 	mustNil(t, "reply to turn 1", err)
 	_, err = s.MoveCall(ctx, c.SID, voiceops.CallSuccess, "", t3)
 	mustNil(t, "success", err)
-	_, err = s.ClaimCallStep(ctx, c.SID, 3, "", t3, stale)
+	_, err = s.ClaimCallStep(ctx, c.SID, 3, "", voiceops.CallStepInput{}, t3, stale)
 	wantErr(t, "a turn after the end", err, voiceops.ErrCallTransition)
 
 	read, err := s.GetCall(ctx, c.SID, t3)
@@ -253,13 +255,69 @@ func testCallSteps(t *testing.T, s voiceops.CallStore) {
 	_, _ = s.MoveCall(ctx, ended.SID, voiceops.CallCalling, "", callT0)
 	_, err = s.MoveCall(ctx, ended.SID, voiceops.CallFailure, voiceops.ReasonBusy, callT0)
 	mustNil(t, "failure", err)
-	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", t1, stale)
+	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", voiceops.CallStepInput{}, t1, stale)
 	wantErr(t, "an answer after the end", err, voiceops.ErrCallTransition)
-	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", callT0.Add(3*time.Hour), stale)
+	_, err = s.ClaimCallStep(ctx, ended.SID, 1, "", voiceops.CallStepInput{}, callT0.Add(3*time.Hour), stale)
 	wantErr(t, "an answer after the retention", err, voiceops.ErrNotFound)
 }
 
 // testCallConcurrentClaims races 8 claims of the answer: exactly one wins.
+// testCallStepStart: a claim keeps its input until its reply, and is
+// started once; a takeover's claim is a new one to start.
+func testCallStepStart(t *testing.T, s voiceops.CallStore) {
+	ctx := context.Background()
+	c := newQueuedCall("acct_a", "proj_a1")
+	mustNil(t, "CreateCall", s.CreateCall(ctx, c))
+	t1, t2, t3 := callT0.Add(time.Second), callT0.Add(2*time.Second), callT0.Add(time.Minute)
+	_, err := s.MoveCall(ctx, c.SID, voiceops.CallCalling, "", t1)
+	mustNil(t, "calling", err)
+	_, err = s.StartCallStep(ctx, c.SID, 1, t1, t1)
+	wantErr(t, "start of an unclaimed step", err, voiceops.ErrCallTransition)
+	_, err = s.StartCallStep(ctx, voiceops.NewCallSID(), 1, t1, t1)
+	wantErr(t, "start on an unknown call", err, voiceops.ErrNotFound)
+
+	answer := voiceops.CallStepInput{From: "+14155550123"}
+	_, err = s.ClaimCallStep(ctx, c.SID, 1, "", answer, t1, callT0)
+	mustNil(t, "claim the answer", err)
+	got, err := s.GetCall(ctx, c.SID, t1)
+	mustNil(t, "GetCall", err)
+	if got.StepInput != answer || got.StepStarted != nil {
+		t.Errorf("after the claim: input %+v, started %v; want %+v, nil", got.StepInput, got.StepStarted, answer)
+	}
+	_, err = s.StartCallStep(ctx, c.SID, 1, t2, t2)
+	wantErr(t, "start of another claim", err, voiceops.ErrCallTransition)
+	got, err = s.StartCallStep(ctx, c.SID, 1, t1, t2)
+	mustNil(t, "start", err)
+	if got.StepStarted == nil || !got.StepStarted.Equal(t2) || got.StepInput != answer {
+		t.Errorf("after the start: %+v", got)
+	}
+	_, err = s.StartCallStep(ctx, c.SID, 1, t1, t2)
+	wantErr(t, "a claim started twice", err, voiceops.ErrCallTransition)
+
+	// Taken over: the new claim has its own input and is not started.
+	again := voiceops.CallStepInput{From: "+14155550199"}
+	got, err = s.ClaimCallStep(ctx, c.SID, 1, "", again, t3, t2)
+	mustNil(t, "takeover", err)
+	if got.StepInput != again || got.StepStarted != nil {
+		t.Errorf("after the takeover: input %+v, started %v", got.StepInput, got.StepStarted)
+	}
+	_, err = s.ReplyCallStep(ctx, c.SID, "conv_1", voiceops.CallReply{Step: 1, Text: "Hello"}, t3)
+	mustNil(t, "reply", err)
+	_, err = s.StartCallStep(ctx, c.SID, 1, t3, t3)
+	wantErr(t, "start of an answered step", err, voiceops.ErrCallTransition)
+	turn := voiceops.CallStepInput{Message: "my order", DTMF: "12"}
+	_, err = s.ClaimCallStep(ctx, c.SID, 2, "", turn, t3, callT0)
+	mustNil(t, "claim turn 1", err)
+	if got, err = s.GetCall(ctx, c.SID, t3); err != nil || got.StepInput != turn {
+		t.Errorf("turn 1's input: %+v, %v", got.StepInput, err)
+	}
+	_, err = s.ReplyCallStep(ctx, c.SID, "", voiceops.CallReply{Step: 2, Text: "Noted"}, t3)
+	mustNil(t, "reply to turn 1", err)
+	if got, err = s.GetCall(ctx, c.SID, t3); err != nil || got.StepInput != (voiceops.CallStepInput{}) {
+		t.Errorf("after the reply the input is kept: %+v, %v", got.StepInput, err)
+	}
+}
+
 func testCallConcurrentClaims(t *testing.T, s voiceops.CallStore) {
 	ctx := context.Background()
 	c := newQueuedCall("acct_a", "proj_a1")
@@ -271,7 +329,7 @@ func testCallConcurrentClaims(t *testing.T, s voiceops.CallStore) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = s.ClaimCallStep(ctx, c.SID, 1, "", callT0.Add(time.Second), callT0)
+			_, errs[i] = s.ClaimCallStep(ctx, c.SID, 1, "", voiceops.CallStepInput{}, callT0.Add(time.Second), callT0)
 		}()
 	}
 	wg.Wait()

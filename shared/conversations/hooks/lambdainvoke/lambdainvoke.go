@@ -94,7 +94,18 @@ func (e *Error) HTTPStatusCode() int { return e.Status }
 // InvokeLambda makes a RequestResponse invoke of the function arn,
 // retrying what the retryer retries (throttling, 5xx, broken connections)
 // within ctx.
-func (i *Invoker) InvokeLambda(ctx context.Context, arn string, payload []byte) (out hooks.LambdaOutput, err error) {
+func (i *Invoker) InvokeLambda(ctx context.Context, arn string, payload []byte) (hooks.LambdaOutput, error) {
+	return i.invoke(ctx, arn, payload, "RequestResponse")
+}
+
+// InvokeEvent queues an asynchronous (Event) invoke of the function arn:
+// Lambda answers 202 once it holds the event, and runs it later.
+func (i *Invoker) InvokeEvent(ctx context.Context, arn string, payload []byte) error {
+	_, err := i.invoke(ctx, arn, payload, "Event")
+	return err
+}
+
+func (i *Invoker) invoke(ctx context.Context, arn string, payload []byte, invocationType string) (out hooks.LambdaOutput, err error) {
 	ctx, seg := i.tracer.Begin(ctx, "Lambda", "aws")
 	status := 0
 	if seg != nil {
@@ -104,7 +115,7 @@ func (i *Invoker) InvokeLambda(ctx context.Context, arn string, payload []byte) 
 		}()
 	}
 	for attempt := 1; ; attempt++ {
-		out, err = i.once(ctx, arn, payload)
+		out, err = i.once(ctx, arn, payload, invocationType)
 		status = out.StatusCode
 		var e *Error
 		if errors.As(err, &e) {
@@ -127,7 +138,7 @@ func (i *Invoker) InvokeLambda(ctx context.Context, arn string, payload []byte) 
 	}
 }
 
-func (i *Invoker) once(ctx context.Context, arn string, payload []byte) (hooks.LambdaOutput, error) {
+func (i *Invoker) once(ctx context.Context, arn string, payload []byte, invocationType string) (hooks.LambdaOutput, error) {
 	// The name goes in the path escaped (an ARN's colons as %3A), as the
 	// SDK sends it; the signer escapes the escaped path again, as SigV4
 	// wants for every service but S3.
@@ -139,7 +150,7 @@ func (i *Invoker) once(ctx context.Context, arn string, payload []byte) (hooks.L
 	if err != nil {
 		return hooks.LambdaOutput{}, err
 	}
-	req.Header.Set("X-Amz-Invocation-Type", "RequestResponse")
+	req.Header.Set("X-Amz-Invocation-Type", invocationType)
 	req.Header.Set("Content-Type", "application/octet-stream")
 	creds, err := i.creds.Retrieve(ctx)
 	if err != nil {

@@ -32,6 +32,8 @@ type fakeLambda struct {
 	calls atomic.Int32
 	// answer writes the response of call n (1-based).
 	answer func(w http.ResponseWriter, n int)
+	// event: the invokes must be asynchronous (Event), not RequestResponse.
+	event bool
 }
 
 func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +42,11 @@ func (f *fakeLambda) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != "POST" || r.URL.EscapedPath() != "/2015-03-31/functions/arn%3Aaws%3Alambda%3Aeu-west-1%3A123456789012%3Afunction%3Avoiceops-fn-on-turn/invocations" {
 		f.t.Errorf("%s %s", r.Method, r.URL.EscapedPath())
 	}
-	if r.Header.Get("X-Amz-Invocation-Type") != "RequestResponse" || string(body) != `{"hook":"on_turn"}` {
+	want := "RequestResponse"
+	if f.event {
+		want = "Event"
+	}
+	if r.Header.Get("X-Amz-Invocation-Type") != want || string(body) != `{"hook":"on_turn"}` {
 		f.t.Errorf("invocation type %q, body %q", r.Header.Get("X-Amz-Invocation-Type"), body)
 	}
 	auth := r.Header.Get("Authorization")
@@ -84,6 +90,24 @@ func TestInvokeLambda(t *testing.T) {
 	out, err := invoker(t, f).InvokeLambda(context.Background(), arn, []byte(`{"hook":"on_turn"}`))
 	if err != nil || out.StatusCode != 200 || out.FunctionError != "Unhandled" || string(out.Payload) != `{"errorMessage":"boom"}` {
 		t.Fatalf("%+v %v", out, err)
+	}
+}
+
+// TestInvokeEvent: an asynchronous invoke is accepted with 202; a
+// refusal is its error, after the retryer's attempts.
+func TestInvokeEvent(t *testing.T) {
+	f := &fakeLambda{t: t, event: true, answer: func(w http.ResponseWriter, _ int) { w.WriteHeader(http.StatusAccepted) }}
+	if err := invoker(t, f).InvokeEvent(context.Background(), arn, []byte(`{"hook":"on_turn"}`)); err != nil || f.calls.Load() != 1 {
+		t.Fatalf("%v after %d calls", err, f.calls.Load())
+	}
+	f.calls.Store(0)
+	f.answer = func(w http.ResponseWriter, _ int) {
+		w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
+		w.WriteHeader(http.StatusForbidden)
+	}
+	var coded interface{ ErrorCode() string }
+	if err := invoker(t, f).InvokeEvent(context.Background(), arn, []byte(`{"hook":"on_turn"}`)); !errors.As(err, &coded) || coded.ErrorCode() != "AccessDeniedException" {
+		t.Errorf("refused event invoke: %v", err)
 	}
 }
 
