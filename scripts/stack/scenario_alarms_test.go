@@ -276,10 +276,11 @@ func TestDynamoDBThrottlingAlarmsAndLosesNothing(t *testing.T) {
 	}
 	var acked []string
 	end := throttleDynamoDB(t, "alerts")
-	// Creates for five alarm-minutes (a second each at scale 60): the
-	// alarm wants throttles in 3 of 5 minutes, one is noise.
+	// Creates until the alarm fires: it wants throttles in 3 of 5
+	// alarm-minutes (a second each at scale 60), one is noise, and a
+	// create's SDK retries may hold it for several.
 	i := 0
-	for start := time.Now(); time.Since(start) < 5*time.Second; i++ {
+	for start := time.Now(); st.Alarms.State(name) != alarms.Alarming && time.Since(start) < 60*time.Second; i++ {
 		if id, ok := create(i); ok {
 			acked = append(acked, id)
 		}

@@ -119,12 +119,19 @@ func deliveriesOf(rc *receiver, d time.Duration) map[string]int {
 func TestSendMessageDeniedPagesAndDeliversOnce(t *testing.T) {
 	inbox := watchAlarms(t)
 	errorsAlarm, pendingAlarm := alarmNamed(t, "EvaluatorErrors"), alarmNamed(t, "PendingEventAgeRepair")
-	// A project no other scenario posts errors to before this one.
+	// A project no other scenario posts errors to.
 	acct := st.Credentials.Accounts[1]
 	proj := acct.Projects[1]
 	rc, ruleID := alertSetupOn(t, acct, proj)
 	end := denyAction(t, "evaluator", "sqs:SendMessage")
-	postErrorsOn(t, acct, proj, 5) // acknowledged: the intake answered 2xx
+	// Errors of 4.5 minutes ago: in the rule's 5-minute window now, out of
+	// it before the later scenarios create rules on this project.
+	code, _, b := call(t, "POST", st.Credentials.AgentStudioURL+"/internal/v1/metric-events", map[string]string{"X-Internal-Key": st.Credentials.InternalKey},
+		map[string]any{"events": []map[string]any{{"account_id": acct.AccountID, "project_id": proj.ProjectID, "metric": "api_errors", "value": 5,
+			"at": time.Now().Add(-270 * time.Second).UTC().Format(time.RFC3339)}}}, nil)
+	if code/100 != 2 { // acknowledged: the intake answered 2xx
+		t.Fatalf("metric intake: %d %s", code, b)
+	}
 	ev := pendingEvent(t, acct.AccountID, ruleID, 30*time.Second)
 	backdate(t, ev, 3*time.Minute)
 	inbox.wait(t, errorsAlarm, alarms.Alarming, 60*time.Second)
