@@ -10,8 +10,11 @@
 # chromium when installed),
 # the template's alarms evaluated on the metrics the runner collects (every
 # alarm's metric produced; a dead letter, DynamoDB and Lambda throttling, a
-# function killed in the middle of an invocation and a poison stream record
-# each paging through the alarm topic and clearing),
+# function killed in the middle of an invocation, SendMessage denied to the
+# evaluator, the dispatcher killed in the middle of a batch and a poison
+# stream record each paging through the template's alarm topic and
+# clearing, nothing acknowledged lost), the docs' alert and outbound
+# walkthroughs with the stack's credentials file,
 # no AccessDenied; the time to notify and each function's cold start are
 # printed (figures only). STACK_ASSEMBLY=DIR reuses a cloud assembly
 # instead of synthesizing; STACK_CACHE=DIR holds the RIE and the builds.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
+	"github.com/voiceops/opsapi/scripts/stack/esm"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
 )
 
@@ -77,6 +78,42 @@ func readAlarms(t cfn.Template, v *cfn.Values) (out []*alarms.Alarm, unread []er
 		out = append(out, a)
 	}
 	return out, unread, nil
+}
+
+// Unevaluable is an alarm the runner reads but does not evaluate in this
+// run, and why.
+type Unevaluable struct {
+	Alarm  *alarms.Alarm
+	Reason string
+}
+
+// splitUnevaluable sets aside the alarms that count missing data as
+// breaching and have a period shorter than the slowest schedule's
+// interval on the alarms' clock. Such an alarm expects a datapoint every
+// period (in this template, from a scheduled run: the evaluator's
+// ScheduledRunDuration); a schedule that fires less often than that on
+// the scaled clock (-schedule-every 0 fires at the rules' real rates, so
+// -alarm-time-scale 60 makes a one-minute rate an hour) would make it
+// fire where the deployed stack would not.
+func splitUnevaluable(as []*alarms.Alarm, schedules []esm.Schedule, every time.Duration, scale float64) (keep []*alarms.Alarm, out []Unevaluable) {
+	var slowest time.Duration
+	for _, s := range schedules {
+		d := s.Every
+		if every > 0 {
+			d = every
+		}
+		slowest = max(slowest, time.Duration(float64(d)*scale))
+	}
+	for _, a := range as {
+		if a.TreatMissingData == alarms.Breaching && slowest > a.Period {
+			out = append(out, Unevaluable{Alarm: a, Reason: fmt.Sprintf(
+				"missing data is breaching, and the schedules fire every %s on the alarms' clock, longer than its %s period "+
+					"(-schedule-every %s, -alarm-time-scale %g)", slowest, a.Period, every, scale)})
+			continue
+		}
+		keep = append(keep, a)
+	}
+	return keep, out
 }
 
 // actionTopics returns the SNS topics the alarms' actions name.

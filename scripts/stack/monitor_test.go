@@ -19,6 +19,7 @@ import (
 
 	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/cfn"
+	"github.com/voiceops/opsapi/scripts/stack/esm"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 )
@@ -194,4 +195,36 @@ func TestMonitorPublishesAndSamplesOnMoto(t *testing.T) {
 		}
 	}
 	t.Fatalf("no ALARM notification within 15 s; changes %+v", m.Changes())
+}
+
+// An alarm that counts missing data as breaching is set aside when the
+// schedules fire less often than its period on the alarms' clock, and
+// evaluated when they keep up; other alarms are always evaluated.
+func TestSplitUnevaluable(t *testing.T) {
+	missing := &alarms.Alarm{Name: "ScheduleMissing", Period: time.Minute, TreatMissingData: alarms.Breaching}
+	errs := &alarms.Alarm{Name: "Errors", Period: time.Minute, TreatMissingData: alarms.NotBreaching}
+	rate := []esm.Schedule{{Every: time.Minute}}
+	for _, tt := range []struct {
+		every time.Duration
+		scale float64
+		want  []string // set aside
+	}{
+		{0, 1, nil},                          // the rules' rates, real time: as deployed
+		{0, 60, []string{"ScheduleMissing"}}, // a one-minute rate is an hour on the clock
+		{2 * time.Second, 60, []string{"ScheduleMissing"}},
+		{time.Second, 60, nil},
+		{2 * time.Second, 30, nil},
+	} {
+		keep, out := splitUnevaluable([]*alarms.Alarm{missing, errs}, rate, tt.every, tt.scale)
+		var got []string
+		for _, u := range out {
+			got = append(got, u.Alarm.Name)
+			if !strings.Contains(u.Reason, "-alarm-time-scale") {
+				t.Errorf("reason %q does not say which flags", u.Reason)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") || len(keep)+len(out) != 2 {
+			t.Errorf("every %s, scale %g: set aside %v, want %v (kept %d)", tt.every, tt.scale, got, tt.want, len(keep))
+		}
+	}
 }

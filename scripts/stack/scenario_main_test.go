@@ -62,9 +62,10 @@ func TestMain(m *testing.M) {
 	ctx := context.Background()
 	twilioSrv := httptest.NewServer(twilioStandIn)
 	defer twilioSrv.Close()
-	// The alarms notify a topic (context alarmTopicArn, until the template
-	// makes its own) and run sixty times faster: a 5-minute period is 5 s.
-	o := options{telephony: telephonyTwilio, alarmTimeScale: 60, context: map[string]string{"alarmTopicArn": scenarioAlarmTopic},
+	// The template as deployed by default (its own alarm topic, notified
+	// on ALARM and OK); the alarms run sixty times faster: a 5-minute
+	// period is 5 s.
+	o := options{telephony: telephonyTwilio, alarmTimeScale: 60,
 		twilioAPIURL: twilioSrv.URL, region: "us", assembly: os.Getenv("STACK_ASSEMBLY"), studioAddr: "127.0.0.1:0", baseAddr: "127.0.0.1:0",
 		scheduleEvery: 2 * time.Second, allowLoopback: true, retrySchedule: "0s,1s,2s", cache: os.Getenv("STACK_CACHE"), root: "../..", concurrency: 4}
 	if o.cache == "" {
@@ -144,6 +145,7 @@ type receiver struct {
 
 type delivery struct {
 	EventType string `json:"event_type"`
+	EventID   string // X-Service-Event-ID: the alert event's ID
 	At        time.Time
 	Body      []byte
 	Verified  error
@@ -171,7 +173,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc.failures++
 	}
 	rc.mu.Unlock()
-	d := delivery{At: at, Body: body}
+	d := delivery{At: at, Body: body, EventID: r.Header.Get("X-Service-Event-ID")}
 	_ = json.Unmarshal(body, &d)
 	if wh == nil {
 		d.Verified = fmt.Errorf("no secret yet")

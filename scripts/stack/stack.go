@@ -65,10 +65,14 @@ type Stack struct {
 	AlarmTopics []string
 	// UnreadAlarms are the alarms the runner cannot evaluate, and why.
 	UnreadAlarms []error
-	monitor      *monitor
+	// Unevaluable are alarms the runner can read but does not evaluate
+	// with this run's flags (splitUnevaluable); they never change state.
+	Unevaluable []Unevaluable
+	monitor     *monitor
 
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
+	observe    func(function string, payload []byte)
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -256,6 +260,10 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.UnreadAlarms = unread
 	s.AlarmTopics = actionTopics(as)
+	as, s.Unevaluable = splitUnevaluable(as, top.Schedules, o.scheduleEvery, o.alarmTimeScale)
+	for _, u := range s.Unevaluable {
+		log.Warn("alarm not evaluated in this run", "alarm", u.Alarm.Name, "reason", u.Reason)
+	}
 	if err := deploy.Topics(ctx, clients.SNS, s.AlarmTopics); err != nil {
 		return nil, fmt.Errorf("alarm topics: %w", err)
 	}
@@ -313,6 +321,9 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		if s.isThrottled(fn) {
 			mon.throttled(physical[fn])
 			return nil, false, fmt.Errorf("TooManyRequestsException: Rate Exceeded (function %s)", fn)
+		}
+		if f := s.observer(); f != nil {
+			f(fn, payload)
 		}
 		res, err := s.Runner.Invoke(ctx, fn, payload)
 		mon.invocation(physical[fn], res.Duration, err != nil || res.FunctionError)
@@ -427,6 +438,21 @@ func (s *Stack) SetThrottled(function string, on bool) {
 		s.throttled = map[string]bool{}
 	}
 	s.throttled[function] = on
+}
+
+// ObserveInvocations hands every invocation's payload to f before the
+// function runs (nil stops): a test reads what a mapping sent, e.g. the
+// receipt handles of a batch it is about to crash.
+func (s *Stack) ObserveInvocations(f func(function string, payload []byte)) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	s.observe = f
+}
+
+func (s *Stack) observer() func(string, []byte) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	return s.observe
 }
 
 func (s *Stack) isThrottled(function string) bool {
