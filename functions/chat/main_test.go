@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -20,6 +19,8 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "chat-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, Projects: m.Stores.Accounts, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		platform := m.HTTP()
+		platform.Projects = m.Stores.Accounts
+		return handler(deps{HTTP: platform, Engine: m.Engine})
 	})
 }

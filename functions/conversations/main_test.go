@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -91,8 +92,8 @@ func TestReplayEvents(t *testing.T) {
 			if name == "conversations-handoff-state.json" {
 				handOff(t, stores)
 			}
-			h := handler(deps{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts,
-				Conversations: stores.Conversations, Now: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			h := handler(deps{HTTP: httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts,
+				Now: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Conversations: stores.Conversations})
 			res, err := h(ctx, ev)
 			if err != nil {
 				t.Fatal(err)

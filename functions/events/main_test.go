@@ -22,6 +22,6 @@ func TestReplayEvents(t *testing.T) {
 		if err := samples.SeedHandedOff(context.Background(), m.Stores, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		return handler(deps{Keys: m.Auth, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{HTTP: m.HTTP(), Engine: m.Engine})
 	})
 }

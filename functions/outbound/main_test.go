@@ -26,7 +26,9 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log,
+		platform := m.HTTP()
+		platform.InternalKey = httpapi.FixedDigest(m.InternalKeyDigest)
+		return handler(deps{HTTP: platform, Calls: m.Calls, Dial: &jobs,
 			Destinations: m.Store.Destinations(), Region: voiceops.RegionUS})
 	})
 	if len(jobs) != 1 {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -23,7 +22,6 @@ func TestReplayEvents(t *testing.T) {
 	}
 	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox,
-			CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{HTTP: m.HTTP(), Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox})
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/keys"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/store/memory"
@@ -228,6 +229,12 @@ type Memory struct {
 // CountError records an api_errors event on m.Metrics (httpapi.Config.CountError).
 func (m *Memory) CountError(ctx context.Context, accountID, projectID string, at time.Time) error {
 	return m.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
+}
+
+// HTTP is the functions' HTTP platform on m (dynamohttp.Config deployed):
+// the sample keys, api_errors on m.Metrics, the wall clock and m.Log.
+func (m *Memory) HTTP() httpapi.Config {
+	return httpapi.Config{Keys: m.Auth, CountError: m.CountError, Now: time.Now, Log: m.Log}
 }
 
 // NewMemory returns a seeded Memory.
