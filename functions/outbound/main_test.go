@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
@@ -24,8 +22,7 @@ func TestReplayEvents(t *testing.T) {
 		"outbound-status.json":          200,
 		"outbound-move.json":            200,
 	}
-	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
+	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
 		platform := m.HTTP()
 		platform.InternalKey = httpapi.FixedDigest(m.InternalKeyDigest)
 		return handler(deps{HTTP: platform, Calls: m.Calls, Dial: &jobs,

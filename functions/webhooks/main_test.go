@@ -1,10 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
@@ -20,8 +17,7 @@ func TestReplayEvents(t *testing.T) {
 		"webhooks-rotate-secret.json":   200,
 		"webhooks-delete-endpoint.json": 204,
 	}
-	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
+	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
 		return handler(deps{HTTP: m.HTTP(), Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox})
 	})
 }
