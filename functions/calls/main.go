@@ -95,11 +95,11 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
 		(&voiceapi.Voice{Engine: d.Engine}).Routes(),
 		(&voiceapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
-		(&twilioapi.Callbacks{Calls: &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics,
+		(&twilioapi.Callbacks{Calls: calls.New(d.Calls, d.Now, calls.WithEngine(d.Engine), calls.WithTelemetry(d.Metrics),
 			// No Detach: an invocation's work ends with its answer, so a
 			// step slower than twilio.CallbackDeadline ends with its
 			// callback, and the lease only has to outlast that callback
 			// for its lost step to be asked again soon.
-			StepLease: twilio.CallbackDeadline + httpapi.ResponseMargin},
+			calls.WithStepLease(twilio.CallbackDeadline+httpapi.ResponseMargin)),
 			Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

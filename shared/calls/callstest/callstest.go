@@ -77,7 +77,7 @@ func newFixture(t *testing.T, env Env) *fixture {
 	must(t, agent.PutConfig(ctx, env.Configs, agent.DemoConfig(account, project)))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := convgraph.New(convgraph.Deps{Conversations: env.Stores.Conversations, Configs: env.Configs, Now: time.Now, Log: log})
-	f.svc = &calls.Service{Calls: env.Calls, Engine: engine, Now: time.Now}
+	f.svc = calls.New(env.Calls, time.Now, calls.WithEngine(engine))
 	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base,
 		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
