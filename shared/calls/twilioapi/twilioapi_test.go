@@ -187,7 +187,7 @@ func TestAnsweredCall(t *testing.T) {
 
 // A second answer request for the same call (Twilio asking twice) gets
 // the first one's TwiML: the first conversation stays the call's, and no
-// other starts. (The whole suite of replays: shared/calls/callstest.)
+// other starts. (The whole suite of replays: callbackstest.)
 func TestAnswerTwice(t *testing.T) {
 	f := newFixture(t)
 	c := f.placed(t)

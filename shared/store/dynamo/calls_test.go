@@ -3,7 +3,7 @@ package dynamo_test
 import (
 	"testing"
 
-	"github.com/voiceops/opsapi/shared/calls/callstest"
+	"github.com/voiceops/opsapi/shared/calls/twilioapi/callbackstest"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/storetest"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
@@ -31,9 +31,9 @@ func TestPacerContract(t *testing.T) {
 func TestCallbacksOnDynamo(t *testing.T) {
 	c := client(t)
 	db := awstest.Serial(c)
-	callstest.Run(t, func(t *testing.T) callstest.Env {
+	callbackstest.Run(t, func(t *testing.T) callbackstest.Env {
 		names := newTables(t, c)
-		return callstest.Env{Stores: dynamo.NewStores(db, names), Configs: dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs(),
+		return callbackstest.Env{Stores: dynamo.NewStores(db, names), Configs: dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs(),
 			Calls: dynamo.NewCalls(db, names.Calls)}
 	})
 }
