@@ -113,3 +113,32 @@ func TestUpwardCatchesAnImport(t *testing.T) {
 		t.Errorf("upward = %q, want the simulator's import of shared/calls alone", got)
 	}
 }
+
+// storeMayImport is what the stores build on: the domain, the platform and
+// one another, and the metric data's own record. The minute bucket with its
+// latency sketch (shared/metrics/buckets, over shared/metrics' kinds and
+// scopes) is what the metric stores keep, and they merge buckets inside
+// their own atomic write; in voiceops it would put the sketch into every
+// function's binary (docs/architecture.md, "Who imports whom").
+var storeMayImport = []string{"shared/voiceops", "shared/platform/...", "shared/store/...", "shared/metrics", "shared/metrics/buckets"}
+
+// TestStoresImportNoFeatureLogic: the stores (not their contract suite,
+// which tests the features on them) import nothing else of shared/.
+func TestStoresImportNoFeatureLogic(t *testing.T) {
+	m := imports(t)
+	n := 0
+	for p, deps := range m {
+		if !matches("shared/store/...", p) || matches("shared/store/storetest", p) {
+			continue
+		}
+		n++
+		for _, d := range deps {
+			if !slices.ContainsFunc(storeMayImport, func(allowed string) bool { return matches(allowed, d) }) {
+				t.Errorf("%s imports %s: a store takes its records from voiceops (or says why in storeMayImport and docs/architecture.md)", p, d)
+			}
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d store packages found, want memory, dynamo and metricstore at least", n)
+	}
+}
