@@ -20,13 +20,12 @@ import (
 	"github.com/voiceops/opsapi/shared/alerts/studioapi"
 	"github.com/voiceops/opsapi/shared/metrics/series"
 	"github.com/voiceops/opsapi/shared/platform/apidocs"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/platform/queue"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -54,33 +53,27 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
-	counts := dynamo.NewMetricCounts(db, env.MetricsTable)
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: counts.Touch,
+		HTTP:  dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
+		Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: dynamo.NewMetricCounts(db, env.MetricsTable).Touch,
 		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts,
-		Series:     &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
-		CountError: counts.APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		Metrics: metrics, Console: consoleRoutes,
+		Series:  &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
+		Console: consoleRoutes,
 	})), lambda.WithContext(ctx))
 	return nil
 }
 
 // deps is what the alerts group runs on.
 type deps struct {
-	Keys  httpapi.Authenticator
+	// HTTP is the platform: keys, guards, api_errors, clock, log and the
+	// request metrics (dynamohttp.Config).
+	HTTP  httpapi.Config
 	Rules voiceops.RuleStore
 	// Marks are the evaluator's marks, shown as last_evaluated_at by the
 	// reads (alertgraph); nil shows the rules' own.
-	Marks      voiceops.EvaluationStore
-	Fanout     alerting.Fanout
-	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards     httpapi.Guards
-	Now        func() time.Time
-	Log        *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
+	Marks  voiceops.EvaluationStore
+	Fanout alerting.Fanout
 	// Touch wakes the evaluator for a created or changed rule's scope
 	// (alertgraph.Deps.Touch: dynamo.MetricCounts.Touch).
 	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
@@ -101,10 +94,11 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	if consoleRoutes == nil {
 		consoleRoutes = console.Routes()
 	}
-	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Touch: d.Touch, Now: d.Now, Log: d.Log})
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
+	now := d.HTTP.Now
+	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Touch: d.Touch, Now: now, Log: d.HTTP.Log})
+	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
 		(&studioapi.Alerts{Rules: g.Rules, Service: g.Service,
-			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: d.Now}).Routes(),
+			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: now}).Routes(),
 		consoleRoutes,
 		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
@@ -21,8 +17,7 @@ func TestReplayEvents(t *testing.T) {
 		"alerts-delete-rule.json": 204,
 		"alerts-list-active.json": 200,
 	}
-	samples.ReplayHTTP(t, "alerts-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, Rules: m.Stores.Rules, Fanout: m.Outbox.Fanout, CountError: m.CountError, Now: time.Now, Log: m.Log})
+	samples.ReplayHTTP(t, "alerts-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
+		return handler(deps{HTTP: m.HTTP(), Rules: m.Stores.Rules, Fanout: m.Outbox.Fanout})
 	})
 }

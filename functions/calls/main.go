@@ -103,10 +103,9 @@ type deps struct {
 // service is the calls service of Twilio's callbacks and of the steps'
 // invocations.
 func (d deps) service() *calls.Service {
-	return &calls.Service{Calls: d.Calls, Engine: d.Engine, Now: d.Now, Telemetry: d.Metrics, Handoff: d.Handoff,
-		// The lease outlasts a handed-off step's run (calls.DefaultStepRun);
-		// without a handoff, a step ends with its callback.
-		StepLease: calls.DefaultStepLease}
+	// The lease (calls.DefaultStepLease) outlasts a handed-off step's run;
+	// without a handoff, a step ends with its callback.
+	return calls.New(d.Calls, d.Now, calls.WithEngine(d.Engine), calls.WithTelemetry(d.Metrics), calls.WithHandoff(d.Handoff))
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.

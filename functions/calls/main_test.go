@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
@@ -25,8 +23,7 @@ func TestReplayEvents(t *testing.T) {
 		// sample Twilio account's token for the sample API's URL.
 		"calls-twilio-status.json": 204,
 	}
-	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
+	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
 		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
 			Twilio: sampleTwilio{}, PublicURL: "https://base123.execute-api.us-east-1.amazonaws.com",
 			CountError: m.CountError, Now: time.Now, Log: m.Log})

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
@@ -18,8 +14,9 @@ func TestReplayEvents(t *testing.T) {
 		"chat-respond.json": 200,
 		"chat-close.json":   200,
 	}
-	samples.ReplayHTTP(t, "chat-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, Projects: m.Stores.Accounts, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
+	samples.ReplayHTTP(t, "chat-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
+		platform := m.HTTP()
+		platform.Projects = m.Stores.Accounts
+		return handler(deps{HTTP: platform, Engine: m.Engine})
 	})
 }

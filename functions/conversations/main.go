@@ -7,7 +7,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -15,12 +14,11 @@ import (
 
 	"github.com/voiceops/opsapi/shared/conversations/conversationsapi"
 	"github.com/voiceops/opsapi/shared/platform/apidocs"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -43,33 +41,27 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	metrics := lambdamain.Metrics()
+	platform := dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
+	platform.Projects = config
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, env.Region.Region, time.Now), Projects: config, Conversations: dynamo.NewConversations(db, env.ConversationsTable),
-		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		Metrics: metrics,
+		HTTP: platform, Conversations: dynamo.NewConversations(db, env.ConversationsTable),
 	})), lambda.WithContext(ctx))
 	return nil
 }
 
 // deps is what the function's groups run on.
 type deps struct {
-	Keys          httpapi.Authenticator
-	Projects      httpapi.ProjectReader
+	// HTTP is the platform: keys, guards, api_errors, clock, log and the
+	// request metrics (dynamohttp.Config).
+	HTTP          httpapi.Config
 	Conversations voiceops.ConversationStore
-	CountError    func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards        httpapi.Guards
-	Now           func() time.Time
-	Log           *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, Projects: d.Projects, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&conversationsapi.Conversations{Store: d.Conversations, Now: d.Now}).Routes(),
-		(&conversationsapi.Concurrency{Store: d.Conversations, Now: d.Now}).Routes(),
+	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
+		(&conversationsapi.Conversations{Store: d.Conversations, Now: d.HTTP.Now}).Routes(),
+		(&conversationsapi.Concurrency{Store: d.Conversations, Now: d.HTTP.Now}).Routes(),
 		(&conversationsapi.Handoff{Store: d.Conversations}).Routes(),
 		apidocs.Routes(apidocs.Base))) // the base host's /openapi.json and /docs
 }

@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -60,26 +63,16 @@ func TestReplayEvents(t *testing.T) {
 			}
 		}},
 	}
-	evs, err := samples.HTTPEvents("conversations-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name := range evs {
-		if _, ok := want[name]; !ok {
-			t.Errorf("events/%s is not in this test's table: add it", name)
-		}
-	}
+	status := map[string]int{}
 	for name, w := range want {
-		t.Run(name, func(t *testing.T) {
-			ev, ok := evs[name]
-			if !ok {
-				t.Fatalf("events/%s is missing", name)
-			}
+		status[name] = w.status
+	}
+	samples.Replay{Prefix: "conversations-", Want: status,
+		Handler: func(t *testing.T, name string) samples.Lambda {
 			ctx := context.Background()
 			// The samples' conversation started at 2026-11-22T10:00:00Z; the
 			// clock stands an hour later, so it is in progress all along.
 			now := time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC)
-			clock := func() time.Time { return now }
 			store := memory.New()
 			stores := store.Stores()
 			if err := samples.Seed(ctx, stores, time.Now()); err != nil {
@@ -91,27 +84,19 @@ func TestReplayEvents(t *testing.T) {
 			if name == "conversations-handoff-state.json" {
 				handOff(t, stores)
 			}
-			h := handler(deps{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts,
-				Conversations: stores.Conversations, Now: clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			res, err := h(ctx, ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != w.status {
-				t.Fatalf("status %d, want %d: %s", res.StatusCode, w.status, res.Body)
-			}
-			if res.Headers["X-Request-Id"] == "" {
-				t.Errorf("no X-Request-Id in %v", res.Headers)
-			}
+			return handler(deps{HTTP: httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Projects: stores.Accounts,
+				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Conversations: stores.Conversations})
+		},
+		Check: func(t *testing.T, name string, res events.APIGatewayV2HTTPResponse) {
 			var body map[string]any
 			if err := json.Unmarshal([]byte(res.Body), &body); err != nil {
 				t.Fatalf("body is not a JSON object: %s", res.Body)
 			}
-			if w.check != nil {
-				w.check(t, body)
+			if check := want[name].check; check != nil {
+				check(t, body)
 			}
-		})
-	}
+		},
+	}.Run(t)
 }
 
 // onlyConversation returns the one conversation of a list body.

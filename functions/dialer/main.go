@@ -43,7 +43,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	batch := lambdamain.Metrics()
 	d := &dialer.Dialer{
-		Calls: &calls.Service{Calls: dynamo.NewCalls(db, env.CallsTable), Now: time.Now}, Pacer: dynamo.NewPacer(db, env.CallsTable),
+		Calls: calls.New(dynamo.NewCalls(db, env.CallsTable), time.Now), Pacer: dynamo.NewPacer(db, env.CallsTable),
 		Queue: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 		Provider: &twilio.Provider{
 			Creds:      &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},

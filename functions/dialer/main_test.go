@@ -64,7 +64,7 @@ func TestReplaySQSBatch(t *testing.T) {
 	}))
 	defer fake.Close()
 	m := samples.NewMemory(t)
-	d := &dialer.Dialer{Calls: &calls.Service{Calls: m.Calls, Now: time.Now}, Pacer: memory.NewPacer(), Queue: &jobs{},
+	d := &dialer.Dialer{Calls: calls.New(m.Calls, time.Now), Pacer: memory.NewPacer(), Queue: &jobs{},
 		Provider: &twilio.Provider{Creds: twiliocreds.Static{samples.AccountID: {AccountSID: twiliofake.AccountSID, AuthToken: twiliofake.AuthToken, FromNumber: twiliofake.FromNumber}},
 			APIBaseURL: fake.URL, CallbackBaseURL: "https://base.example.com"},
 		Now: time.Now, Sleep: dialer.SleepContext, Log: m.Log}

@@ -15,12 +15,11 @@ import (
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/conversations/eventsapi"
 	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
@@ -45,30 +44,25 @@ func run(ctx context.Context, getenv func(string) string) error {
 	log := lambdamain.Logger()
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(config, env.Region.Region, time.Now),
+		HTTP: dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics),
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
-		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		Metrics: metrics,
 	})), lambda.WithContext(ctx))
 	return nil
 }
 
 // deps is what the events group runs on.
 type deps struct {
-	Keys       httpapi.Authenticator
-	Engine     eventsapi.Engine
-	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards     httpapi.Guards
-	Now        func() time.Time
-	Log        *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
+	// HTTP is the platform: keys, guards, api_errors, clock, log and the
+	// request metrics (dynamohttp.Config).
+	HTTP   httpapi.Config
+	Engine eventsapi.Engine
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
+	platform := d.HTTP
+	platform.Deadline = httpapi.AgentDeadline
+	return httpapi.LambdaHandler(httpapi.New(platform,
 		(&eventsapi.Events{Engine: d.Engine}).Routes()))
 }

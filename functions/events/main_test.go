@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
 
@@ -17,11 +15,10 @@ func TestReplayEvents(t *testing.T) {
 		"events-external.json":     201,
 		"events-bridge-ended.json": 200,
 	}
-	samples.ReplayHTTP(t, "events-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
+	samples.ReplayHTTP(t, "events-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
 		if err := samples.SeedHandedOff(context.Background(), m.Stores, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		return handler(deps{Keys: m.Auth, Engine: m.Engine, CountError: m.CountError, Now: time.Now, Log: m.Log})
+		return handler(deps{HTTP: m.HTTP(), Engine: m.Engine})
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
@@ -23,40 +25,20 @@ func TestReplayEvents(t *testing.T) {
 	want := map[string]int{
 		"intake-metric-events.json": 202,
 	}
-	evs, err := samples.HTTPEvents("intake-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs) != len(want) {
-		t.Errorf("%d intake-* events, want %d: add the new file to this table", len(evs), len(want))
-	}
 	// The sample events are dated just before this time.
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for name, ev := range evs {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
+	stores := map[string]*memory.Metrics{}
+	samples.Replay{Prefix: "intake-", Want: want,
+		Handler: func(t *testing.T, name string) samples.Lambda {
 			store := memory.NewMetrics()
 			store.Now = func() time.Time { return now }
-			h := handler(deps{
+			stores[name] = store
+			return handler(deps{
 				Metrics: &buckets.Recorder{Store: store}, InternalKey: httpapi.FixedDigest(keys.Digest(samples.InternalKey)),
 				Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			})
-			res, err := h(ctx, ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != want[name] {
-				t.Fatalf("status %d, want %d: %s", res.StatusCode, want[name], res.Body)
-			}
-			if !json.Valid([]byte(res.Body)) {
-				t.Errorf("body is not JSON: %s", res.Body)
-			}
-			if res.Headers["X-Request-Id"] == "" {
-				t.Errorf("no X-Request-Id in %v", res.Headers)
-			}
-			if res.StatusCode != 202 {
-				return
-			}
+		},
+		Check: func(t *testing.T, name string, res events.APIGatewayV2HTTPResponse) {
 			var body struct {
 				Accepted int `json:"accepted"`
 			}
@@ -65,15 +47,15 @@ func TestReplayEvents(t *testing.T) {
 			}
 			// What was accepted is stored: every event counts in the
 			// account's scope.
-			bs, err := store.ReadBuckets(ctx, metrics.Scope{AccountID: samples.AccountID}, now.Add(-time.Hour), now.Add(time.Minute))
+			bs, err := stores[name].ReadBuckets(context.Background(), metrics.Scope{AccountID: samples.AccountID}, now.Add(-time.Hour), now.Add(time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := buckets.Summarize(bs, now.Add(-time.Hour), now.Add(time.Minute)).Counts.Of(metrics.Activity); got != int64(body.Accepted) {
 				t.Errorf("%d events stored for %s, want %d", got, samples.AccountID, body.Accepted)
 			}
-		})
-	}
+		},
+	}.Run(t)
 }
 
 // TestReplayWithoutTheKey: the same event with another internal key is 401.

@@ -10,7 +10,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,13 +22,12 @@ import (
 	"github.com/voiceops/opsapi/shared/calls/dialer"
 	"github.com/voiceops/opsapi/shared/calls/outboundapi"
 	"github.com/voiceops/opsapi/shared/calls/phone"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/internalkey"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -54,13 +52,12 @@ func run(ctx context.Context, getenv func(string) string) error {
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	metrics := lambdamain.Metrics()
+	platform := dynamohttp.Config(db, configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
+	platform.InternalKey = internalKey.Digest
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, time.Now), InternalKey: internalKey.Digest, Calls: dynamo.NewCalls(db, env.CallsTable),
+		HTTP: platform, Calls: dynamo.NewCalls(db, env.CallsTable),
 		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
-		Dial:       &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
-		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		Metrics: metrics,
+		Dial: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 	})), lambda.WithContext(ctx))
 	return nil
 }
@@ -86,25 +83,20 @@ func (r configReads) DestinationPolicy(ctx context.Context, accountID string) (d
 
 // deps is what outbound calling runs on.
 type deps struct {
-	Keys        httpapi.Authenticator
-	InternalKey func(context.Context) (string, error) // the internal key's digest
-	Calls       voiceops.CallStore
-	Dial        voiceops.DialQueue
+	// HTTP is the platform: keys, guards, api_errors, clock, log and the
+	// request metrics (dynamohttp.Config).
+	HTTP  httpapi.Config
+	Calls voiceops.CallStore
+	Dial  voiceops.DialQueue
 	// Destinations are the accounts' destination policies, applied as in
 	// Region (whose countries an account calls by default).
 	Destinations destination.Reader
 	Region       voiceops.Region
-	CountError   func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards       httpapi.Guards
-	Now          func() time.Time
-	Log          *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
-		(&outboundapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.Now}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
+		(&outboundapi.Outbound{Calls: calls.New(d.Calls, d.HTTP.Now, calls.WithDial(d.Dial)), ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: d.Destinations, Region: d.Region, Classify: phone.Classify}}).Routes()))
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
@@ -24,9 +22,10 @@ func TestReplayEvents(t *testing.T) {
 		"outbound-status.json":          200,
 		"outbound-move.json":            200,
 	}
-	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Calls: m.Calls, Dial: &jobs, CountError: m.CountError, Now: time.Now, Log: m.Log,
+	samples.ReplayHTTP(t, "outbound-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
+		platform := m.HTTP()
+		platform.InternalKey = httpapi.FixedDigest(m.InternalKeyDigest)
+		return handler(deps{HTTP: platform, Calls: m.Calls, Dial: &jobs,
 			Destinations: m.Store.Destinations(), Region: voiceops.RegionUS})
 	})
 	if len(jobs) != 1 {

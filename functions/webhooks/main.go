@@ -17,13 +17,12 @@ import (
 	"github.com/voiceops/opsapi/shared/alerts/alertgraph"
 	"github.com/voiceops/opsapi/shared/alerts/delivery"
 	"github.com/voiceops/opsapi/shared/alerts/studioapi"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/platform/queue"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -47,12 +46,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
-		Keys: auth.New(stores.Accounts, env.Region.Region, time.Now), Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
-		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
-		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: lambdamain.Logger(),
-		Guards:    httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
+		HTTP:      dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
+		Endpoints: stores.Endpoints, Deliveries: stores.Deliveries,
+		Outbox:    delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
 		URLPolicy: voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
-		Metrics:   metrics,
 	})), lambda.WithContext(ctx))
 	return nil
 }
@@ -60,22 +57,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 // deps is what the webhooks group runs on. A zero URLPolicy is the
 // deployed one: public addresses only.
 type deps struct {
-	Keys       httpapi.Authenticator
+	// HTTP is the platform: keys, guards, api_errors, clock, log and the
+	// request metrics (dynamohttp.Config).
+	HTTP       httpapi.Config
 	Endpoints  voiceops.EndpointStore
 	Deliveries voiceops.DeliveryStore
 	Outbox     studioapi.Outbox
 	URLPolicy  voiceops.URLPolicy
-	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards     httpapi.Guards
-	Now        func() time.Time
-	Log        *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	svc := alertgraph.New(alertgraph.Deps{Endpoints: d.Endpoints, Now: d.Now, Log: d.Log}).Service // endpoints only: no rule changes here
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Keys: d.Keys, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
+	svc := alertgraph.New(alertgraph.Deps{Endpoints: d.Endpoints, Now: d.HTTP.Now, Log: d.HTTP.Log}).Service // endpoints only: no rule changes here
+	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
 		(&studioapi.Webhooks{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes()))
 }

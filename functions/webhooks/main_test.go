@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 )
@@ -21,9 +17,7 @@ func TestReplayEvents(t *testing.T) {
 		"webhooks-rotate-secret.json":   200,
 		"webhooks-delete-endpoint.json": 204,
 	}
-	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		m := samples.NewMemory(t)
-		return handler(deps{Keys: m.Auth, Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox,
-			CountError: m.CountError, Now: time.Now, Log: m.Log})
+	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
+		return handler(deps{HTTP: m.HTTP(), Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox})
 	})
 }

@@ -29,7 +29,7 @@ var rules = []rule{
 		why: "tools and the CDK app are never deployed code"},
 	{functions: []string{"*"}, forbid: []string{"shared/store/memory", "shared/testsupport/...", "shared/store/storetest", "shared/testsupport/apitest", "shared/platform/apispec"},
 		why: "in-memory stores, test helpers and the OpenAPI document are for tests and the dev server"},
-	{functions: []string{"*"}, forbid: []string{"shared/platform/telemetry/prom", "shared/calls/telephony/simulator", "shared/ops/provision", "shared/ops/operatorapi", "shared/platform/tablestream"},
+	{functions: []string{"*"}, forbid: []string{"shared/platform/telemetry/prom", "shared/calls/simulator", "shared/ops/provision", "shared/ops/operatorapi", "shared/platform/tablestream"},
 		why: "Prometheus exposition, the call simulator, provisioning and the operator API belong to the dev server and tools; Lambda functions emit EMF"},
 	{functions: []string{"*"}, except: []string{"alerts"}, forbid: []string{"shared/alerts/console"},
 		why: "only the alerts function serves the console"},

@@ -1,5 +1,6 @@
-// Package checklinks holds one test: each Lambda function (functions/<name>)
-// links only the packages of what its handler runs. A function's bundle is
+// Package checklinks holds the import rules: each Lambda function
+// (functions/<name>) links only the packages of what its handler runs, and
+// no package of shared/ imports one that stands above it (layers_test.go). A function's bundle is
 // its Go binary, so a group package that also serves another function's
 // routes drags that function's engine into it (functions/outbound, near its
 // 16 MiB cap, used to link the conversation engine, agents and hooks through

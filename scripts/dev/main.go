@@ -40,8 +40,8 @@ import (
 	"github.com/voiceops/opsapi/shared/calls/dialer"
 	"github.com/voiceops/opsapi/shared/calls/outboundapi"
 	"github.com/voiceops/opsapi/shared/calls/phone"
+	"github.com/voiceops/opsapi/shared/calls/simulator"
 	"github.com/voiceops/opsapi/shared/calls/telephony"
-	"github.com/voiceops/opsapi/shared/calls/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/calls/twilioapi"
 	"github.com/voiceops/opsapi/shared/conversations/chatapi"
@@ -222,8 +222,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Twilio, whose callbacks this server then serves.
 	// A step slower than Twilio waits for runs on past its callback
 	// (Detach): the callback answers a filler and Twilio fetches the result.
-	callSvc := &calls.Service{Calls: b.calls, Dial: b.dial, Engine: engine, Now: time.Now, Sleep: dialer.SleepContext, Telemetry: registry,
-		Detach: func(work func()) { go work() }}
+	callSvc := calls.New(b.calls, time.Now, calls.WithDial(b.dial), calls.WithEngine(engine), calls.WithSleep(dialer.SleepContext),
+		calls.WithTelemetry(registry), calls.WithDetach(func(work func()) { go work() }))
 	var provider telephony.Provider
 	var callbacks []httpapi.Route
 	switch o.telephony {

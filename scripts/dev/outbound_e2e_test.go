@@ -111,7 +111,7 @@ func TestOutboundEndToEnd(t *testing.T) {
 	if conv == nil {
 		t.Fatalf("no conversation to +14155550100 in %v", list)
 	}
-	// (integration_attributes are not in the list: shared/calls/telephony/simulator's tests read them.)
+	// (integration_attributes are not in the list: shared/calls/simulator's tests read them.)
 	turns, _ := conv["turns"].([]any)
 	if conv["channel"] != "voice" || conv["from_number"] != "+15005550006" || len(turns) < 2 || conv["in_progress"] != false {
 		t.Errorf("the call's conversation: %v", conv)

@@ -86,13 +86,13 @@ func destinationsCommand(ctx context.Context, cmd string, st *stores, region voi
 	if err != nil {
 		return err
 	}
-	p := own.Effective(region)
+	p := destination.Effective(own, region)
 	if len(own.Countries) == 0 && len(own.Allow) > 0 {
 		source = "the countries of region " + string(region) + ", types set by the operator"
 	}
 	var allowed, refused []string
 	for _, t := range destination.Refusable {
-		if p.Allows(t) {
+		if destination.Allows(p, t) {
 			allowed = append(allowed, string(t))
 		} else {
 			refused = append(refused, string(t))

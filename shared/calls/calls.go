@@ -265,7 +265,7 @@ func (s *Service) Abandon(ctx context.Context, sid, reason string) (moved bool, 
 // afterwards; voiceops.ErrNotFound when the call is unknown or expired.
 func (s *Service) Report(ctx context.Context, sid string, st telephony.Status) (voiceops.Call, error) {
 	at := s.now()
-	to, reason, ok := telephony.Outcome(st)
+	to, reason, ok := Outcome(st)
 	if !ok {
 		return s.Calls.GetCall(ctx, sid, at)
 	}

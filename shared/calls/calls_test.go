@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/voiceops/opsapi/shared/calls"
-	"github.com/voiceops/opsapi/shared/calls/callstest"
+	"github.com/voiceops/opsapi/shared/calls/twilioapi/callbackstest"
 	"github.com/voiceops/opsapi/shared/conversations/conversation"
 	"github.com/voiceops/opsapi/shared/store/memory"
 )
@@ -13,8 +13,8 @@ import (
 var _ calls.Engine = (*conversation.Engine)(nil)
 
 func TestCallbacksOnMemory(t *testing.T) {
-	callstest.Run(t, func(*testing.T) callstest.Env {
+	callbackstest.Run(t, func(*testing.T) callbackstest.Env {
 		mem := memory.New()
-		return callstest.Env{Stores: mem.Stores(), Configs: mem.AgentConfigs(), Calls: memory.NewCalls()}
+		return callbackstest.Env{Stores: mem.Stores(), Configs: mem.AgentConfigs(), Calls: memory.NewCalls()}
 	})
 }

@@ -39,7 +39,7 @@ func TestReport(t *testing.T) {
 			calls := memory.NewCalls()
 			at := t0
 			var dials dialCounts
-			svc := &callsvc.Service{Calls: calls, Now: func() time.Time { return at }, Telemetry: &dials}
+			svc := callsvc.New(calls, func() time.Time { return at }, callsvc.WithTelemetry(&dials))
 			c := voiceops.Call{SID: voiceops.NewCallSID(), AccountID: "acct_a", ProjectID: "proj_a", ToNumber: "+14155550100",
 				Status: voiceops.CallQueued, CreatedAt: t0, UpdatedAt: t0}
 			if err := calls.CreateCall(ctx, c); err != nil {
@@ -66,7 +66,7 @@ func TestReport(t *testing.T) {
 			}
 		})
 	}
-	svc := &callsvc.Service{Calls: memory.NewCalls(), Now: time.Now}
+	svc := callsvc.New(memory.NewCalls(), time.Now)
 	if _, err := svc.Report(context.Background(), voiceops.NewCallSID(), "completed"); err != voiceops.ErrNotFound {
 		t.Errorf("unknown call: %v", err)
 	}

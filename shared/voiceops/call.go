@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,6 +37,52 @@ func CallPredecessor(to CallStatus) (from CallStatus, ok bool) {
 		return CallCalling, true
 	}
 	return "", false
+}
+
+// CallMoveTargets lists the statuses a move can lead to (those
+// CallPredecessor knows), in CallStatuses' order.
+func CallMoveTargets() []CallStatus {
+	var out []CallStatus
+	for _, st := range CallStatuses {
+		if _, ok := CallPredecessor(st); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// CheckCallMove checks a move that another telephony system asks for: the
+// status it sent (sent false: none, which the caller's reader reports) and
+// the failure's reason (hasReason false: none). It returns the status, the
+// reason the move records (ReasonFailed for a failure sent without one),
+// and what is wrong with either field.
+func CheckCallMove(status string, sent bool, reason string, hasReason bool) (CallStatus, string, []FieldError) {
+	var errs []FieldError
+	to := CallStatus(status)
+	if sent && !slices.Contains(CallMoveTargets(), to) {
+		errs = append(errs, FieldError{Field: "status", Message: "must be one of: " + joinStatuses(CallMoveTargets())})
+		to = ""
+	}
+	if !sent {
+		to = ""
+	}
+	switch {
+	case hasReason && to != CallFailure:
+		errs = append(errs, FieldError{Field: "reason", Message: "is only for status failure"})
+	case hasReason && !slices.Contains(CallReasons, reason):
+		errs = append(errs, FieldError{Field: "reason", Message: "must be one of: " + strings.Join(CallReasons, ", ")})
+	case !hasReason && to == CallFailure:
+		reason = ReasonFailed
+	}
+	return to, reason, errs
+}
+
+func joinStatuses(ss []CallStatus) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // CallRetention is how long a call's status stays readable after a

@@ -21,7 +21,7 @@ import (
 )
 
 // Type is a number's type, as libphonenumber tells it.
-type Type string
+type Type = voiceops.NumberType
 
 const (
 	FixedLine         Type = "fixed_line"
@@ -66,14 +66,9 @@ type Number struct {
 	Type    Type
 }
 
-// Policy is an account's destination policy as the operator set it.
-type Policy struct {
-	// Countries the account may call (ISO 3166-1 alpha-2, sorted); empty:
-	// those of its region's stack (DefaultCountries).
-	Countries []string
-	// Allow are the Refusable types the account may call anyway (sorted).
-	Allow []Type
-}
+// Policy is an account's destination policy as the operator set it: the
+// record the stores keep, so it is the domain's (voiceops).
+type Policy = voiceops.DestinationPolicy
 
 // EU and EEA member states (the EU's 27, and Iceland, Liechtenstein and
 // Norway). Their overseas parts with their own codes (RE, GP, ...) are not
@@ -97,7 +92,7 @@ func DefaultCountries(region voiceops.Region) []string {
 
 // Effective is the policy as it applies in region: its countries, or the
 // region's default.
-func (p Policy) Effective(region voiceops.Region) Policy {
+func Effective(p Policy, region voiceops.Region) Policy {
 	if len(p.Countries) == 0 {
 		p.Countries = DefaultCountries(region)
 	}
@@ -106,7 +101,7 @@ func (p Policy) Effective(region voiceops.Region) Policy {
 
 // Allows reports whether the policy lets the account call numbers of type
 // t (the Refusable types only when allowed).
-func (p Policy) Allows(t Type) bool {
+func Allows(p Policy, t Type) bool {
 	return !slices.Contains(Refusable, t) || slices.Contains(p.Allow, t)
 }
 
@@ -147,20 +142,10 @@ func typeList(ts []Type) string {
 }
 
 // Reader reads the accounts' policies.
-type Reader interface {
-	// DestinationPolicy is the account's policy; voiceops.ErrNotFound when
-	// the operator set none.
-	DestinationPolicy(ctx context.Context, accountID string) (Policy, error)
-}
+type Reader = voiceops.DestinationReader
 
 // Store keeps the accounts' policies (the config table).
-type Store interface {
-	Reader
-	// SetDestinationPolicy sets (p non-nil) or removes (nil) the account's
-	// policy; voiceops.ErrNotFound, and nothing stored, for an account
-	// that does not exist.
-	SetDestinationPolicy(ctx context.Context, accountID string, p *Policy) error
-}
+type Store = voiceops.DestinationStore
 
 // PolicyOf returns the account's policy as it applies in region.
 func PolicyOf(ctx context.Context, st Reader, region voiceops.Region, accountID string) (Policy, error) {
@@ -171,7 +156,7 @@ func PolicyOf(ctx context.Context, st Reader, region voiceops.Region, accountID 
 	if err != nil {
 		return Policy{}, err
 	}
-	return p.Effective(region), nil
+	return Effective(p, region), nil
 }
 
 // Checker decides whether an account may call a number: the outbound
@@ -193,14 +178,14 @@ func (c *Checker) Check(ctx context.Context, accountID, to string) error {
 	if err != nil {
 		return err
 	}
-	return p.Refusal(c.Classify(to))
+	return Refusal(p, c.Classify(to))
 }
 
 // Refusal is the 400 of a number the policy refuses, naming each reason;
 // nil when the policy allows it.
-func (p Policy) Refusal(n Number) error {
+func Refusal(p Policy, n Number) error {
 	var fields []voiceops.FieldError
-	if !p.Allows(n.Type) {
+	if !Allows(p, n.Type) {
 		fields = append(fields, voiceops.FieldError{Field: "to_number", Message: fmt.Sprintf(
 			"is %s (%s), which this account may not call; the operator can allow the type", describe[n.Type], n.Type)})
 	}

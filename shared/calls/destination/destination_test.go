@@ -28,7 +28,7 @@ func TestDefaultCountries(t *testing.T) {
 }
 
 func TestRefusal(t *testing.T) {
-	def := destination.Policy{}.Effective(voiceops.RegionUK)
+	def := destination.Effective(destination.Policy{}, voiceops.RegionUK)
 	for _, c := range []struct {
 		n    destination.Number
 		p    destination.Policy
@@ -46,7 +46,7 @@ func TestRefusal(t *testing.T) {
 		{destination.Number{Country: "GB", Type: destination.PremiumRate}, destination.Policy{Countries: []string{"GB"}, Allow: []destination.Type{destination.PremiumRate}}, ""},
 		{destination.Number{Type: destination.InternationalNetwork}, destination.Policy{Countries: []string{"GB"}, Allow: []destination.Type{destination.InternationalNetwork}}, ""},
 	} {
-		err := c.p.Refusal(c.n)
+		err := destination.Refusal(c.p, c.n)
 		var msg string
 		var e *voiceops.Error
 		if errors.As(err, &e) {

@@ -73,7 +73,7 @@ func (d *Dialer) maxReceives() int {
 // A call that has ended keeps its status.
 func (d *Dialer) GiveUp(ctx context.Context, j voiceops.DialJob) error {
 	if j.Check {
-		return d.fail(ctx, j.SID, voiceops.ReasonTimeout)
+		return d.counted(voiceops.ReasonTimeout)(d.Calls.TimeOut(ctx, j.SID))
 	}
 	return d.counted(voiceops.ReasonFailed)(d.Calls.Abandon(ctx, j.SID, voiceops.ReasonFailed))
 }
@@ -233,16 +233,9 @@ func (d *Dialer) check(ctx context.Context, j voiceops.DialJob) error {
 	if rest := j.Deadline.Sub(d.Now()); rest > time.Second {
 		return d.Queue.SendDial(ctx, j, min(rest, MaxQueueDelay).Truncate(time.Second))
 	}
-	c, err := d.Calls.Get(ctx, j.SID)
-	if errors.Is(err, voiceops.ErrNotFound) {
-		return nil
+	moved, err := d.Calls.TimeOut(ctx, j.SID)
+	if moved {
+		d.Log.Warn("no provider report ended the call in time", "call_sid", j.SID, "timeout", d.timeout())
 	}
-	if err != nil {
-		return err
-	}
-	if c.Status == voiceops.CallCalling {
-		d.Log.Warn("no provider report ended the call in time", "call_sid", c.SID, "timeout", d.timeout())
-		return d.fail(ctx, c.SID, voiceops.ReasonTimeout)
-	}
-	return nil
+	return d.counted(voiceops.ReasonTimeout)(moved, err)
 }

@@ -81,7 +81,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{clock: testclock.At(t0), calls: memory.NewCalls(), pacer: memory.NewPacer(), queue: &sent{}}
 	f.prov = &provider{clock: f.clock}
-	f.d = &Dialer{Calls: &calls.Service{Calls: f.calls, Now: f.clock.Now}, Pacer: f.pacer, Queue: f.queue, Provider: f.prov, Now: f.clock.Now, Sleep: f.clock.Sleep,
+	f.d = &Dialer{Calls: calls.New(f.calls, f.clock.Now), Pacer: f.pacer, Queue: f.queue, Provider: f.prov, Now: f.clock.Now, Sleep: f.clock.Sleep,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return f
 }

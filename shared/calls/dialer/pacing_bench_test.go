@@ -38,7 +38,7 @@ func BenchmarkPacing100At5(b *testing.B) {
 			return dialers[next.Add(1)%2].Handle(ctx, j) // two instances, in turn
 		}}
 		for i := range dialers {
-			dialers[i] = &Dialer{Calls: &callsvc.Service{Calls: calls, Now: time.Now}, Pacer: pacer, Queue: q, Provider: prov, Now: time.Now, Sleep: SleepContext, Log: log,
+			dialers[i] = &Dialer{Calls: callsvc.New(calls, time.Now), Pacer: pacer, Queue: q, Provider: prov, Now: time.Now, Sleep: SleepContext, Log: log,
 				Timeout: time.Hour}
 		}
 		now := time.Now().UTC()

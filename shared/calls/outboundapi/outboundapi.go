@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
@@ -170,24 +169,10 @@ func (g *Outbound) outboundMove(w http.ResponseWriter, r *http.Request, _ httpap
 	if err != nil {
 		return err
 	}
-	var to voiceops.CallStatus
-	if v, ok := o.Str("status", true); ok {
-		switch st := voiceops.CallStatus(v); st {
-		case voiceops.CallCalling, voiceops.CallSuccess, voiceops.CallFailure:
-			to = st
-		default:
-			o.Fail("status", "must be one of: calling, success, failure")
-		}
-	}
+	status, sent := o.Str("status", true)
 	reason, hasReason := o.Str("reason", false)
-	switch {
-	case hasReason && to != voiceops.CallFailure:
-		o.Fail("reason", "is only for status failure")
-	case hasReason && !slices.Contains(voiceops.CallReasons, reason):
-		o.Fail("reason", "must be one of: busy, no-answer, failed, canceled, timeout")
-	case !hasReason && to == voiceops.CallFailure:
-		reason = voiceops.ReasonFailed
-	}
+	to, reason, errs := voiceops.CheckCallMove(status, sent, reason, hasReason)
+	o.FailAll(errs...)
 	if err := o.Done(); err != nil {
 		return err
 	}

@@ -1,14 +1,13 @@
 // Package telephony is what the dialer needs of a telephony provider: a
 // Provider places a call, and the provider's status reports, mapped onto
-// ours (Outcome), move the call through its statuses (shared/calls). Adapters live in sub-packages: twilio (the
-// real one) and simulator (the dev server's default).
+// ours by the calls service (calls.Outcome), move the call through its
+// statuses. The real adapter is in twilio; the dev server's default is
+// shared/calls/simulator.
 package telephony
 
 import (
 	"context"
 	"errors"
-
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // CallRequest is a call to place.
@@ -46,24 +45,3 @@ const (
 	StatusFailed     Status = "failed"
 	StatusCanceled   Status = "canceled"
 )
-
-// Outcome maps a provider status onto ours: the status it moves the call
-// to and, for a failure, the reason. ok is false for a status we do not
-// know (ignored).
-func Outcome(s Status) (to voiceops.CallStatus, reason string, ok bool) {
-	switch s {
-	case StatusQueued, StatusInitiated, StatusRinging, StatusInProgress:
-		return voiceops.CallCalling, "", true
-	case StatusCompleted:
-		return voiceops.CallSuccess, "", true
-	case StatusBusy:
-		return voiceops.CallFailure, voiceops.ReasonBusy, true
-	case StatusNoAnswer:
-		return voiceops.CallFailure, voiceops.ReasonNoAnswer, true
-	case StatusFailed:
-		return voiceops.CallFailure, voiceops.ReasonFailed, true
-	case StatusCanceled:
-		return voiceops.CallFailure, voiceops.ReasonCanceled, true
-	}
-	return "", "", false
-}

@@ -55,7 +55,7 @@ func newFixtureWith(t *testing.T, set func(*calls.Service, *Callbacks)) *fixture
 	must(agent.PutConfig(ctx, mem.AgentConfigs(), agent.DemoConfig("acct_a", "proj_a")))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := convgraph.New(convgraph.Deps{Conversations: f.stores.Conversations, Configs: mem.AgentConfigs(), Now: time.Now, Log: log})
-	g := &Callbacks{Calls: &calls.Service{Calls: f.calls, Engine: engine, Now: time.Now},
+	g := &Callbacks{Calls: calls.New(f.calls, time.Now, calls.WithEngine(engine)),
 		Creds:         twiliocreds.Static{"acct_a": {AccountSID: twiliofake.AccountSID, AuthToken: token, FromNumber: "+15005550006"}},
 		PublicBaseURL: base}
 	if set != nil {
@@ -187,7 +187,7 @@ func TestAnsweredCall(t *testing.T) {
 
 // A second answer request for the same call (Twilio asking twice) gets
 // the first one's TwiML: the first conversation stays the call's, and no
-// other starts. (The whole suite of replays: shared/calls/callstest.)
+// other starts. (The whole suite of replays: callbackstest.)
 func TestAnswerTwice(t *testing.T) {
 	f := newFixture(t)
 	c := f.placed(t)

@@ -20,6 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/tables"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -32,7 +33,7 @@ func conversationTables(t *testing.T, c *dynamodb.Client) dynamo.TableNames {
 
 func TestConversationsContract(t *testing.T) {
 	c := client(t)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.RunConversations(t, func(t *testing.T) voiceops.Stores {
 		return dynamo.NewStores(db, conversationTables(t, c))
 	})

@@ -7,7 +7,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -28,35 +27,35 @@ func destinationsKey(accountID string) item { return key(pkAccount+accountID, sk
 // Config: functions/outbound reads the policies through Config's own
 // DestinationPolicy, and links no writer (each exported method of a type
 // a function uses is linked, and outbound is near its bundle cap).
-func Destinations(c *Config) destination.Store { return destinations{c} }
+func Destinations(c *Config) voiceops.DestinationStore { return destinations{c} }
 
 type destinations struct{ s *Config }
 
-var _ destination.Store = destinations{}
-var _ destination.Reader = (*Config)(nil)
+var _ voiceops.DestinationStore = destinations{}
+var _ voiceops.DestinationReader = (*Config)(nil)
 
-func (d destinations) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+func (d destinations) DestinationPolicy(ctx context.Context, accountID string) (voiceops.DestinationPolicy, error) {
 	return d.s.DestinationPolicy(ctx, accountID)
 }
 
 // DestinationPolicy reads an account's destination policy item: one
 // GetItem.
-func (s *Config) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
+func (s *Config) DestinationPolicy(ctx context.Context, accountID string) (voiceops.DestinationPolicy, error) {
 	it, found, err := s.get(ctx, "DestinationPolicy", destinationsKey(accountID))
 	if err != nil || !found {
-		return destination.Policy{}, notFound(err)
+		return voiceops.DestinationPolicy{}, notFound(err)
 	}
 	countries, err := stringList(it, attrCountries)
 	if err != nil {
-		return destination.Policy{}, wrap("DestinationPolicy", err)
+		return voiceops.DestinationPolicy{}, wrap("DestinationPolicy", err)
 	}
 	allow, err := stringList(it, attrAllow)
 	if err != nil {
-		return destination.Policy{}, wrap("DestinationPolicy", err)
+		return voiceops.DestinationPolicy{}, wrap("DestinationPolicy", err)
 	}
-	p := destination.Policy{Countries: countries}
+	p := voiceops.DestinationPolicy{Countries: countries}
 	for _, t := range allow {
-		p.Allow = append(p.Allow, destination.Type(t))
+		p.Allow = append(p.Allow, voiceops.NumberType(t))
 	}
 	return p, nil
 }
@@ -64,7 +63,7 @@ func (s *Config) DestinationPolicy(ctx context.Context, accountID string) (desti
 // SetDestinationPolicy writes the policy with a check that its account
 // exists, in one transaction (ErrNotFound and nothing written when it does
 // not); nil deletes it.
-func (d destinations) SetDestinationPolicy(ctx context.Context, accountID string, p *destination.Policy) error {
+func (d destinations) SetDestinationPolicy(ctx context.Context, accountID string, p *voiceops.DestinationPolicy) error {
 	s := d.s
 	if p == nil {
 		if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: destinationsKey(accountID)}); err != nil {

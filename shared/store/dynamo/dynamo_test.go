@@ -31,58 +31,10 @@ func newTables(t *testing.T, c *dynamodb.Client) dynamo.TableNames { return awst
 
 func TestContract(t *testing.T) {
 	c := client(t)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.Run(t, func(t *testing.T) voiceops.Stores {
 		return dynamo.NewStores(db, newTables(t, c))
 	})
-}
-
-// serialDB sends one request at a time. moto applies concurrent requests
-// without any lock: a transaction copies the table, and a cancelled one
-// puts that copy back, erasing what other requests wrote meanwhile (seen
-// here: two of 30 concurrent CreateRule calls succeeding, another finding
-// no account). DynamoDB itself runs every conditional write and transaction
-// atomically, which is what serializing the requests gives back. The store
-// code above the client still runs from many goroutines at once.
-type serialDB struct {
-	dynamo.DB
-	mu sync.Mutex
-}
-
-func (s *serialDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.GetItem(ctx, in, o...)
-}
-
-func (s *serialDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.PutItem(ctx, in, o...)
-}
-
-func (s *serialDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.UpdateItem(ctx, in, o...)
-}
-
-func (s *serialDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.DeleteItem(ctx, in, o...)
-}
-
-func (s *serialDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.Query(ctx, in, o...)
-}
-
-func (s *serialDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.TransactWriteItems(ctx, in, o...)
 }
 
 func TestTableNames(t *testing.T) {

@@ -5,12 +5,13 @@ import (
 
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func TestEventsContract(t *testing.T) {
 	c := client(t)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.RunEvents(t, func(t *testing.T) voiceops.Stores {
 		return dynamo.NewStores(db, newTables(t, c))
 	})

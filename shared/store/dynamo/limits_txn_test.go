@@ -5,7 +5,7 @@ package dynamo_test
 // counter update carries the limit in its condition: DynamoDB applies the
 // condition and the write atomically and isolates transactions from each
 // other, so 50 concurrent creates at 9 rules let exactly one through.
-// moto does not isolate concurrent transactions (see serialDB), so it
+// moto does not isolate concurrent transactions (see awstest.SerialDynamoDB), so it
 // cannot prove that; the memory store's race test proves the domain's
 // side. These tests pin the other half: the exact transaction each
 // limited create, and each delete that frees a place, sends. They need no

@@ -84,7 +84,7 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	calls := dynamo.NewCalls(db, names.Calls)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := httpapi.New(httpapi.Config{Keys: auth.New(stores.Accounts, voiceops.RegionUS, time.Now), Now: time.Now, Log: log},
-		(&outboundapi.Outbound{Calls: &callsvc.Service{Calls: calls, Dial: &dialer.SQSQueue{Client: sq, URL: url}, Now: time.Now}, ValidNumber: func(string) bool { return true },
+		(&outboundapi.Outbound{Calls: callsvc.New(calls, time.Now, callsvc.WithDial(&dialer.SQSQueue{Client: sq, URL: url})), ValidNumber: func(string) bool { return true },
 			ValidCountry: func(string) bool { return true },
 			Destinations: &destination.Checker{Policies: dynamo.NewConfig(db, names.Config, ""), Region: voiceops.RegionUS,
 				Classify: func(string) destination.Number {
@@ -124,7 +124,7 @@ func TestOutboundOnDynamoAndSQS(t *testing.T) {
 	}
 	ev := events.SQSEvent{Records: []events.SQSMessage{{MessageId: aws.ToString(rec.Messages[0].MessageId), Body: aws.ToString(rec.Messages[0].Body)}}}
 	p := &placed{}
-	d := &dialer.Dialer{Calls: &callsvc.Service{Calls: calls, Now: time.Now}, Pacer: dynamo.NewPacer(db, names.Calls), Queue: &dialer.SQSQueue{Client: sq, URL: url}, Provider: p,
+	d := &dialer.Dialer{Calls: callsvc.New(calls, time.Now), Pacer: dynamo.NewPacer(db, names.Calls), Queue: &dialer.SQSQueue{Client: sq, URL: url}, Provider: p,
 		Now: time.Now, Sleep: dialer.SleepContext, Log: log}
 	res, err := d.HandleSQS(ctx, ev)
 	if err != nil || len(res.BatchItemFailures) != 0 {

@@ -50,7 +50,7 @@ func BenchmarkPacingDynamo100At5(b *testing.B) {
 			return err
 		}}
 		for i := range dialers {
-			dialers[i] = &dialer.Dialer{Calls: &callsvc.Service{Calls: calls, Now: time.Now}, Pacer: pacer, Queue: q, Provider: prov, Now: time.Now,
+			dialers[i] = &dialer.Dialer{Calls: callsvc.New(calls, time.Now), Pacer: pacer, Queue: q, Provider: prov, Now: time.Now,
 				Sleep: dialer.SleepContext, Log: log, Timeout: time.Hour}
 		}
 		// The calls are written first, then their jobs sent all at once, so

@@ -5,12 +5,13 @@ import (
 
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/storetest"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 func TestWholeRecords(t *testing.T) {
 	c := client(t)
 	storetest.RunWholeRecords(t, func(t *testing.T) voiceops.Stores {
-		return dynamo.NewStores(&serialDB{DB: c}, newTables(t, c))
+		return dynamo.NewStores(awstest.Serial(c), newTables(t, c))
 	})
 }

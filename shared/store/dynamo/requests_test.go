@@ -17,7 +17,7 @@ import (
 
 func TestIdempotencyContract(t *testing.T) {
 	c := client(t)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.RunIdempotency(t, func(t *testing.T) idempotency.Store {
 		n := newTables(t, c)
 		return dynamo.NewRequests(db, n.Requests, n.Config)
@@ -26,7 +26,7 @@ func TestIdempotencyContract(t *testing.T) {
 
 func TestRateLimitContract(t *testing.T) {
 	c := client(t)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.RunRateLimit(t, func(t *testing.T) ratelimit.Store {
 		n := newTables(t, c)
 		return dynamo.NewRequests(db, n.Requests, n.Config)

@@ -4,30 +4,29 @@ import (
 	"context"
 	"slices"
 
-	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // Destinations returns the store of the accounts' destination policies,
 // kept with the accounts (behind the same lock, so a policy is only stored
 // for an account that exists).
-func (s *Store) Destinations() destination.Store { return destinations{s} }
+func (s *Store) Destinations() voiceops.DestinationStore { return destinations{s} }
 
 type destinations struct{ s *Store }
 
-var _ destination.Store = destinations{}
+var _ voiceops.DestinationStore = destinations{}
 
-func (d destinations) DestinationPolicy(_ context.Context, accountID string) (destination.Policy, error) {
+func (d destinations) DestinationPolicy(_ context.Context, accountID string) (voiceops.DestinationPolicy, error) {
 	d.s.mu.RLock()
 	defer d.s.mu.RUnlock()
 	p, ok := d.s.destinations[accountID]
 	if !ok {
-		return destination.Policy{}, voiceops.ErrNotFound
+		return voiceops.DestinationPolicy{}, voiceops.ErrNotFound
 	}
 	return clonePolicy(p), nil
 }
 
-func (d destinations) SetDestinationPolicy(_ context.Context, accountID string, p *destination.Policy) error {
+func (d destinations) SetDestinationPolicy(_ context.Context, accountID string, p *voiceops.DestinationPolicy) error {
 	d.s.mu.Lock()
 	defer d.s.mu.Unlock()
 	if _, ok := d.s.accounts[accountID]; !ok {
@@ -38,15 +37,15 @@ func (d destinations) SetDestinationPolicy(_ context.Context, accountID string, 
 		return nil
 	}
 	if d.s.destinations == nil {
-		d.s.destinations = map[string]destination.Policy{}
+		d.s.destinations = map[string]voiceops.DestinationPolicy{}
 	}
 	d.s.destinations[accountID] = clonePolicy(*p)
 	return nil
 }
 
 // clonePolicy copies p, an empty list as nil (as DynamoDB reads it back).
-func clonePolicy(p destination.Policy) destination.Policy {
-	var c destination.Policy
+func clonePolicy(p voiceops.DestinationPolicy) voiceops.DestinationPolicy {
+	var c voiceops.DestinationPolicy
 	if len(p.Countries) > 0 {
 		c.Countries = slices.Clone(p.Countries)
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -45,7 +44,7 @@ type Store struct {
 	history map[string]map[string][]voiceops.StateChange
 	// destinations holds the accounts' destination policies
 	// (destinations.go); made on first use.
-	destinations map[string]destination.Policy
+	destinations map[string]voiceops.DestinationPolicy
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
 }

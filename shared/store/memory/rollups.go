@@ -8,11 +8,11 @@ import (
 
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
-	"github.com/voiceops/opsapi/shared/metrics/series"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Rollups is the in-memory store of the hourly roll-ups (series.HourStore):
+// Rollups is the in-memory store of the hourly roll-ups (the series.HourStore
+// that storetest.RunRollups holds it to):
 // one bucket per scope and hour, dropped after MetricHourRetention.
 type Rollups struct {
 	// Now is the clock that decides which roll-ups have expired.
@@ -26,8 +26,6 @@ type Rollups struct {
 func NewRollups() *Rollups {
 	return &Rollups{Now: time.Now, hours: map[metrics.Scope]map[int64]buckets.Bucket{}}
 }
-
-var _ series.HourStore = (*Rollups)(nil)
 
 func hourExpired(hour, now time.Time) bool { return !hour.Add(voiceops.MetricHourRetention).After(now) }
 

@@ -10,7 +10,7 @@ import (
 
 // testedElsewhere are the catalog groups this suite does not serve: the
 // OpenAPI parts and their reference (shared/platform/apidocs) and Twilio's signed
-// callbacks (shared/calls/callstest, on memory and DynamoDB).
+// callbacks (shared/calls/twilioapi/callbackstest, on memory and DynamoDB).
 var testedElsewhere = []string{catalog.StudioDocs.Name, catalog.BaseDocs.Name, catalog.TwilioCallbacks.Name}
 
 // TestTheSuiteServesTheCatalog: the handler every test here calls (All)

@@ -127,7 +127,7 @@ func (d Deps) base() [][]httpapi.Route {
 	}
 	return append(out,
 		(&voiceapi.DNI{Pools: d.DNI, Now: d.now()}).Routes(),
-		(&outboundapi.Outbound{Calls: &calls.Service{Calls: d.Calls, Dial: d.Dial, Now: d.now()}, ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
+		(&outboundapi.Outbound{Calls: calls.New(d.Calls, d.now(), calls.WithDial(d.Dial)), ValidNumber: phone.Valid, ValidCountry: phone.ValidCountry,
 			Destinations: &destination.Checker{Policies: d.Destinations, Region: voiceops.RegionUS, Classify: phone.Classify}}).Routes())
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/platform/auth"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/keys"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/store/memory"
@@ -171,28 +172,43 @@ func SeedCalls(ctx context.Context, s voiceops.Stores, calls voiceops.CallStore,
 		Metadata: map[string]any{"first_name": "Ada"}, Status: voiceops.CallQueued, CreatedAt: now, UpdatedAt: now})
 }
 
-// ReplayHTTP sends every events/<prefix>*.json through h (a function's real
-// Lambda handler, built fresh for each event by newHandler) and checks each
-// answers the status want gives for its file name, with a JSON body (unless
-// 204) and an X-Request-Id. A file missing from want fails the test, so a new
-// sample cannot go unreplayed.
-func ReplayHTTP(t *testing.T, prefix string, want map[string]int,
-	newHandler func(t *testing.T) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) {
+// Lambda is a function's Lambda handler of HTTP API requests.
+type Lambda = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// Replay sends every events/<Prefix>*.json through a function's real Lambda
+// handler, so that the samples SAM users invoke never rot.
+type Replay struct {
+	Prefix string
+	// Want is each file's status. A file missing from it, or named in it
+	// and missing from events/, fails the test, so no sample goes
+	// unreplayed.
+	Want map[string]int
+	// Handler builds the handler for one file, fresh for each.
+	Handler func(t *testing.T, name string) Lambda
+	// Check, when set, checks an answer further (its body, what it stored).
+	Check func(t *testing.T, name string, res events.APIGatewayV2HTTPResponse)
+}
+
+// Run replays the files: each answers its status, with a JSON body (unless
+// 204) and an X-Request-Id.
+func (r Replay) Run(t *testing.T) {
 	t.Helper()
-	evs, err := HTTPEvents(prefix)
+	evs, err := HTTPEvents(r.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != len(want) {
-		t.Errorf("%d %s* events, want %d: add the new file to the test's table", len(evs), prefix, len(want))
+	for name := range r.Want {
+		if _, ok := evs[name]; !ok {
+			t.Errorf("events/%s is missing", name)
+		}
 	}
 	for name, ev := range evs {
 		t.Run(name, func(t *testing.T) {
-			status, ok := want[name]
+			status, ok := r.Want[name]
 			if !ok {
-				t.Fatalf("no expected status for %s", name)
+				t.Fatalf("no expected status for events/%s: add it to the test's table", name)
 			}
-			res, err := newHandler(t)(context.Background(), ev)
+			res, err := r.Handler(t, name)(context.Background(), ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,8 +221,20 @@ func ReplayHTTP(t *testing.T, prefix string, want map[string]int,
 			if res.Headers["X-Request-Id"] == "" {
 				t.Errorf("no X-Request-Id in %v", res.Headers)
 			}
+			if r.Check != nil {
+				r.Check(t, name, res)
+			}
 		})
 	}
+}
+
+// ReplayHTTP replays events/<prefix>*.json (Replay) through the handler
+// newHandler builds on a fresh seeded Memory for each file.
+func ReplayHTTP(t *testing.T, prefix string, want map[string]int, newHandler func(t *testing.T, m *Memory) Lambda) {
+	t.Helper()
+	Replay{Prefix: prefix, Want: want, Handler: func(t *testing.T, _ string) Lambda {
+		return newHandler(t, NewMemory(t))
+	}}.Run(t)
 }
 
 // Memory is the in-memory world the functions' replay tests run their
@@ -228,6 +256,12 @@ type Memory struct {
 // CountError records an api_errors event on m.Metrics (httpapi.Config.CountError).
 func (m *Memory) CountError(ctx context.Context, accountID, projectID string, at time.Time) error {
 	return m.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
+}
+
+// HTTP is the functions' HTTP platform on m (dynamohttp.Config deployed):
+// the sample keys, api_errors on m.Metrics, the wall clock and m.Log.
+func (m *Memory) HTTP() httpapi.Config {
+	return httpapi.Config{Keys: m.Auth, CountError: m.CountError, Now: time.Now, Log: m.Log}
 }
 
 // NewMemory returns a seeded Memory.

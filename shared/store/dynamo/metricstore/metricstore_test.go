@@ -38,37 +38,8 @@ func TestMetricsContract(t *testing.T) {
 	c := client(t)
 	// Every subtest uses fresh random scopes, so one table serves them all.
 	table := newTable(t, c)
-	db := &serialDB{DB: c}
+	db := awstest.Serial(c)
 	storetest.RunMetrics(t, func(*testing.T) buckets.Store { return metricstore.New(db, table) })
-}
-
-// serialDB sends one request at a time. moto applies concurrent requests
-// without isolation: of 3,200 concurrent UpdateItem ADDs into a few items
-// of one partition it kept 3,199 (seen here; the contract's 200 concurrent
-// records lost 10). DynamoDB applies every UpdateItem and conditional Put
-// atomically, which is what serializing the requests gives back; the store
-// above the client still runs from many goroutines at once.
-type serialDB struct {
-	metricstore.DB
-	mu sync.Mutex
-}
-
-func (s *serialDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.UpdateItem(ctx, in, o...)
-}
-
-func (s *serialDB) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.PutItem(ctx, in, o...)
-}
-
-func (s *serialDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.DB.Query(ctx, in, o...)
 }
 
 // countingMetricsDB counts calls and can cut every Query page short, to
@@ -216,7 +187,7 @@ func TestMetricsItems(t *testing.T) {
 func TestMetricsCompaction(t *testing.T) {
 	c := client(t)
 	table := newTable(t, c)
-	db := &countingMetricsDB{DB: &serialDB{DB: c}}
+	db := &countingMetricsDB{DB: awstest.Serial(c)}
 	start := metrics.Minute(time.Now()).Add(-20 * time.Minute)
 	now := start
 	clock := func() time.Time { return now }

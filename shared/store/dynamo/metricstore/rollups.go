@@ -11,7 +11,6 @@ import (
 
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
-	"github.com/voiceops/opsapi/shared/metrics/series"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -35,7 +34,8 @@ const (
 	closedPrefix = "C#"
 )
 
-// Rollups is the roll-up store (series.HourStore) on the metrics table.
+// Rollups is the roll-up store on the metrics table (the series.HourStore
+// that storetest.RunRollups holds it to).
 type Rollups struct {
 	db    DB
 	table string
@@ -44,8 +44,6 @@ type Rollups struct {
 
 // NewRollups returns the roll-up store on the metrics table named table.
 func NewRollups(db DB, table string) *Rollups { return &Rollups{db: db, table: table, now: time.Now} }
-
-var _ series.HourStore = (*Rollups)(nil)
 
 func rollupKey(hour time.Time) string { return rollupPrefix + dynamo.MetricMinuteKey(hour) }
 

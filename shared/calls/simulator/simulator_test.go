@@ -37,7 +37,7 @@ func TestTestNumbers(t *testing.T) {
 	engine := convgraph.New(convgraph.Deps{Conversations: stores.Conversations, Configs: mem.AgentConfigs(),
 		Metrics: metricStore, Now: time.Now, Log: log})
 	calls := memory.NewCalls()
-	sim := &Simulator{Calls: &callsvc.Service{Calls: calls, Engine: engine, Now: time.Now}, Log: log,
+	sim := &Simulator{Calls: callsvc.New(calls, time.Now, callsvc.WithEngine(engine)), Log: log,
 		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
 
 	place := func(to string, meta map[string]any) string {

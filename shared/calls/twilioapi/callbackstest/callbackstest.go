@@ -1,9 +1,9 @@
-// Package callstest is the suite of the calls service's callback
+// Package callbackstest is the suite of the calls service's callback
 // semantics, run on every store implementation (memory in shared/calls,
 // DynamoDB on moto in shared/store/dynamo): Twilio's signed callbacks through
 // the real HTTP group (shared/calls/twilioapi), the dev server's simulator, and
 // the real conversation engine, over the stores a test hands it.
-package callstest
+package callbackstest
 
 import (
 	"github.com/voiceops/opsapi/shared/testsupport/spectest"
@@ -23,8 +23,8 @@ import (
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/calls/callstest/twiliocreds"
 	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
+	"github.com/voiceops/opsapi/shared/calls/simulator"
 	"github.com/voiceops/opsapi/shared/calls/telephony"
-	"github.com/voiceops/opsapi/shared/calls/telephony/simulator"
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/calls/twilioapi"
 	"github.com/voiceops/opsapi/shared/conversations/agent"
@@ -77,7 +77,7 @@ func newFixture(t *testing.T, env Env) *fixture {
 	must(t, agent.PutConfig(ctx, env.Configs, agent.DemoConfig(account, project)))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	engine := convgraph.New(convgraph.Deps{Conversations: env.Stores.Conversations, Configs: env.Configs, Now: time.Now, Log: log})
-	f.svc = &calls.Service{Calls: env.Calls, Engine: engine, Now: time.Now}
+	f.svc = calls.New(env.Calls, time.Now, calls.WithEngine(engine))
 	g := &twilioapi.Callbacks{Calls: f.svc, PublicBaseURL: base,
 		Creds: twiliocreds.Static{account: {AccountSID: twiliofake.AccountSID, AuthToken: authToken, FromNumber: callerID}}}
 	f.h = httpapi.New(httpapi.Config{Now: time.Now, Log: log}, g.Routes())
