@@ -127,12 +127,15 @@ const DefaultUserAgent = "VoiceOps-Agent/1.0"
 // the same checks as one loaded from a file.
 func New(spec AgentSpec, deps Deps) (Agent, error) {
 	var errs fieldErrors
-	compiled := spec.check("agent", deps.Policy, &errs)
+	compiled := spec.check("agent", deps.Policy, nil, &errs)
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
-	if spec.Type == TypeScripted {
+	switch spec.Type {
+	case TypeScripted:
 		return compiled, nil
+	case TypeBedrock:
+		return nil, errors.New("agent: bedrock agents are not built yet")
 	}
 	if deps.HTTPClient == nil {
 		return nil, errors.New("agent: an http agent needs Deps.HTTPClient (webhook.NewClient)")
