@@ -92,11 +92,14 @@ func checkSchema(s map[string]any, path string, depth int, errs *fieldErrors) {
 }
 
 // schemaNumber reads a number of a schema or of arguments: json.Number
-// (a configuration being parsed) or float64 (decoded).
+// (a configuration being parsed), float64 (decoded) or int (a spec built
+// in code).
 func schemaNumber(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
+	case int:
+		return float64(n), true
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil
