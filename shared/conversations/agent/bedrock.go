@@ -133,7 +133,10 @@ type bedrockAgent struct {
 
 func newBedrockAgent(spec BedrockSpec, deps Deps) (*bedrockAgent, error) {
 	if deps.Model == nil {
-		return nil, errors.New("agent: a bedrock agent needs Deps.Model (bedrockconverse.New)")
+		// A function that answers no turns (the sweeper ending idle
+		// conversations) still builds the project's agents; one that
+		// answers turns without a model says the fallback.
+		deps.Model = noModel{}
 	}
 	spec = *spec.clone()
 	spec.fillDefaults()
@@ -162,6 +165,13 @@ func newBedrockAgent(spec BedrockSpec, deps Deps) (*bedrockAgent, error) {
 				"reason": map[string]any{"type": "string", "description": "Why, in a few words.", "maxLength": MaxReasonLength}}}})
 	}
 	return a, nil
+}
+
+// noModel is the model of a program built without a Bedrock client.
+type noModel struct{}
+
+func (noModel) Converse(context.Context, ModelInput) (ModelOutput, error) {
+	return ModelOutput{}, &ModelError{Code: "NoModelClient"}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

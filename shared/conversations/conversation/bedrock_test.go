@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"reflect"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,13 +138,17 @@ func TestBedrockFailedTool(t *testing.T) {
 	}
 }
 
-// TestBedrockNeedsModel: a project with a Bedrock agent on an engine
-// without a model fails plainly rather than answering.
-func TestBedrockNeedsModel(t *testing.T) {
+// TestBedrockWithoutModel: an engine built without a model client still
+// runs a Bedrock project: the caller hears the fallback, and the failed
+// call is counted.
+func TestBedrockWithoutModel(t *testing.T) {
 	f := bedrockFixture(t, nil)
 	f.e.AgentDeps.Model = nil
-	_, err := f.e.Start(context.Background(), StartInput{AccountID: "acct", ProjectID: "proj", Channel: voiceops.ChannelVoice})
-	if err == nil || !strings.Contains(err.Error(), "Deps.Model") {
-		t.Errorf("got %v", err)
+	ans := f.start()
+	if ans.Response != "One moment." || ans.Turn.Model == nil || ans.Turn.Model.StopReason != "error" {
+		t.Errorf("answer %+v", ans)
+	}
+	if s := f.counts(); s.Counts.Of(metrics.APIErrors) != 1 {
+		t.Errorf("api errors %d", s.Counts.Of(metrics.APIErrors))
 	}
 }
