@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockconverse"
 	"github.com/voiceops/opsapi/shared/conversations/chatapi"
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
@@ -47,7 +48,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		HTTP: platform,
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log,
+			Model: bedrockconverse.New(bedrockconverse.NewClient(cfg))}),
 	})), lambda.WithContext(ctx))
 	return nil
 }

@@ -156,6 +156,31 @@ type Turn struct {
 	IsSilence            bool
 	Metadata             map[string]any // per-turn metadata sent with the message
 	FunctionErrors       int            // project functions that failed during the turn
+	// Model is what a model-backed agent's turn cost and did; nil for other
+	// agents.
+	Model *TurnModel
+}
+
+// TurnModel is a turn's model metadata (include_turn_metadata).
+type TurnModel struct {
+	ModelID      string
+	InputTokens  int
+	OutputTokens int
+	// StopReason is the model's last (end_turn, max_tokens,
+	// guardrail_intervened, ...), or "error" when the model failed.
+	StopReason   string
+	ModelLatency time.Duration // the model's own time, summed over calls
+	ToolCalls    []ToolCall
+	// GuardrailAction is "intervened" or "none".
+	GuardrailAction string
+}
+
+// ToolCall is one tool call of a turn.
+type ToolCall struct {
+	Name string
+	// Outcome is ok, failed, invalid_arguments or not_offered.
+	Outcome  string
+	Duration time.Duration
 }
 
 // ConversationStore holds conversations and their turns. Every method is

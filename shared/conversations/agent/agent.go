@@ -29,6 +29,9 @@ type Request struct {
 	// Start asks for the greeting: the conversation has just begun and there
 	// is no user input yet.
 	Start bool
+	// History holds the conversation's previous turns, in order, when the
+	// agent answers from them (HistoryTurns); nil otherwise.
+	History []voiceops.Turn
 }
 
 // Reply is an agent's answer to one turn.
@@ -45,6 +48,14 @@ type Reply struct {
 	End bool
 	// Handoff, when set, transfers the conversation.
 	Handoff *Handoff
+	// Model is the turn's model metadata (Bedrock agents); nil otherwise.
+	Model *voiceops.TurnModel
+	// APIErrors counts the failed model calls of the turn (throttled ones
+	// too, even when a retry answered); FunctionErrors the failed tool
+	// calls.
+	APIErrors, FunctionErrors int
+	// ModelFailed says the answer is the fallback: the model gave none.
+	ModelFailed bool
 }
 
 // Handoff transfers a conversation to a person or another system. The same
@@ -117,6 +128,16 @@ type Deps struct {
 	// UserAgent is the User-Agent of HTTP agents' requests;
 	// DefaultUserAgent when empty.
 	UserAgent string
+	// Model answers Bedrock agents (bedrockconverse.New); needed only for
+	// them.
+	Model Model
+	// Tools runs the tools of Bedrock agents, ToolSpecs are the
+	// configuration's tools (Config.Tools).
+	Tools     ToolRunner
+	ToolSpecs map[string]ToolSpec
+	// Sleep waits between retries of a throttled model call; a timer
+	// bounded by ctx when nil.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // DefaultUserAgent identifies the service's calls to HTTP agents.
@@ -127,12 +148,15 @@ const DefaultUserAgent = "VoiceOps-Agent/1.0"
 // the same checks as one loaded from a file.
 func New(spec AgentSpec, deps Deps) (Agent, error) {
 	var errs fieldErrors
-	compiled := spec.check("agent", deps.Policy, &errs)
+	compiled := spec.check("agent", deps.Policy, nil, &errs)
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
-	if spec.Type == TypeScripted {
+	switch spec.Type {
+	case TypeScripted:
 		return compiled, nil
+	case TypeBedrock:
+		return newBedrockAgent(*spec.Bedrock, deps)
 	}
 	if deps.HTTPClient == nil {
 		return nil, errors.New("agent: an http agent needs Deps.HTTPClient (webhook.NewClient)")

@@ -36,6 +36,8 @@ type Config struct {
 	Variants []Variant `json:"variants"`
 	// Functions are the project functions, by hook.
 	Functions map[Hook]FunctionSpec `json:"functions,omitempty"`
+	// Tools are the project functions a Bedrock agent may call, by name.
+	Tools map[string]ToolSpec `json:"tools,omitempty"`
 }
 
 // Variant is one agent of a project.
@@ -55,17 +57,19 @@ type AgentType string
 const (
 	TypeScripted AgentType = "scripted"
 	TypeHTTP     AgentType = "http"
+	TypeBedrock  AgentType = "bedrock"
 )
 
 // AgentTypes lists every agent type.
-var AgentTypes = []AgentType{TypeScripted, TypeHTTP}
+var AgentTypes = []AgentType{TypeScripted, TypeHTTP, TypeBedrock}
 
 // AgentSpec describes a variant's agent: Type, and the spec of that type
-// (the other is absent).
+// (the others are absent).
 type AgentSpec struct {
 	Type     AgentType     `json:"type"`
 	Scripted *ScriptedSpec `json:"scripted,omitempty"`
 	HTTP     *HTTPSpec     `json:"http,omitempty"`
+	Bedrock  *BedrockSpec  `json:"bedrock,omitempty"`
 }
 
 // HTTPSpec is an HTTP agent: the project's own HTTPS endpoint answers each
@@ -225,11 +229,20 @@ func (c *Config) fillDefaults() {
 		if v.Agent.HTTP != nil && v.Agent.HTTP.TimeoutMS == 0 {
 			v.Agent.HTTP.TimeoutMS = DefaultTimeoutMS
 		}
+		if v.Agent.Bedrock != nil {
+			v.Agent.Bedrock.fillDefaults()
+		}
 	}
 	for h, f := range c.Functions {
 		if f.TimeoutMS == 0 {
 			f.TimeoutMS = DefaultTimeoutMS
 			c.Functions[h] = f
+		}
+	}
+	for name, t := range c.Tools {
+		if t.Function.TimeoutMS == 0 {
+			t.Function.TimeoutMS = DefaultTimeoutMS
+			c.Tools[name] = t
 		}
 	}
 }
@@ -260,6 +273,15 @@ func (c Config) check(policy voiceops.URLPolicy) fieldErrors {
 			continue
 		}
 		c.Functions[h].check(path, policy, &errs)
+	}
+	if len(c.Tools) > MaxTools {
+		errs.add("tools", "must have at most %d tools", MaxTools)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tools)) {
+		path := key("tools", name)
+		if checkToolName(name, path, &errs) {
+			c.Tools[name].check(path, policy, &errs)
+		}
 	}
 	return errs
 }
@@ -296,35 +318,61 @@ func (c Config) checkVariants(policy voiceops.URLPolicy, errs *fieldErrors) {
 				defaultAt = i
 			}
 		}
-		v.Agent.check(key(path, "agent"), policy, errs)
+		v.Agent.check(key(path, "agent"), policy, c.toolsOrEmpty(), errs)
 	}
 	if defaultAt < 0 && len(c.Variants) > 1 {
 		errs.add("variants", `one variant must have "default": true`)
 	}
 }
 
+// toolsOrEmpty is the configuration's tools, never nil: a configuration
+// checks its variants' tool names against them.
+func (c Config) toolsOrEmpty() map[string]ToolSpec {
+	if c.Tools == nil {
+		return map[string]ToolSpec{}
+	}
+	return c.Tools
+}
+
+// absentOthers reports each spec set besides the one of s.Type.
+func (s AgentSpec) absentOthers(path string, errs *fieldErrors) {
+	for _, o := range []struct {
+		t   AgentType
+		set bool
+	}{{TypeScripted, s.Scripted != nil}, {TypeHTTP, s.HTTP != nil}, {TypeBedrock, s.Bedrock != nil}} {
+		if o.set && o.t != s.Type {
+			errs.add(key(path, string(o.t)), "must be absent when \"type\" is %q", s.Type)
+		}
+	}
+}
+
 // check validates the spec; for a scripted agent it also returns the
-// compiled agent (usable only when nothing was reported).
-func (s AgentSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) *scripted {
+// compiled agent (usable only when nothing was reported). tools are the
+// configuration's (nil: not checked, as for a spec on its own).
+func (s AgentSpec) check(path string, policy voiceops.URLPolicy, tools map[string]ToolSpec, errs *fieldErrors) *scripted {
+	switch s.Type {
+	case TypeScripted, TypeHTTP, TypeBedrock:
+		s.absentOthers(path, errs)
+	}
 	switch s.Type {
 	case TypeScripted:
-		if s.HTTP != nil {
-			errs.add(key(path, "http"), `must be absent when "type" is "scripted"`)
-		}
 		if s.Scripted == nil {
 			errs.add(key(path, "scripted"), `is required when "type" is "scripted"`)
 			return nil
 		}
 		return compileScripted(s.Scripted, key(path, "scripted"), errs)
 	case TypeHTTP:
-		if s.Scripted != nil {
-			errs.add(key(path, "scripted"), `must be absent when "type" is "http"`)
-		}
 		if s.HTTP == nil {
 			errs.add(key(path, "http"), `is required when "type" is "http"`)
 			return nil
 		}
 		s.HTTP.check(key(path, "http"), policy, errs)
+	case TypeBedrock:
+		if s.Bedrock == nil {
+			errs.add(key(path, "bedrock"), `is required when "type" is "bedrock"`)
+			return nil
+		}
+		s.Bedrock.check(key(path, "bedrock"), tools, errs)
 	case "":
 		errs.add(key(path, "type"), "is required; %s", voiceops.OneOf(AgentTypes))
 	default:
@@ -512,8 +560,18 @@ func (c Config) Clone() Config {
 			h.Headers = maps.Clone(h.Headers)
 			a.HTTP = &h
 		}
+		if a.Bedrock != nil {
+			a.Bedrock = a.Bedrock.clone()
+		}
 	}
 	out.Functions = maps.Clone(c.Functions)
+	if c.Tools != nil {
+		out.Tools = make(map[string]ToolSpec, len(c.Tools))
+		for name, t := range c.Tools {
+			t.InputSchema = cloneObject(t.InputSchema)
+			out.Tools[name] = t
+		}
+	}
 	return out
 }
 

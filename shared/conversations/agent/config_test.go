@@ -332,6 +332,7 @@ func TestNewValidates(t *testing.T) {
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(fullConfig))
 	f.Add(agent.DemoJSON())
+	f.Add([]byte(bedrockConfig))
 	f.Add([]byte(`{"variants": [{"id": "v", "agent": {"type": "scripted", "scripted": {"greeting": "{{state.a}}", "fallback": "f", "rules": [{"regex": "(?P<x>a)", "response": "r"}]}}}]}`))
 	f.Add([]byte(`{"variants": [], "variants": [1, {"a": null}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -107,6 +107,8 @@ type Answer struct {
 	Response     string
 	End          bool
 	Handoff      *agent.Handoff
+	// apiErrors counts the turn's failed model calls.
+	apiErrors int
 }
 
 func (e *Engine) now() time.Time { return e.Now().UTC().Truncate(time.Millisecond) }
@@ -127,8 +129,13 @@ func (e *Engine) project(ctx context.Context, accountID, projectID, variantID st
 			return agent.Config{}, agent.Variant{}, nil, err
 		}
 		c = cachedProject{cfg: cfg, agents: map[string]agent.Agent{}, expires: now.Add(configTTL)}
+		deps := e.AgentDeps
+		deps.ToolSpecs = cfg.Tools
+		if e.Functions != nil {
+			deps.Tools = toolRunner{e.Functions}
+		}
 		for _, v := range cfg.Variants {
-			a, err := agent.New(v.Agent, e.AgentDeps)
+			a, err := agent.New(v.Agent, deps)
 			if err != nil {
 				return agent.Config{}, agent.Variant{}, nil, fmt.Errorf("building the agent of variant %s: %w", v.ID, err)
 			}
@@ -171,12 +178,13 @@ func (e *Engine) Start(ctx context.Context, in StartInput) (Answer, error) {
 	}
 	turn := voiceops.Turn{Index: 0, UserInputAt: now}
 	ans, ferrs := e.answer(ctx, cfg, ag, &c, &turn, agent.Request{Conversation: c, Turn: turn, Start: true}, agent.HookOnStart)
+	apiErrs := ans.apiErrors
 	c.NumTurns = 1
 	c.IdleDue = e.idleDue(cfg, c, now)
 	if err := e.Store.CreateConversation(ctx, c, &turn); err != nil {
 		return Answer{}, err
 	}
-	e.record(ctx, c, turn, ferrs, metrics.Count(metrics.CallVolume, c.AccountID, c.ProjectID, now))
+	e.record(ctx, c, turn, ferrs, append(apiErrors(c, apiErrs, now), metrics.Count(metrics.CallVolume, c.AccountID, c.ProjectID, now))...)
 	ans.Conversation = c
 	return ans, nil
 }
@@ -229,7 +237,15 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		Index: c.NumTurns, UserInput: in.Message, UserInputDTMF: in.DTMF, UserInputAt: now,
 		IsSilence: silence, Metadata: in.Metadata,
 	}
-	ans, ferrs := e.answer(ctx, cfg, ag, &c, &turn, agent.Request{Conversation: c, Turn: turn}, agent.HookOnTurn)
+	req := agent.Request{Conversation: c, Turn: turn}
+	if n := agent.HistoryTurns(ag); n > 0 {
+		hist, err := e.Store.Turns(ctx, accountID, projectID, conversationID)
+		if err != nil {
+			return Answer{}, err
+		}
+		req.History = hist[max(len(hist)-n, 0):]
+	}
+	ans, ferrs := e.answer(ctx, cfg, ag, &c, &turn, req, agent.HookOnTurn)
 	c.NumTurns++
 	if silence {
 		c.NumSilences++
@@ -245,7 +261,7 @@ func (e *Engine) Respond(ctx context.Context, accountID, projectID, conversation
 		}
 		return Answer{}, err
 	}
-	e.record(ctx, c, turn, ferrs)
+	e.record(ctx, c, turn, ferrs, apiErrors(c, ans.apiErrors, now)...)
 	ans.Conversation = c
 	return ans, nil
 }
@@ -268,7 +284,14 @@ func (e *Engine) answer(ctx context.Context, cfg agent.Config, ag agent.Agent, c
 		e.Log.WarnContext(ctx, "agent state dropped: over the state limit", "conversation_id", c.ID, "limit", voiceops.MaxStateBytes)
 	}
 	turn.Intents, turn.Entities, turn.IsOOD = reply.Intents, reply.Entities, reply.OOD
-	ans := Answer{Response: reply.Response, End: reply.End, Handoff: reply.Handoff}
+	turn.Model = reply.Model
+	ferrs += reply.FunctionErrors
+	if reply.ModelFailed {
+		// Sizes and codes only: the prompt and the reply are not logged.
+		e.Log.WarnContext(ctx, "model gave no answer; the fallback was said", "conversation_id", c.ID,
+			"model_id", reply.Model.ModelID, "api_errors", reply.APIErrors, "input_bytes", len(req.Turn.UserInput))
+	}
+	ans := Answer{Response: reply.Response, End: reply.End, Handoff: reply.Handoff, apiErrors: reply.APIErrors}
 
 	if spec, ok := cfg.Functions[hook]; ok {
 		t := *turn
@@ -470,4 +493,25 @@ func (e *Engine) recordEvents(ctx context.Context, c voiceops.Conversation, ferr
 // target is where a hook's function lives.
 func target(_ agent.Config, spec agent.FunctionSpec) hooks.Target {
 	return hooks.Target{URL: spec.URL, LambdaARN: spec.LambdaARN, Timeout: spec.Timeout(), Secret: spec.SigningSecret}
+}
+
+// apiErrors are the api_errors events of a turn's failed model calls.
+func apiErrors(c voiceops.Conversation, n int, at time.Time) []metrics.Event {
+	if n == 0 {
+		return nil
+	}
+	return []metrics.Event{{AccountID: c.AccountID, ProjectID: c.ProjectID, Kind: metrics.APIErrors, Value: float64(n), At: at}}
+}
+
+// toolRunner runs a Bedrock agent's tool calls as project functions: the
+// hook "tool", the call's name and arguments in "extra".
+type toolRunner struct{ fn FunctionRunner }
+
+func (r toolRunner) RunTool(ctx context.Context, name string, spec agent.FunctionSpec, conv voiceops.Conversation, turn voiceops.Turn, args map[string]any) (agent.ToolResult, error) {
+	res, err := r.fn.Run(ctx, target(agent.Config{}, spec), hooks.Call{Hook: "tool", Conversation: conv, Turn: &turn,
+		Extra: map[string]any{"tool": name, "arguments": args}})
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	return agent.ToolResult{Response: res.Response, State: res.State}, nil
 }

@@ -377,6 +377,23 @@ type refTurn struct {
 	IsOOD                 bool             `json:"is_ood"`
 	IsSilence             bool             `json:"is_silence"`
 	Metadata              *map[string]any  `json:"metadata,omitempty"`
+	Model                 *refModel        `json:"model,omitempty"`
+}
+
+type refModel struct {
+	ModelID         string        `json:"model_id"`
+	InputTokens     int           `json:"input_tokens"`
+	OutputTokens    int           `json:"output_tokens"`
+	StopReason      string        `json:"stop_reason"`
+	ModelLatencyMS  int64         `json:"model_latency_ms"`
+	ToolCalls       []refToolCall `json:"tool_calls"`
+	GuardrailAction string        `json:"guardrail_action"`
+}
+
+type refToolCall struct {
+	Name       string `json:"name"`
+	Outcome    string `json:"outcome"`
+	DurationMS int64  `json:"duration_ms"`
 }
 
 type refConversation struct {
@@ -468,6 +485,13 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 			if e.metadata {
 				md := orEmpty(t.Metadata)
 				rt.Metadata = &md
+				if m := t.Model; m != nil {
+					rt.Model = &refModel{ModelID: m.ModelID, InputTokens: m.InputTokens, OutputTokens: m.OutputTokens, StopReason: m.StopReason,
+						ModelLatencyMS: m.ModelLatency.Milliseconds(), ToolCalls: []refToolCall{}, GuardrailAction: m.GuardrailAction}
+					for _, c := range m.ToolCalls {
+						rt.Model.ToolCalls = append(rt.Model.ToolCalls, refToolCall{Name: c.Name, Outcome: c.Outcome, DurationMS: c.Duration.Milliseconds()})
+					}
+				}
 			}
 		}
 		r.Turns = append(r.Turns, rt)
@@ -511,6 +535,13 @@ func TestConvEncoderMatchesEncodingJSON(t *testing.T) {
 			f.turns[j].UserInput, f.turns[j].AgentResponse = s(), s()
 			f.turns[j].Latency = time.Duration(rng.IntN(5_000_000_000))
 			f.turns[j].Metadata = map[string]any{"k" + strconv.Itoa(i): s()}
+			if j%2 == 1 {
+				f.turns[j].Model = &voiceops.TurnModel{ModelID: s(), InputTokens: rng.IntN(5000), OutputTokens: rng.IntN(500), StopReason: s(),
+					ModelLatency: time.Duration(rng.IntN(5_000_000_000)), GuardrailAction: s()}
+				if j%4 == 1 {
+					f.turns[j].Model.ToolCalls = []voiceops.ToolCall{{Name: s(), Outcome: "ok", Duration: time.Duration(rng.IntN(1e9))}, {Name: s(), Outcome: s()}}
+				}
+			}
 		}
 		fixtures = append(fixtures, f)
 	}

@@ -136,7 +136,41 @@ func (e convEncoder) appendTurn(b []byte, t voiceops.Turn) []byte {
 	if e.v3 && e.metadata {
 		b = append(b, `,"metadata":`...)
 		b = appendObject(b, t.Metadata)
+		if t.Model != nil {
+			b = appendModel(b, t.Model)
+		}
 	}
+	return append(b, '}')
+}
+
+// appendModel writes a model-backed turn's `model` (include_turn_metadata):
+// what the model cost and did in the turn.
+func appendModel(b []byte, m *voiceops.TurnModel) []byte {
+	b = append(b, `,"model":{"model_id":`...)
+	b = jsontext.AppendString(b, m.ModelID)
+	b = append(b, `,"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(m.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(m.OutputTokens), 10)
+	b = append(b, `,"stop_reason":`...)
+	b = jsontext.AppendString(b, m.StopReason)
+	b = append(b, `,"model_latency_ms":`...)
+	b = strconv.AppendInt(b, m.ModelLatency.Milliseconds(), 10)
+	b = append(b, `,"tool_calls":[`...)
+	for i, c := range m.ToolCalls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = jsontext.AppendString(b, c.Name)
+		b = append(b, `,"outcome":`...)
+		b = jsontext.AppendString(b, c.Outcome)
+		b = append(b, `,"duration_ms":`...)
+		b = strconv.AppendInt(b, c.Duration.Milliseconds(), 10)
+		b = append(b, '}')
+	}
+	b = append(b, `],"guardrail_action":`...)
+	b = jsontext.AppendString(b, m.GuardrailAction)
 	return append(b, '}')
 }
 

@@ -43,8 +43,11 @@ type Deps struct {
 	ChatIdleTimeout time.Duration
 	// Telemetry receives the service's own metrics (idle ends); nil none.
 	Telemetry telemetry.Recorder
-	Now       func() time.Time
-	Log       *slog.Logger
+	// Model answers Bedrock agents (bedrockconverse.New); nil: their
+	// turns get the fallback (functions that answer no turns).
+	Model agent.Model
+	Now   func() time.Time
+	Log   *slog.Logger
 }
 
 // New returns the engine of d.
@@ -55,6 +58,7 @@ func New(d Deps) *conversation.Engine {
 		AgentDeps: agent.Deps{
 			HTTPClient: webhook.NewClient(webhook.Options{AllowLoopback: d.AllowLoopback}),
 			Policy:     voiceops.URLPolicy{AllowLoopback: d.AllowLoopback},
+			Model:      d.Model,
 		},
 		ChatIdleTimeout: d.ChatIdleTimeout, Telemetry: d.Telemetry, Now: d.Now, Log: d.Log,
 	}

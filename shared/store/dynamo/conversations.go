@@ -132,6 +132,7 @@ const (
 	attrIsOOD                = "is_ood"
 	attrIsSilence            = "is_silence"
 	attrMetadata             = "metadata"
+	attrModel                = "model" // a model-backed turn's metadata, JSON
 	attrFunctionErrors       = "function_errors"
 )
 
@@ -593,6 +594,9 @@ func encodeTurn(accountID, projectID, conversationID string, exp time.Time, t vo
 		return nil, err
 	}
 	it[attrFunctionErrors] = avN(int64(t.FunctionErrors))
+	if err := setJSON(it, attrModel, t.Model, t.Model == nil); err != nil {
+		return nil, err
+	}
 	setExpiry(it, exp, 0)
 	return it, nil
 }
@@ -611,6 +615,7 @@ func decodeTurn(it item) (voiceops.Turn, error) {
 	}
 	r.json(attrEntities, &t.Entities)
 	r.json(attrMetadata, &t.Metadata)
+	r.json(attrModel, &t.Model)
 	return t, r.err
 }
 

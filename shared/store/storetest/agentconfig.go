@@ -21,7 +21,7 @@ func RunAgentConfigs(t *testing.T, newStores func(t *testing.T) (voiceops.Stores
 	t.Run("DocumentCopies", func(t *testing.T) { testAgentConfigDocumentCopies(t, newStores) })
 }
 
-// fullAgentConfig uses every part of the format: both agent types, every
+// fullAgentConfig uses every part of the format: every agent type, every
 // hook, nested state values, text that JSON escapes.
 const fullAgentConfig = `{
   "retention_days": 30,
@@ -38,8 +38,15 @@ const fullAgentConfig = `{
         {"keywords": ["human"], "response": "Transferring", "handoff": {"destination": "support-queue", "reason": "caller asked for a human"}}
       ]}}},
     {"id": "own", "agent": {"type": "http", "http": {"url": "https://agent.example.com/turn?x=1&y=2",
-      "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "timeout_ms": 1500, "headers": {"Authorization": "Bearer t"}}}}
+      "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "timeout_ms": 1500, "headers": {"Authorization": "Bearer t"}}}},
+    {"id": "llm", "agent": {"type": "bedrock", "bedrock": {"model_id": "anthropic.claude-3-haiku-20240307-v1:0",
+      "system_prompt": "You answer for Acme.\nBe brief.", "temperature": 0.3, "max_tokens": 300, "tools": ["lookup_order"],
+      "guardrail": {"id": "gr1", "version": "DRAFT"}, "handoff": {"destination": "support-queue", "reason": "asked", "sip": {"outbound_caller_id": "+15550100", "outbound_endpoint": "pbx"}},
+      "fallback": "One moment.", "on_failure": "handoff", "timeout_ms": 6000, "history_turns": 6}}}
   ],
+  "tools": {"lookup_order": {"description": "Finds an order.", "input_schema": {"type": "object",
+      "properties": {"order": {"type": "string", "maxLength": 20}}, "required": ["order"], "additionalProperties": false},
+    "function": {"lambda_arn": "arn:aws:lambda:us-east-1:123456789012:function:order", "timeout_ms": 800}}},
   "functions": {
     "on_start": {"url": "https://fn.example.com/start", "signing_secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
     "on_turn": {"lambda_arn": "arn:aws:lambda:us-east-1:123456789012:function:turn", "timeout_ms": 100},

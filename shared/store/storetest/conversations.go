@@ -157,6 +157,9 @@ func newTurn(index int, at time.Time) voiceops.Turn {
 		IsOOD:    index%2 == 1, IsSilence: index%3 == 2,
 		Metadata:       jsonValue[map[string]any](`{"source": "widget", "n": 1, "ok": true}`),
 		FunctionErrors: index % 2,
+		Model: &voiceops.TurnModel{ModelID: "anthropic.claude-3-haiku-20240307-v1:0", InputTokens: 120 + index, OutputTokens: 31,
+			StopReason: "end_turn", ModelLatency: 412 * time.Millisecond, GuardrailAction: "none",
+			ToolCalls: []voiceops.ToolCall{{Name: "lookup_order", Outcome: "ok", Duration: 35 * time.Millisecond}}},
 	}
 }
 
