@@ -50,7 +50,8 @@ func TestTimeToNotify(t *testing.T) {
 	key := map[string]string{"x-api-key": acct.APIKey}
 	tr := newNotifyTrace()
 	st.ObserveInvocations(tr.observe)
-	t.Cleanup(func() { st.ObserveInvocations(nil) })
+	st.PauseSchedules(true) // the stream's path, not the tests' fast schedule
+	t.Cleanup(func() { st.ObserveInvocations(nil); st.PauseSchedules(false) })
 	// The rule of alertSetup fires at 3; each trial posts 5 errors (it
 	// fires), then raises the threshold past the total (it resolves).
 	trials := envInt("STACK_NOTIFY_TRIALS", 3)
