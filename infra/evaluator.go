@@ -17,17 +17,24 @@ import (
 
 // The rule evaluator's event sources beside its schedule (docs/alerting.md). The stream's numbers:
 const (
-	// streamBatchingWindow: Lambda gathers a shard's records this long
-	// before invoking, so a scope is evaluated about once a second however
-	// many writes it gets, and no later than a second after its data.
-	streamBatchingWindow = time.Second
+	// streamBatchingWindow: none. Lambda polls each shard about four
+	// times a second and invokes with what a poll found, so data is
+	// evaluated within about 250 ms of being stored plus the invocation
+	// (time to notify p99 under a second, docs/performance.md). The
+	// coalescing is the poll's: a scope's records all go to one shard and
+	// one lane, handled one batch at a time, and a batch evaluates each
+	// distinct scope once, so a scope is evaluated at most about four
+	// times a second however many writes it gets (docs/alerting.md,
+	// "Coalescing"; its cost: docs/cost.md). A window of 1 s (the least
+	// above 0) would make that once a second and add up to a second to
+	// every notification.
+	streamBatchingWindow = 0 * time.Second
 	// streamBatchSize bounds the records of one invocation (one evaluation
 	// per distinct scope among them). It is DynamoDB Streams' maximum: a
 	// stream shard follows one table partition, which takes at most about
-	// 1,000 writes a second, so the batch never fills before the one-second
-	// window ends, and a scope (whose records all go to one shard, handled
-	// one batch at a time) is evaluated at most once a second. KEYS_ONLY
-	// records of about 400 bytes keep 10,000 of them under Lambda's 6 MB.
+	// 1,000 writes a second, so a poll a quarter of a second apart never
+	// fills it. KEYS_ONLY records of about 400 bytes keep 10,000 of them
+	// under Lambda's 6 MB.
 	streamBatchSize = 10_000
 	// One bad record must not hold its shard (docs/capacity.md, "The
 	// metrics stream"; docs/runbooks/stream-failures.md):

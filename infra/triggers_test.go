@@ -403,8 +403,8 @@ func TestRealStackHasTheEvaluatorScheduleAndDispatcher(t *testing.T) {
 }
 
 // TestEvaluatorStreamAndShardFanout: the metrics table has a KEYS_ONLY
-// stream; the evaluator consumes it with a one-second batching window,
-// partial batch failures, bisection, bounded retries, an SQS on-failure
+// stream; the evaluator consumes it with no batching window (a record is
+// evaluated at the next poll: the time to notify), partial batch failures, bisection, bounded retries, an SQS on-failure
 // destination with an alarm, parallel lanes per shard, two retries and a
 // record age of a minute (a poison record leaves its lane within seconds;
 // the schedule covers what ages out), and only INSERTs and MODIFYs (no TTL
@@ -422,7 +422,7 @@ func TestEvaluatorStreamAndShardFanout(t *testing.T) {
 			"EventSourceArn":                 obj{"Fn::GetAtt": arrayWith("StreamArn")},
 			"StartingPosition":               "LATEST",
 			"BatchSize":                      streamBatchSize,
-			"MaximumBatchingWindowInSeconds": 1,
+			"MaximumBatchingWindowInSeconds": 0,
 			"FunctionResponseTypes":          []any{"ReportBatchItemFailures"},
 			"BisectBatchOnFunctionError":     true,
 			"ParallelizationFactor":          streamParallelization,

@@ -31,7 +31,8 @@ func TestTallyDiscardsTrialsThatFiredBeforeTheirBreach(t *testing.T) {
 	}
 	var out bytes.Buffer
 	r.print(&out)
-	if !strings.Contains(out.String(), "discarded 2 (fired before their breach)") || !strings.Contains(out.String(), "min 300ms") {
+	if !strings.Contains(out.String(), "discarded 2 (fired before their breach)") || !strings.Contains(out.String(), "quiet scopes: n 1, p50 300ms, p99 n/a (max of 1)") ||
+		!strings.Contains(out.String(), "busy scopes:  n 1, p50 700ms") {
 		t.Errorf("report:\n%s", out.String())
 	}
 }

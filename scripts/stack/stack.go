@@ -73,6 +73,8 @@ type Stack struct {
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
 	observe    func(function string, payload []byte)
+	// schedulesPaused: the EventBridge schedules skip their firings.
+	schedulesPaused bool
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -373,9 +375,14 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
 	}
+	scheduled := func(ctx context.Context, fn string, payload []byte) {
+		if !s.schedulesArePaused() {
+			async(ctx, fn, payload)
+		}
+	}
 	for _, sc := range top.Schedules {
 		s.wg.Add(1)
-		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, async, log) }()
+		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, scheduled, log) }()
 	}
 
 	queues := map[string]string{} // name → URL
@@ -426,6 +433,22 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// PauseSchedules makes the EventBridge schedules skip their firings, or
+// fire again: with -schedule-every a scheduled evaluation every few
+// seconds would notify before the stream does, which deployed (once a
+// minute) it almost never does; a measure of the stream's path pauses it.
+func (s *Stack) PauseSchedules(on bool) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	s.schedulesPaused = on
+}
+
+func (s *Stack) schedulesArePaused() bool {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	return s.schedulesPaused
 }
 
 // SetThrottled makes Lambda refuse the function's invocations

@@ -93,69 +93,64 @@ func parseRecord(raw map[string]any, streamARN string) Record {
 	return r
 }
 
+// StreamPollInterval is how often a shard is read: Lambda polls each
+// shard of a DynamoDB stream at a base rate of four times a second. The
+// runner never reads faster, so that with a batching window of 0 a record
+// waits for the next poll as it would on AWS (0 to 250 ms, plus the call).
+const StreamPollInterval = 250 * time.Millisecond
+
+// streamRediscover is how often the shards are listed again: new shards
+// (a split, a rotation) are read from their start, so listing them late
+// delays nothing but their first read.
+const streamRediscover = 10 * time.Second
+
 // RunStream reads every shard of the stream until ctx ends and hands the
 // records to the function in batches. Lambda batches each shard on its
 // own; here one buffer takes every shard's records in order, which is the
-// same on moto, whose stream has one shard per table.
+// same on moto, whose stream has one shard per table. Polls start at most
+// every StreamPollInterval; a batch is handed over when it is full or
+// when its window (from its first record) ends, at once without a window.
+// A batch is handed over before the next poll, as Lambda does one batch
+// of a shard (lane) at a time.
 func RunStream(ctx context.Context, api StreamsAPI, q *sqs.Client, m StreamMapping, invoke Invoke, log *slog.Logger) {
 	iters := map[string]string{} // shard → iterator
 	seen := map[string]bool{}
 	first := true
 	var pending []Record
-	var windowStart time.Time
+	var windowStart, lastPoll, lastDescribe time.Time
 	for ctx.Err() == nil {
-		var desc struct {
-			StreamDescription struct {
-				Shards []struct{ ShardId string }
-			}
-		}
-		if err := api.call(ctx, "DescribeStream", map[string]any{"StreamArn": m.StreamARN}, &desc); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			log.Warn("stream mapping", "function", m.Function, "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for _, sh := range desc.StreamDescription.Shards {
-			if seen[sh.ShardId] {
+		if len(iters) == 0 || time.Since(lastDescribe) >= streamRediscover {
+			if !m.discover(ctx, api, iters, seen, first, log) {
+				sleep(ctx, time.Second)
 				continue
 			}
-			seen[sh.ShardId] = true
-			typ := "TRIM_HORIZON" // shards that appear later are read whole
-			if first {
-				typ = m.StartingPosition
-			}
-			var it struct{ ShardIterator string }
-			if err := api.call(ctx, "GetShardIterator", map[string]any{"StreamArn": m.StreamARN, "ShardId": sh.ShardId, "ShardIteratorType": typ}, &it); err != nil {
-				log.Warn("stream mapping", "function", m.Function, "err", err)
-				continue
-			}
-			iters[sh.ShardId] = it.ShardIterator
+			lastDescribe, first = time.Now(), false
 		}
-		first = false
-		for shard, it := range iters {
-			var out struct {
-				Records           []map[string]any
-				NextShardIterator *string
-			}
-			if err := api.call(ctx, "GetRecords", map[string]any{"ShardIterator": it, "Limit": min(1000, max(1, m.BatchSize))}, &out); err != nil {
-				if ctx.Err() != nil {
-					return
+		if time.Since(lastPoll) >= StreamPollInterval {
+			lastPoll = time.Now()
+			for shard, it := range iters {
+				var out struct {
+					Records           []map[string]any
+					NextShardIterator *string
 				}
-				log.Warn("stream mapping", "function", m.Function, "err", err)
-				continue
-			}
-			if out.NextShardIterator == nil {
-				delete(iters, shard)
-			} else {
-				iters[shard] = *out.NextShardIterator
-			}
-			for _, raw := range out.Records {
-				if len(pending) == 0 {
-					windowStart = time.Now()
+				if err := api.call(ctx, "GetRecords", map[string]any{"ShardIterator": it, "Limit": min(1000, max(1, m.BatchSize))}, &out); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					log.Warn("stream mapping", "function", m.Function, "err", err)
+					continue
 				}
-				pending = append(pending, parseRecord(raw, m.StreamARN))
+				if out.NextShardIterator == nil {
+					delete(iters, shard)
+				} else {
+					iters[shard] = *out.NextShardIterator
+				}
+				for _, raw := range out.Records {
+					if len(pending) == 0 {
+						windowStart = time.Now()
+					}
+					pending = append(pending, parseRecord(raw, m.StreamARN))
+				}
 			}
 		}
 		if len(pending) > 0 && (len(pending) >= m.BatchSize || time.Since(windowStart) >= m.Window) {
@@ -169,8 +164,45 @@ func RunStream(ctx context.Context, api StreamsAPI, q *sqs.Client, m StreamMappi
 			}
 			continue
 		}
-		sleep(ctx, 100*time.Millisecond)
+		next := lastPoll.Add(StreamPollInterval)
+		if len(pending) > 0 && windowStart.Add(m.Window).Before(next) {
+			next = windowStart.Add(m.Window)
+		}
+		sleep(ctx, max(time.Until(next), time.Millisecond))
 	}
+}
+
+// discover lists the stream's shards and gets an iterator for each new
+// one; it reports whether the listing succeeded.
+func (m StreamMapping) discover(ctx context.Context, api StreamsAPI, iters map[string]string, seen map[string]bool, first bool, log *slog.Logger) bool {
+	var desc struct {
+		StreamDescription struct {
+			Shards []struct{ ShardId string }
+		}
+	}
+	if err := api.call(ctx, "DescribeStream", map[string]any{"StreamArn": m.StreamARN}, &desc); err != nil {
+		if ctx.Err() == nil {
+			log.Warn("stream mapping", "function", m.Function, "err", err)
+		}
+		return false
+	}
+	for _, sh := range desc.StreamDescription.Shards {
+		if seen[sh.ShardId] {
+			continue
+		}
+		typ := "TRIM_HORIZON" // shards that appear later are read whole
+		if first {
+			typ = m.StartingPosition
+		}
+		var it struct{ ShardIterator string }
+		if err := api.call(ctx, "GetShardIterator", map[string]any{"StreamArn": m.StreamARN, "ShardId": sh.ShardId, "ShardIteratorType": typ}, &it); err != nil {
+			log.Warn("stream mapping", "function", m.Function, "err", err)
+			continue
+		}
+		seen[sh.ShardId] = true
+		iters[sh.ShardId] = it.ShardIterator
+	}
+	return true
 }
 
 // Failure is a batch Lambda gave up on, and why.

@@ -27,8 +27,9 @@ type MetricScope func(pk string) (accountID, projectID string, ok bool)
 
 // HandleStream evaluates the scopes of the items a batch of the metrics
 // table's stream inserted or changed, each scope once however many of its records
-// the batch holds (with the mapping's batching window of one second, at
-// most about one evaluation per scope per second). Records of scopes whose
+// the batch holds (with no batching window, a batch is what one of
+// Lambda's polls found: at most about four evaluations per scope per
+// second). Records of scopes whose
 // evaluation failed, and records that name no scope, are reported as
 // failures: Lambda retries from the earliest, bisecting the batch, and a
 // record that keeps failing goes to the failure destination, never

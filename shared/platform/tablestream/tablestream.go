@@ -30,8 +30,8 @@ var _ API = (*dynamodbstreams.Client)(nil)
 // Options tune a Reader.
 type Options struct {
 	// Poll is the pause after a pass over the shards that found nothing
-	// (default 200 ms: with the evaluator's one-second coalescing, data is
-	// evaluated about a second after it is stored).
+	// (default 200 ms: about Lambda's four polls a second per shard,
+	// which the evaluator's coalescing matches).
 	Poll time.Duration
 	// Rediscover is how often the shards are listed again (default 10 s).
 	Rediscover time.Duration
