@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,12 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("intake: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("intake", run) }
 
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.

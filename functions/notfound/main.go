@@ -23,6 +23,8 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 )
 
+// main is its own, not lambdamain.Main: run takes no getenv, since the
+// function has no environment, and its binary stays smaller without it.
 func main() {
 	if err := run(context.Background()); err != nil {
 		slog.Error("notfound: cannot start", "error", err)
