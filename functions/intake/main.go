@@ -59,6 +59,8 @@ type deps struct {
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
+// Its platform is a literal, not dynamohttp.Config: the intake takes only
+// the internal key, so it links no API keys (auth) and no guards.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log, Metrics: d.Telemetry},
 		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))
