@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -30,12 +28,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("alerts: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("alerts", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Alerts]("alerts", getenv)

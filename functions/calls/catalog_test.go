@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/voiceops/opsapi/shared/platform/catalog/catalogtest"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/telemetry"
 )
 
@@ -13,6 +14,6 @@ import (
 // the dev server and the OpenAPI document are held to.
 func TestServesItsCatalogRoutes(t *testing.T) {
 	catalogtest.ServesFunction(t, "calls", func(m telemetry.Recorder) catalogtest.Lambda {
-		return handler(deps{Metrics: m, Log: slog.New(slog.DiscardHandler)})
+		return handler(deps{HTTP: httpapi.Config{Metrics: m, Log: slog.New(slog.DiscardHandler)}})
 	})
 }

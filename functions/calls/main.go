@@ -7,8 +7,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,23 +22,17 @@ import (
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/conversations/voiceapi"
-	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/internalkey"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("calls: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("calls", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Calls]("calls", getenv)
@@ -57,19 +49,18 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
 	metrics := lambdamain.Metrics()
+	platform := dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics)
+	platform.InternalKey = internalKey.Digest
 	invoker := lambdainvoke.New(cfg, lambdamain.Tracer(getenv))
 	d := deps{
-		Keys: auth.New(config, env.Region.Region, time.Now), InternalKey: internalKey.Digest,
+		HTTP: platform,
 		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log,
 			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents only
-		Pools:      config.DNI(),
-		Calls:      dynamo.NewCalls(db, env.CallsTable),
-		Twilio:     &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
-		PublicURL:  env.PublicBaseURL,
-		CountError: dynamo.NewMetricCounts(db, env.MetricsTable).APIError, Now: time.Now, Log: log,
-		Guards:  httpapi.NewGuards(dynamo.NewRequests(db, env.RequestsTable, env.ConfigTable), time.Now),
-		Metrics: metrics,
+		Pools:     config.DNI(),
+		Calls:     dynamo.NewCalls(db, env.CallsTable),
+		Twilio:    &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},
+		PublicURL: env.PublicBaseURL,
 		// A claimed step runs in an asynchronous invocation of this function.
 		Handoff: stepinvoke.Handoff(invoker, lambdacontext.FunctionName),
 	}
@@ -79,22 +70,17 @@ func run(ctx context.Context, getenv func(string) string) error {
 
 // deps is what the function's groups run on.
 type deps struct {
-	Keys        httpapi.Authenticator
-	InternalKey func(context.Context) (string, error) // the internal key's digest
-	Engine      interface {
+	// HTTP is the platform: keys, guards, api_errors, the internal key,
+	// clock, log and the request metrics (dynamohttp.Config).
+	HTTP   httpapi.Config
+	Engine interface {
 		voiceapi.Engine
 		calls.Engine
 	} // shared/conversations/conversation.Engine
-	Pools      voiceops.DNIStore
-	Calls      voiceops.CallStore
-	Twilio     twilio.Credentials
-	PublicURL  string // the base host's public URL (Twilio signs it)
-	CountError func(ctx context.Context, accountID, projectID string, at time.Time) error
-	Guards     httpapi.Guards
-	Now        func() time.Time
-	Log        *slog.Logger
-	// Metrics receives the request metrics (lambdamain.Metrics).
-	Metrics telemetry.Recorder
+	Pools     voiceops.DNIStore
+	Calls     voiceops.CallStore
+	Twilio    twilio.Credentials
+	PublicURL string // the base host's public URL (Twilio signs it)
 	// Handoff carries a claimed step to its own invocation (nil: the step
 	// runs bound to its callback).
 	Handoff func(context.Context, calls.StepJob) error
@@ -105,13 +91,15 @@ type deps struct {
 func (d deps) service() *calls.Service {
 	// The lease (calls.DefaultStepLease) outlasts a handed-off step's run;
 	// without a handoff, a step ends with its callback.
-	return calls.New(d.Calls, d.Now, calls.WithEngine(d.Engine), calls.WithTelemetry(d.Metrics), calls.WithHandoff(d.Handoff))
+	return calls.New(d.Calls, d.HTTP.Now, calls.WithEngine(d.Engine), calls.WithTelemetry(d.HTTP.Metrics), calls.WithHandoff(d.Handoff))
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{Deadline: httpapi.AgentDeadline, Keys: d.Keys, InternalKey: d.InternalKey, CountError: d.CountError, Guards: d.Guards, Now: d.Now, Log: d.Log, Metrics: d.Metrics},
+	platform := d.HTTP
+	platform.Deadline = httpapi.AgentDeadline
+	return httpapi.LambdaHandler(httpapi.New(platform,
 		(&voiceapi.Voice{Engine: d.Engine}).Routes(),
-		(&voiceapi.DNI{Pools: d.Pools, Now: d.Now}).Routes(),
+		(&voiceapi.DNI{Pools: d.Pools, Now: d.HTTP.Now}).Routes(),
 		(&twilioapi.Callbacks{Calls: d.service(), Creds: d.Twilio, PublicBaseURL: d.PublicURL}).Routes()))
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
@@ -24,9 +23,10 @@ func TestReplayEvents(t *testing.T) {
 		"calls-twilio-status.json": 204,
 	}
 	samples.ReplayHTTP(t, "calls-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
-		return handler(deps{Keys: m.Auth, InternalKey: httpapi.FixedDigest(m.InternalKeyDigest), Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
-			Twilio: sampleTwilio{}, PublicURL: "https://base123.execute-api.us-east-1.amazonaws.com",
-			CountError: m.CountError, Now: time.Now, Log: m.Log})
+		platform := m.HTTP()
+		platform.InternalKey = httpapi.FixedDigest(m.InternalKeyDigest)
+		return handler(deps{HTTP: platform, Engine: m.Engine, Pools: m.Store.DNI(), Calls: m.Calls,
+			Twilio: sampleTwilio{}, PublicURL: "https://base123.execute-api.us-east-1.amazonaws.com"})
 	})
 }
 

@@ -3,8 +3,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -23,12 +21,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("chat: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("chat", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Chat]("chat", getenv)

@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -22,12 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("conversations: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("conversations", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Conversations]("conversations", getenv)

@@ -6,8 +6,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,12 +22,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("dialer: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("dialer", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Dialer]("dialer", getenv)

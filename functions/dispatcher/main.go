@@ -6,8 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -22,12 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("dispatcher: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("dispatcher", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Dispatcher]("dispatcher", getenv)

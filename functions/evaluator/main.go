@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,12 +35,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("evaluator: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("evaluator", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Evaluator]("evaluator", getenv)

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -24,12 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("intake: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("intake", run) }
 
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.
@@ -65,6 +59,8 @@ type deps struct {
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
+// Its platform is a literal, not dynamohttp.Config: the intake takes only
+// the internal key, so it links no API keys (auth) and no guards.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log, Metrics: d.Telemetry},
 		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))

@@ -23,6 +23,8 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 )
 
+// main is its own, not lambdamain.Main: run takes no getenv, since the
+// function has no environment, and its binary stays smaller without it.
 func main() {
 	if err := run(context.Background()); err != nil {
 		slog.Error("notfound: cannot start", "error", err)
@@ -39,7 +41,9 @@ func run(ctx context.Context) error {
 
 // handler is the function's Lambda handler: the middleware of every
 // function with no route, so every request is its no-route answer; its
-// requests are counted like every other function's (metrics).
+// requests are counted like every other function's (metrics). Its platform
+// is a literal, not dynamohttp.Config: it authenticates nothing and links
+// no store.
 func handler(now func() time.Time, log *slog.Logger, metrics telemetry.Recorder) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{NoRouteFamily: httpapi.StageFamily, Now: now, Log: log, Metrics: metrics}))
 }

@@ -8,8 +8,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -31,12 +29,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("outbound: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("outbound", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Outbound]("outbound", getenv)

@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -26,12 +24,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() {
-	if err := run(context.Background(), os.Getenv); err != nil {
-		slog.Error("webhooks: cannot start", "error", err)
-		os.Exit(1)
-	}
-}
+func main() { lambdamain.Main("webhooks", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
 	env, err := lambdamain.Load[lambdamain.Webhooks]("webhooks", getenv)

@@ -62,10 +62,10 @@ func BenchmarkConcurrencyAB(b *testing.B) {
 				theirs := groupHandler(h, &Concurrency{Store: store, Now: sweep.Now, newCounter: base.new})
 				call := func(g *harness) []byte {
 					res := g.do("GET", path, g.keyA, nil)
-					if res.status != 200 {
-						b.Fatalf("status %d: %s", res.status, res.body)
+					if res.Status != 200 {
+						b.Fatalf("status %d: %s", res.Status, res.Body)
 					}
-					return res.body
+					return res.Body
 				}
 				size := len(call(ours))
 				abbench.Run(b, func() { call(ours) }, func() { call(theirs) })

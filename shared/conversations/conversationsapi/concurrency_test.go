@@ -84,9 +84,9 @@ func concurrencyPath(project string, kv ...string) string {
 
 func (h *harness) series(tb testing.TB, path, key string) seriesBody {
 	tb.Helper()
-	res := h.do("GET", path, key, nil).expect(tb, 200)
+	res := h.do("GET", path, key, nil).Expect(tb, 200)
 	var b seriesBody
-	if err := json.Unmarshal(res.body, &b); err != nil {
+	if err := json.Unmarshal(res.Body, &b); err != nil {
 		tb.Fatal(err)
 	}
 	return b
@@ -374,7 +374,7 @@ func TestConcurrencyErrors(t *testing.T) {
 			if c.name == "POST" {
 				method = "POST"
 			}
-			res := h.do(method, c.path, c.key, nil).expect(t, c.status)
+			res := h.do(method, c.path, c.key, nil).Expect(t, c.status)
 			msg, _ := res.JSON(t)["error_message"].(string)
 			if msg == "" || !strings.Contains(msg, c.field) {
 				t.Errorf("error_message %q does not mention %q", msg, c.field)
@@ -401,7 +401,7 @@ func TestConcurrencyTooLarge(t *testing.T) {
 		}
 	}
 	path := concurrencyPath("proj_a1", "start_time", start.Format(time.RFC3339), "end_time", start.Add(7*24*time.Hour).Format(time.RFC3339), "slice_by", "variant")
-	res := h.do("GET", path, h.keyA, nil).expect(t, 400)
+	res := h.do("GET", path, h.keyA, nil).Expect(t, 400)
 	if msg := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "larger than 5 MiB") {
 		t.Errorf("error_message %q", msg)
 	}
@@ -434,10 +434,10 @@ func TestConversationsStoreErrorsAre500(t *testing.T) {
 		"/v1/acct_a/proj_a1/handoff_state?id=conv_17953416000000SampleConversation01",
 		"/v1/acct_a/proj_a1/handoff_state?shared_id=shr_1",
 	} {
-		res := h.do("GET", path, h.keyA, nil).expect(t, 500)
+		res := h.do("GET", path, h.keyA, nil).Expect(t, 500)
 		m := res.JSON(t)
-		if m["error_message"] != "internal error" || strings.Contains(string(res.body), "Provisioned") {
-			t.Errorf("%s: body %s", path, res.body)
+		if m["error_message"] != "internal error" || strings.Contains(string(res.Body), "Provisioned") {
+			t.Errorf("%s: body %s", path, res.Body)
 		}
 	}
 }
@@ -482,10 +482,10 @@ func BenchmarkConcurrencyWeek(b *testing.B) {
 			var size int
 			for b.Loop() {
 				res := h.do("GET", path, h.keyA, nil)
-				if res.status != 200 {
-					b.Fatalf("status %d: %s", res.status, res.body)
+				if res.Status != 200 {
+					b.Fatalf("status %d: %s", res.Status, res.Body)
 				}
-				size = len(res.body)
+				size = len(res.Body)
 			}
 			b.ReportMetric(float64(size), "body-bytes")
 		})

@@ -66,14 +66,14 @@ func TestConversationsCursorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.do("GET", c.path, h.keyA, nil).expect(t, 400)
+			res := h.do("GET", c.path, h.keyA, nil).Expect(t, 400)
 			msg, _ := res.JSON(t)["error_message"].(string)
 			if !strings.Contains(msg, c.mention) {
 				t.Errorf("error_message %q does not mention %q", msg, c.mention)
 			}
 		})
 	}
-	res := h.do("GET", list3+"?query_type=semantic&query=refund", h.keyA, nil).expect(t, 501)
+	res := h.do("GET", list3+"?query_type=semantic&query=refund", h.keyA, nil).Expect(t, 501)
 	if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "semantic is not implemented") {
 		t.Errorf("501 error_message %q", msg)
 	}
@@ -240,7 +240,7 @@ func TestConversationCustomMetrics(t *testing.T) {
 	f.c.Metrics = []voiceops.CustomMetric{{Name: "ORDER", Value: "A-1"}, {Name: "tier", Value: "gold"}, {Name: "ORDER", Value: "A-2"}, {Name: "ORDER", Value: ""}}
 	putConversation(t, h.stores.Conversations, f)
 	for _, path := range []string{"/v3/acct_a/proj_a1/conversations", "/v1/acct_a/proj_a1/conversations"} {
-		body := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t)
+		body := h.do("GET", path, h.keyA, nil).Expect(t, 200).JSON(t)
 		m := body["conversations"].([]any)[0].(map[string]any)["metrics"].(map[string]any)
 		for k, v := range m {
 			switch v := v.(type) {
@@ -296,7 +296,7 @@ func TestOverdueConversationsListAsEnded(t *testing.T) {
 	overdue := open(now.Add(-time.Hour), now.Add(-20*time.Minute), voiceops.ChannelWebchat)
 	call := open(now.Add(-50*time.Minute), now.Add(-35*time.Minute), voiceops.ChannelVoice)
 	live := open(now.Add(-10*time.Minute), now.Add(20*time.Minute), voiceops.ChannelWebchat)
-	body := h.do("GET", "/v3/acct_a/proj_a1/conversations?limit=10", h.keyA, nil).expect(t, 200).JSON(t)
+	body := h.do("GET", "/v3/acct_a/proj_a1/conversations?limit=10", h.keyA, nil).Expect(t, 200).JSON(t)
 	byID := map[string]map[string]any{}
 	for _, c := range body["conversations"].([]any) {
 		byID[c.(map[string]any)["id"].(string)] = c.(map[string]any)

@@ -103,13 +103,13 @@ func TestConversationsGolden(t *testing.T) {
 		{"conversations-v3-sandbox.json", "/v3/acct_a/proj_a1/conversations?client_env=sandbox"},
 	} {
 		t.Run(c.golden, func(t *testing.T) {
-			res := h.do("GET", c.path, h.keyA, nil).expect(t, 200)
-			if ct := res.header.Get("Content-Type"); ct != "application/json" {
+			res := h.do("GET", c.path, h.keyA, nil).Expect(t, 200)
+			if ct := res.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type %q", ct)
 			}
 			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, res.body, "", "  "); err != nil {
-				t.Fatalf("body is not JSON: %v\n%s", err, res.body)
+			if err := json.Indent(&pretty, res.Body, "", "  "); err != nil {
+				t.Fatalf("body is not JSON: %v\n%s", err, res.Body)
 			}
 			checkGolden(t, c.golden, pretty.Bytes())
 		})
@@ -146,7 +146,7 @@ func TestConversationShapes(t *testing.T) {
 	}
 	list := func(path string) (map[string]any, []map[string]any) {
 		t.Helper()
-		body := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t)
+		body := h.do("GET", path, h.keyA, nil).Expect(t, 200).JSON(t)
 		var out []map[string]any
 		for _, c := range body["conversations"].([]any) {
 			out = append(out, c.(map[string]any))
@@ -300,7 +300,7 @@ func TestConversationsErrors(t *testing.T) {
 			// A path that matches no route is not in the OpenAPI document.
 			h.check = !strings.HasPrefix(c.path, "/v2/")
 			defer func() { h.check = true }()
-			res := h.do(method, c.path, key, nil).expect(t, c.status)
+			res := h.do(method, c.path, key, nil).Expect(t, c.status)
 			msg, _ := res.JSON(t)["error_message"].(string)
 			if !strings.Contains(msg, c.mention) {
 				t.Errorf("error_message %q does not mention %q", msg, c.mention)
@@ -308,8 +308,8 @@ func TestConversationsErrors(t *testing.T) {
 		})
 	}
 	// A project-scoped key of the project and the account's key both work.
-	h.do("GET", list3, h.projKey, nil).expect(t, 200)
-	h.do("GET", list1+"?offset=0&limit=5000&in_progress=false&variant_name=Demo%20IVR&client_env=pre-release", h.keyA, nil).expect(t, 200)
+	h.do("GET", list3, h.projKey, nil).Expect(t, 200)
+	h.do("GET", list1+"?offset=0&limit=5000&in_progress=false&variant_name=Demo%20IVR&client_env=pre-release", h.keyA, nil).Expect(t, 200)
 }
 
 // FuzzConvQuery feeds arbitrary query strings to the parameter parser:

@@ -2,11 +2,12 @@
 // the environment variables CDK sets (each defined once; the table names
 // are in shared/platform/tables), each function's environment as a struct read and
 // checked once at start (env.go), the AWS configuration built straight
-// from the Lambda environment, and the logger. Each functions/<name>
+// from the Lambda environment, the logger, and main itself (Main). Each functions/<name>
 // composes its own graph from these, so it links only what it uses.
 package lambdamain
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -53,6 +54,17 @@ const (
 	// delivery spend its schedule.
 	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
 )
+
+// Main is a function's main: it calls run with the process's environment,
+// and a run that cannot start is logged and exits 1, which Lambda reports
+// as the init error. run builds the function's graph and starts the
+// runtime; tests call it with their own getenv.
+func Main(function string, run func(ctx context.Context, getenv func(string) string) error) {
+	if err := run(context.Background(), os.Getenv); err != nil {
+		slog.Error(function+": cannot start", "error", err)
+		os.Exit(1)
+	}
+}
 
 // AllowLoopback reports whether LocalLoopbackEnv is "true".
 func AllowLoopback(getenv func(string) string) bool { return getenv(LocalLoopbackEnv) == "true" }

@@ -1,6 +1,7 @@
 package lambdamain
 
 import (
+	"context"
 	"testing"
 )
 
@@ -28,5 +29,17 @@ func TestAWSConfigFromTheLambdaEnvironment(t *testing.T) {
 		if _, err := AWSConfig(func(k string) string { return e[k] }); err == nil {
 			t.Errorf("without %s: no error", missing)
 		}
+	}
+}
+
+func TestMainRunsWithTheProcessEnvironment(t *testing.T) {
+	t.Setenv("VOICEOPS_MAIN_TEST", "set")
+	var got string
+	Main("test", func(ctx context.Context, getenv func(string) string) error {
+		got = getenv("VOICEOPS_MAIN_TEST")
+		return ctx.Err()
+	})
+	if got != "set" {
+		t.Errorf("run read %q from its getenv, want the process's %q", got, "set")
 	}
 }

@@ -46,8 +46,8 @@ func addErrors(t *testing.T, ms *memory.Metrics, at time.Time, n int) {
 func TestRuleHistory(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
-	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)["id"].(string)
+	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201).JSON(t)["id"].(string)
+	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)["id"].(string)
 	// The evaluator fires the rule (its write carries the change and the event).
 	r, err := h.stores.Rules.GetRule(ctx, "acct_a", id)
 	if err != nil {
@@ -66,9 +66,9 @@ func TestRuleHistory(t *testing.T) {
 	}
 	// Then the operator disables it: alert -> unknown, resolved.
 	h.clock.Advance(time.Minute)
-	h.do("PATCH", "/v1/alert-rules/"+id, h.keyA, map[string]any{"enabled": false}).expect(t, 200)
+	h.do("PATCH", "/v1/alert-rules/"+id, h.keyA, map[string]any{"enabled": false}).Expect(t, 200)
 
-	page := h.do("GET", "/v1/alert-rules/"+id+"/history", h.keyA, nil).expect(t, 200).JSON(t)
+	page := h.do("GET", "/v1/alert-rules/"+id+"/history", h.keyA, nil).Expect(t, 200).JSON(t)
 	data := page["data"].([]any)
 	if len(data) != 2 || page["cursor"] != nil {
 		t.Fatalf("history = %v, want 2 changes and no cursor", page)
@@ -87,12 +87,12 @@ func TestRuleHistory(t *testing.T) {
 	}
 
 	// Pages of one, chained by the cursor.
-	first := h.do("GET", "/v1/alert-rules/"+id+"/history?limit=1", h.keyA, nil).expect(t, 200).JSON(t)
+	first := h.do("GET", "/v1/alert-rules/"+id+"/history?limit=1", h.keyA, nil).Expect(t, 200).JSON(t)
 	cursor, _ := first["cursor"].(string)
 	if len(first["data"].([]any)) != 1 || cursor == "" {
 		t.Fatalf("first page = %v", first)
 	}
-	second := h.do("GET", "/v1/alert-rules/"+id+"/history?limit=1&cursor="+url.QueryEscape(cursor), h.keyA, nil).expect(t, 200).JSON(t)
+	second := h.do("GET", "/v1/alert-rules/"+id+"/history?limit=1&cursor="+url.QueryEscape(cursor), h.keyA, nil).Expect(t, 200).JSON(t)
 	if d := second["data"].([]any); len(d) != 1 || d[0].(map[string]any)["to_state"] != "alert" || second["cursor"] != nil {
 		t.Errorf("second page = %v", second)
 	}
@@ -110,9 +110,9 @@ func TestRuleHistory(t *testing.T) {
 		{"project key", "/v1/alert-rules/" + id + "/history", h.projKey, 403, ""},
 		{"no key", "/v1/alert-rules/" + id + "/history", "", 401, ""},
 	} {
-		res := h.do("GET", c.path, c.key, nil).expect(t, c.status)
-		if c.field != "" && !slices.Contains(res.fieldErrors(t), c.field) {
-			t.Errorf("%s: errors %v, want one naming %s", c.name, res.fieldErrors(t), c.field)
+		res := h.do("GET", c.path, c.key, nil).Expect(t, c.status)
+		if c.field != "" && !slices.Contains(res.FieldErrors(t), c.field) {
+			t.Errorf("%s: errors %v, want one naming %s", c.name, res.FieldErrors(t), c.field)
 		}
 	}
 }
@@ -124,7 +124,7 @@ func TestMetricSeries(t *testing.T) {
 	addErrors(t, ms, now.Add(-30*time.Minute), 3)
 	addErrors(t, ms, now.Add(-10*time.Minute), 2)
 	q := func(v url.Values) string { return "/v1/metrics?" + v.Encode() }
-	got := h.do("GET", q(url.Values{"metric": {"api_errors"}, "project_id": {"proj_a1"}, "from": {"2026-11-22T09:00:00Z"}, "to": {"2026-11-22T10:00:00Z"}, "step": {"1m"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	got := h.do("GET", q(url.Values{"metric": {"api_errors"}, "project_id": {"proj_a1"}, "from": {"2026-11-22T09:00:00Z"}, "to": {"2026-11-22T10:00:00Z"}, "step": {"1m"}}), h.keyA, nil).Expect(t, 200).JSON(t)
 	data := got["data"].([]any)
 	if len(data) != 60 || got["step"] != "1m" || got["project_id"] != "proj_a1" {
 		t.Fatalf("series = %d points, step %v", len(data), got["step"])
@@ -147,7 +147,7 @@ func TestMetricSeries(t *testing.T) {
 		}
 	}
 	// The account's series holds its projects' data; 15-minute steps sum them.
-	acct := h.do("GET", q(url.Values{"metric": {"api_errors"}, "from": {"2026-11-22T09:00:00Z"}, "to": {"2026-11-22T10:00:00Z"}, "step": {"15m"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	acct := h.do("GET", q(url.Values{"metric": {"api_errors"}, "from": {"2026-11-22T09:00:00Z"}, "to": {"2026-11-22T10:00:00Z"}, "step": {"15m"}}), h.keyA, nil).Expect(t, 200).JSON(t)
 	vals := []any{}
 	for _, p := range acct["data"].([]any) {
 		vals = append(vals, p.(map[string]any)["value"])
@@ -156,17 +156,17 @@ func TestMetricSeries(t *testing.T) {
 		t.Errorf("account series in 15m steps = %v (project %v), want %v", vals, acct["project_id"], want)
 	}
 	// Defaults: the last 24 hours at the finest step that fits (1m).
-	def := h.do("GET", q(url.Values{"metric": {"api_errors"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	def := h.do("GET", q(url.Values{"metric": {"api_errors"}}), h.keyA, nil).Expect(t, 200).JSON(t)
 	if def["step"] != "1m" || len(def["data"].([]any)) != 1440 || def["to"] != "2026-11-22T10:00:00.000Z" {
 		t.Errorf("default series: step %v, %d points, to %v", def["step"], len(def["data"].([]any)), def["to"])
 	}
 	// to may be the step after now's (an hour ahead in hourly steps).
-	ahead := h.do("GET", q(url.Values{"metric": {"api_errors"}, "to": {"2026-11-22T11:00:00Z"}, "step": {"1h"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	ahead := h.do("GET", q(url.Values{"metric": {"api_errors"}, "to": {"2026-11-22T11:00:00Z"}, "step": {"1h"}}), h.keyA, nil).Expect(t, 200).JSON(t)
 	if ahead["to"] != "2026-11-22T11:00:00.000Z" {
 		t.Errorf("to an hour ahead: to %v", ahead["to"])
 	}
 	// A week: hourly.
-	week := h.do("GET", q(url.Values{"metric": {"api_errors"}, "from": {"2026-11-15T10:00:00Z"}}), h.keyA, nil).expect(t, 200).JSON(t)
+	week := h.do("GET", q(url.Values{"metric": {"api_errors"}, "from": {"2026-11-15T10:00:00Z"}}), h.keyA, nil).Expect(t, 200).JSON(t)
 	if week["step"] != "1h" || len(week["data"].([]any)) != 168 {
 		t.Errorf("a week: step %v, %d points", week["step"], len(week["data"].([]any)))
 	}
@@ -193,12 +193,12 @@ func TestMetricSeries(t *testing.T) {
 		{"project key", url.Values{"metric": {"api_errors"}}, h.projKey, 403, ""},
 	} {
 		res := h.do("GET", q(c.v), c.key, nil)
-		if res.status != c.code {
-			t.Errorf("%s: status %d, want %d: %s", c.name, res.status, c.code, res.body)
+		if res.Status != c.code {
+			t.Errorf("%s: status %d, want %d: %s", c.name, res.Status, c.code, res.Body)
 			continue
 		}
-		if c.field != "" && !slices.Contains(res.fieldErrors(t), c.field) {
-			t.Errorf("%s: errors %v, want one naming %s", c.name, res.fieldErrors(t), c.field)
+		if c.field != "" && !slices.Contains(res.FieldErrors(t), c.field) {
+			t.Errorf("%s: errors %v, want one naming %s", c.name, res.FieldErrors(t), c.field)
 		}
 	}
 }
@@ -213,7 +213,7 @@ func TestRulePreview(t *testing.T) {
 	addErrors(t, ms, now.Add(-5*time.Minute), 0) // activity only
 	body := with(validRule(), "project_id", "proj_a1", "metric", "api_errors", "operator", ">=", "threshold_value", 6, "window_duration", "5m",
 		"from", "2026-11-22T09:00:00Z", "to", "2026-11-22T10:00:00Z")
-	got := h.do("POST", "/v1/alert-rules/preview", h.keyA, body).expect(t, 200).JSON(t)
+	got := h.do("POST", "/v1/alert-rules/preview", h.keyA, body).Expect(t, 200).JSON(t)
 	data := got["data"].([]any)
 	if len(data) != 60 {
 		t.Fatalf("%d points, want 60", len(data))
@@ -233,7 +233,7 @@ func TestRulePreview(t *testing.T) {
 		t.Errorf("preview states %v, transitions %v", states, trs)
 	}
 	// Nothing stored or sent.
-	if rules := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any); len(rules) != 0 {
+	if rules := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any); len(rules) != 0 {
 		t.Errorf("the preview stored a rule: %v", rules)
 	}
 	h.fanMu.Lock()
@@ -243,7 +243,7 @@ func TestRulePreview(t *testing.T) {
 		t.Errorf("the preview sent %d events", fanned)
 	}
 	// A higher threshold never fires.
-	quiet := h.do("POST", "/v1/alert-rules/preview", h.keyA, with(body, "threshold_value", 100)).expect(t, 200).JSON(t)
+	quiet := h.do("POST", "/v1/alert-rules/preview", h.keyA, with(body, "threshold_value", 100)).Expect(t, 200).JSON(t)
 	for _, tr := range quiet["transitions"].([]any) {
 		if tr.(map[string]any)["to_state"] == "alert" {
 			t.Errorf("threshold 100 fired: %v", tr)
@@ -267,12 +267,12 @@ func TestRulePreview(t *testing.T) {
 		{"another account's project", with(body, "project_id", "proj_b1"), 422, "project_id"},
 	} {
 		res := h.do("POST", "/v1/alert-rules/preview", h.keyA, c.body)
-		if res.status != c.code {
-			t.Errorf("%s: status %d, want %d: %s", c.name, res.status, c.code, res.body)
+		if res.Status != c.code {
+			t.Errorf("%s: status %d, want %d: %s", c.name, res.Status, c.code, res.Body)
 			continue
 		}
-		if c.field != "" && !slices.Contains(res.fieldErrors(t), c.field) {
-			t.Errorf("%s: errors %v, want one naming %s", c.name, res.fieldErrors(t), c.field)
+		if c.field != "" && !slices.Contains(res.FieldErrors(t), c.field) {
+			t.Errorf("%s: errors %v, want one naming %s", c.name, res.FieldErrors(t), c.field)
 		}
 	}
 }
@@ -289,18 +289,18 @@ func TestConsoleFiles(t *testing.T) {
 		{"/console/nope.js", "application/json", 404}, {"/console", "text/html", 200},
 	} {
 		res := h.do("GET", c.path, "", nil)
-		if res.status != c.status || !strings.HasPrefix(res.header.Get("Content-Type"), c.ctype) {
-			t.Errorf("GET %s: %d %q, want %d %s", c.path, res.status, res.header.Get("Content-Type"), c.status, c.ctype)
+		if res.Status != c.status || !strings.HasPrefix(res.Header.Get("Content-Type"), c.ctype) {
+			t.Errorf("GET %s: %d %q, want %d %s", c.path, res.Status, res.Header.Get("Content-Type"), c.status, c.ctype)
 		}
 		if c.status == 200 {
-			csp := res.header.Get("Content-Security-Policy")
-			if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") || res.header.Get("X-Content-Type-Options") != "nosniff" {
+			csp := res.Header.Get("Content-Security-Policy")
+			if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 				t.Errorf("GET %s: CSP %q", c.path, csp)
 			}
 		}
 	}
 	// No inline script or style in the page: the CSP would refuse it.
-	page := string(h.do("GET", "/console/", "", nil).body)
+	page := string(h.do("GET", "/console/", "", nil).Body)
 	for _, bad := range []string{"<script>", "style=", "<style", "onclick="} {
 		if strings.Contains(page, bad) {
 			t.Errorf("index.html holds %q", bad)

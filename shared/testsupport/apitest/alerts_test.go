@@ -20,9 +20,9 @@ import (
 
 func TestCreateRuleReturnsTheNewRecord(t *testing.T) {
 	h := newHarness(t)
-	got := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).expect(t, 201).JSON(t)
-	if res := h.do("GET", "/v1/alert-rules", h.keyA, nil); !strings.Contains(string(res.body), `"operator":">"`) {
-		t.Errorf("operator is escaped: %s", res.body)
+	got := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).Expect(t, 201).JSON(t)
+	if res := h.do("GET", "/v1/alert-rules", h.keyA, nil); !strings.Contains(string(res.Body), `"operator":">"`) {
+		t.Errorf("operator is escaped: %s", res.Body)
 	}
 	id, _ := got["id"].(string)
 	if !voiceops.ValidRuleID(id) {
@@ -40,12 +40,12 @@ func TestCreateRuleReturnsTheNewRecord(t *testing.T) {
 		}
 	}
 	// Account-wide by default, and enabled may be set on create.
-	got = h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "enabled", false)).expect(t, 201).JSON(t)
+	got = h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "enabled", false)).Expect(t, 201).JSON(t)
 	if got["project_id"] != nil || got["enabled"] != false {
 		t.Errorf("project_id %v enabled %v, want null and false", got["project_id"], got["enabled"])
 	}
 	// The stored rule is what GET returns.
-	again := h.do("GET", "/v1/alert-rules/"+got["id"].(string), h.keyA, nil).expect(t, 200).JSON(t)
+	again := h.do("GET", "/v1/alert-rules/"+got["id"].(string), h.keyA, nil).Expect(t, 200).JSON(t)
 	if !reflect.DeepEqual(again, got) {
 		t.Errorf("GET = %v, want %v", again, got)
 	}
@@ -79,14 +79,14 @@ func TestAuthentication(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.do("GET", "/v1/alert-rules", c.key, nil).expect(t, c.status)
+			res := h.do("GET", "/v1/alert-rules", c.key, nil).Expect(t, c.status)
 			if c.status != 200 {
 				body := res.JSON(t)
 				if _, ok := body["errors"]; ok {
-					t.Errorf("errors present on %d: %s", c.status, res.body)
+					t.Errorf("errors present on %d: %s", c.status, res.Body)
 				}
-				if body["message"] == "" || body["request_id"] != res.header.Get("X-Request-Id") {
-					t.Errorf("body %s lacks message or the request ID", res.body)
+				if body["message"] == "" || body["request_id"] != res.Header.Get("X-Request-Id") {
+					t.Errorf("body %s lacks message or the request ID", res.Body)
 				}
 			}
 		})
@@ -125,9 +125,9 @@ func TestCreateRuleValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.do("POST", "/v1/alert-rules", h.keyA, c.body).expect(t, 422)
-			if got := res.fieldErrors(t); !slices.Equal(got, c.fields) {
-				t.Errorf("error fields %v, want %v (%s)", got, c.fields, res.body)
+			res := h.do("POST", "/v1/alert-rules", h.keyA, c.body).Expect(t, 422)
+			if got := res.FieldErrors(t); !slices.Equal(got, c.fields) {
+				t.Errorf("error fields %v, want %v (%s)", got, c.fields, res.Body)
 			}
 		})
 	}
@@ -136,13 +136,13 @@ func TestCreateRuleValidation(t *testing.T) {
 			body := `{"name":"n","metric":"api_errors","operator":">","window_duration":"5m","threshold_value":` + lit + `}`
 			res := h.do("POST", "/v1/alert-rules", h.keyA, body)
 			if lit == "01x" {
-				res.expect(t, 400) // not JSON at all
+				res.Expect(t, 400) // not JSON at all
 				continue
 			}
-			res.expect(t, 422)
+			res.Expect(t, 422)
 		}
 	})
-	if n := len(h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
+	if n := len(h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
 		t.Errorf("invalid creates stored %d rules", n)
 	}
 }
@@ -165,32 +165,32 @@ func TestUnreadableBodiesAre400(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.doWith("POST", "/v1/alert-rules", h.keyA, c.body, c.contentType).expect(t, c.status)
+			res := h.doWith("POST", "/v1/alert-rules", h.keyA, c.body, c.contentType).Expect(t, c.status)
 			body := res.JSON(t)
 			if _, has := body["errors"]; has != (c.status == 400) {
-				t.Errorf("errors present = %v on %d: %s", has, c.status, res.body)
+				t.Errorf("errors present = %v on %d: %s", has, c.status, res.Body)
 			}
 		})
 	}
 	// Charset parameters are fine.
-	h.doWith("POST", "/v1/alert-rules", h.keyA, validRule(), "application/json; charset=utf-8").expect(t, 201)
+	h.doWith("POST", "/v1/alert-rules", h.keyA, validRule(), "application/json; charset=utf-8").Expect(t, 201)
 }
 
 func TestRuleLimit(t *testing.T) {
 	h := newHarness(t)
 	for i := 0; i < voiceops.MaxRulesPerAccount; i++ {
-		h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "name", fmt.Sprint("r", i))).expect(t, 201)
+		h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "name", fmt.Sprint("r", i))).Expect(t, 201)
 	}
-	res := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 409)
+	res := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 409)
 	if _, ok := res.JSON(t)["errors"]; ok {
-		t.Errorf("409 carries errors: %s", res.body)
+		t.Errorf("409 carries errors: %s", res.Body)
 	}
 	// Another account is not affected.
-	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).expect(t, 201)
+	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).Expect(t, 201)
 	// Deleting frees a place.
 	id := h.do("GET", "/v1/alert-rules", h.keyA, nil).JSON(t)["data"].([]any)[0].(map[string]any)["id"].(string)
-	h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 204)
-	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201)
+	h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 204)
+	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201)
 }
 
 func TestRuleLimitUnderConcurrency(t *testing.T) {
@@ -201,7 +201,7 @@ func TestRuleLimitUnderConcurrency(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < voiceops.MaxRulesPerAccount-1; i++ {
-		h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201)
+		h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201)
 	}
 	var wg sync.WaitGroup
 	statuses := make([]int, 50) // CONTRIBUTING.md, testing notes: 50 concurrent creates at 9 rules
@@ -209,7 +209,7 @@ func TestRuleLimitUnderConcurrency(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses[i] = h.do("POST", "/v1/alert-rules", h.keyA, validRule()).status
+			statuses[i] = h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Status
 		}()
 	}
 	wg.Wait()
@@ -230,15 +230,15 @@ func TestRuleLimitUnderConcurrency(t *testing.T) {
 
 func TestGetRule(t *testing.T) {
 	h := newHarness(t)
-	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
-	h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 200)
+	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201).JSON(t)["id"].(string)
+	h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 200)
 	// Another account's rule is 404, never 403.
-	h.do("GET", "/v1/alert-rules/"+id, h.keyB, nil).expect(t, 404)
-	h.do("GET", "/v1/alert-rules/ar_doesNotExist1", h.keyA, nil).expect(t, 404)
-	h.do("GET", "/v1/alert-rules/ar_"+strings.Repeat("a", 200), h.keyA, nil).expect(t, 404)
+	h.do("GET", "/v1/alert-rules/"+id, h.keyB, nil).Expect(t, 404)
+	h.do("GET", "/v1/alert-rules/ar_doesNotExist1", h.keyA, nil).Expect(t, 404)
+	h.do("GET", "/v1/alert-rules/ar_"+strings.Repeat("a", 200), h.keyA, nil).Expect(t, 404)
 	for _, bad := range []string{"nope", "ar_", "ar_abc-def", "whe_abc", "AR_abc"} {
-		res := h.do("GET", "/v1/alert-rules/"+bad, h.keyA, nil).expect(t, 422)
-		if got := res.fieldErrors(t); !slices.Equal(got, []string{"rule_id"}) {
+		res := h.do("GET", "/v1/alert-rules/"+bad, h.keyA, nil).Expect(t, 422)
+		if got := res.FieldErrors(t); !slices.Equal(got, []string{"rule_id"}) {
 			t.Errorf("%s: fields %v", bad, got)
 		}
 	}
@@ -248,16 +248,16 @@ func TestListRuleFilters(t *testing.T) {
 	h := newHarness(t)
 	mk := func(body map[string]any) string {
 		h.clock.Advance(time.Second)
-		return h.do("POST", "/v1/alert-rules", h.keyA, body).expect(t, 201).JSON(t)["id"].(string)
+		return h.do("POST", "/v1/alert-rules", h.keyA, body).Expect(t, 201).JSON(t)["id"].(string)
 	}
 	r1 := mk(with(validRule(), "project_id", "proj_a1"))
 	r2 := mk(with(validRule(), "metric", "api_errors", "enabled", false))
 	r3 := mk(with(validRule(), "metric", "call_volume", "project_id", "proj_a2"))
-	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).expect(t, 201)
+	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).Expect(t, 201)
 	h.setState(r3, voiceops.StateAlert, 12)
 	ids := func(query string) []string {
 		var out []string
-		for _, r := range h.do("GET", "/v1/alert-rules"+query, h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any) {
+		for _, r := range h.do("GET", "/v1/alert-rules"+query, h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any) {
 			out = append(out, r.(map[string]any)["id"].(string))
 		}
 		return out
@@ -280,8 +280,8 @@ func TestListRuleFilters(t *testing.T) {
 		}
 	}
 	for q, field := range map[string]string{"?metric=cpu": "metric", "?enabled=maybe": "enabled", "?state=firing": "state", "?project_id=": "project_id"} {
-		res := h.do("GET", "/v1/alert-rules"+q, h.keyA, nil).expect(t, 400)
-		if got := res.fieldErrors(t); !slices.Equal(got, []string{field}) {
+		res := h.do("GET", "/v1/alert-rules"+q, h.keyA, nil).Expect(t, 400)
+		if got := res.FieldErrors(t); !slices.Equal(got, []string{field}) {
 			t.Errorf("%s: fields %v, want [%s]", q, got, field)
 		}
 	}
@@ -309,14 +309,14 @@ func (h *harness) setState(id string, st voiceops.State, value int64) {
 
 func TestActiveAlerts(t *testing.T) {
 	h := newHarness(t)
-	a1 := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).expect(t, 201).JSON(t)["id"].(string)
+	a1 := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).Expect(t, 201).JSON(t)["id"].(string)
 	h.clock.Advance(time.Second)
-	a2 := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "metric", "call_crashes")).expect(t, 201).JSON(t)["id"].(string)
-	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201)
+	a2 := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "metric", "call_crashes")).Expect(t, 201).JSON(t)["id"].(string)
+	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201)
 	h.clock.Advance(time.Minute)
 	h.setState(a1, voiceops.StateAlert, 1800)
 	h.setState(a2, voiceops.StateAlert, 3)
-	got := h.do("GET", "/v1/alerts", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)
+	got := h.do("GET", "/v1/alerts", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)
 	if len(got) != 2 {
 		t.Fatalf("%d active alerts, want 2", len(got))
 	}
@@ -329,39 +329,39 @@ func TestActiveAlerts(t *testing.T) {
 	if !reflect.DeepEqual(first, want) {
 		t.Errorf("active alert = %v, want %v", first, want)
 	}
-	if n := len(h.do("GET", "/v1/alerts?metric=call_crashes", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
+	if n := len(h.do("GET", "/v1/alerts?metric=call_crashes", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
 		t.Errorf("metric filter: %d alerts, want 1", n)
 	}
-	if n := len(h.do("GET", "/v1/alerts?project_id=proj_a1", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
+	if n := len(h.do("GET", "/v1/alerts?project_id=proj_a1", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
 		t.Errorf("project filter: %d alerts, want 1", n)
 	}
-	if n := len(h.do("GET", "/v1/alerts", h.keyB, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
+	if n := len(h.do("GET", "/v1/alerts", h.keyB, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
 		t.Errorf("account B sees %d of A's alerts", n)
 	}
-	h.do("GET", "/v1/alerts?metric=cpu", h.keyA, nil).expect(t, 400)
+	h.do("GET", "/v1/alerts?metric=cpu", h.keyA, nil).Expect(t, 400)
 }
 
 func TestPatchRule(t *testing.T) {
 	h := newHarness(t)
-	created := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).expect(t, 201).JSON(t)
+	created := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1")).Expect(t, 201).JSON(t)
 	id := created["id"].(string)
 	path := "/v1/alert-rules/" + id
 	h.clock.Advance(time.Minute)
 
 	// {} changes nothing, not even updated_at.
-	if got := h.do("PATCH", path, h.keyA, map[string]any{}).expect(t, 200).JSON(t); !reflect.DeepEqual(got, created) {
+	if got := h.do("PATCH", path, h.keyA, map[string]any{}).Expect(t, 200).JSON(t); !reflect.DeepEqual(got, created) {
 		t.Errorf("PATCH {} = %v, want %v", got, created)
 	}
-	got := h.do("PATCH", path, h.keyA, map[string]any{"name": "renamed", "threshold_value": 2000, "project_id": nil}).expect(t, 200).JSON(t)
+	got := h.do("PATCH", path, h.keyA, map[string]any{"name": "renamed", "threshold_value": 2000, "project_id": nil}).Expect(t, 200).JSON(t)
 	if got["name"] != "renamed" || got["threshold_value"] != float64(2000) || got["project_id"] != nil ||
 		got["updated_at"] != "2026-11-22T10:01:00.000Z" || got["metric"] != "turn_latency_p95" || got["created_at"] != created["created_at"] {
 		t.Errorf("PATCH result %v", got)
 	}
-	if again := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t); !reflect.DeepEqual(again, got) {
+	if again := h.do("GET", path, h.keyA, nil).Expect(t, 200).JSON(t); !reflect.DeepEqual(again, got) {
 		t.Errorf("GET after PATCH = %v, want %v", again, got)
 	}
 	// Moving to another project checks it exists in this account.
-	h.do("PATCH", path, h.keyA, map[string]any{"project_id": "proj_a2"}).expect(t, 200)
+	h.do("PATCH", path, h.keyA, map[string]any{"project_id": "proj_a2"}).Expect(t, 200)
 	for name, body := range map[string]map[string]any{
 		"unknown project":   {"project_id": "proj_zz"},
 		"other's project":   {"project_id": "proj_b1"},
@@ -375,47 +375,47 @@ func TestPatchRule(t *testing.T) {
 		"negative treshold": {"threshold_value": -3},
 	} {
 		t.Run(name, func(t *testing.T) {
-			h.do("PATCH", path, h.keyA, body).expect(t, 422)
+			h.do("PATCH", path, h.keyA, body).Expect(t, 422)
 		})
 	}
-	if after := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t); after["project_id"] != "proj_a2" || after["name"] != "renamed" {
+	if after := h.do("GET", path, h.keyA, nil).Expect(t, 200).JSON(t); after["project_id"] != "proj_a2" || after["name"] != "renamed" {
 		t.Errorf("invalid PATCHes changed the rule: %v", after)
 	}
 	// Disabling sets the state to unknown, since now.
 	h.clock.Advance(time.Minute)
-	got = h.do("PATCH", path, h.keyA, map[string]any{"enabled": false}).expect(t, 200).JSON(t)
+	got = h.do("PATCH", path, h.keyA, map[string]any{"enabled": false}).Expect(t, 200).JSON(t)
 	if got["enabled"] != false || got["current_state"] != "unknown" || got["since"] != "2026-11-22T10:02:00.000Z" {
 		t.Errorf("disabled rule: %v", got)
 	}
-	h.do("PATCH", path, h.keyB, map[string]any{"name": "stolen"}).expect(t, 404)
-	h.do("PATCH", "/v1/alert-rules/bad-id", h.keyA, map[string]any{}).expect(t, 422)
-	h.do("PATCH", "/v1/alert-rules/ar_missing", h.keyA, map[string]any{"name": "x"}).expect(t, 404)
-	h.doWith("PATCH", path, h.keyA, `{"name":"x"`, "application/json").expect(t, 400)
+	h.do("PATCH", path, h.keyB, map[string]any{"name": "stolen"}).Expect(t, 404)
+	h.do("PATCH", "/v1/alert-rules/bad-id", h.keyA, map[string]any{}).Expect(t, 422)
+	h.do("PATCH", "/v1/alert-rules/ar_missing", h.keyA, map[string]any{"name": "x"}).Expect(t, 404)
+	h.doWith("PATCH", path, h.keyA, `{"name":"x"`, "application/json").Expect(t, 400)
 }
 
 func TestDeleteRule(t *testing.T) {
 	h := newHarness(t)
-	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
-	h.do("DELETE", "/v1/alert-rules/"+id, h.keyB, nil).expect(t, 404)
-	res := h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 204)
-	if len(res.body) != 0 {
-		t.Errorf("204 with body %q", res.body)
+	id := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201).JSON(t)["id"].(string)
+	h.do("DELETE", "/v1/alert-rules/"+id, h.keyB, nil).Expect(t, 404)
+	res := h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 204)
+	if len(res.Body) != 0 {
+		t.Errorf("204 with body %q", res.Body)
 	}
-	h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 404)
-	h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 404)
-	h.do("DELETE", "/v1/alert-rules/x", h.keyA, nil).expect(t, 422)
+	h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 404)
+	h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 404)
+	h.do("DELETE", "/v1/alert-rules/x", h.keyA, nil).Expect(t, 422)
 }
 
 func TestUnknownRoutesAnswerJSON(t *testing.T) {
 	h := newHarness(t)
 	h.check = false // not in the document, by definition
-	res := h.do("GET", "/nope", h.keyA, nil).expect(t, 404)
+	res := h.do("GET", "/nope", h.keyA, nil).Expect(t, 404)
 	if res.JSON(t)["message"] == "" {
-		t.Errorf("404 body %s", res.body)
+		t.Errorf("404 body %s", res.Body)
 	}
-	res = h.do("PUT", "/v1/alert-rules", h.keyA, validRule()).expect(t, http.StatusMethodNotAllowed)
-	if res.header.Get("Allow") == "" || res.JSON(t)["message"] == "" {
-		t.Errorf("405 without Allow or message: %v %s", res.header, res.body)
+	res = h.do("PUT", "/v1/alert-rules", h.keyA, validRule()).Expect(t, http.StatusMethodNotAllowed)
+	if res.Header.Get("Allow") == "" || res.JSON(t)["message"] == "" {
+		t.Errorf("405 without Allow or message: %v %s", res.Header, res.Body)
 	}
 }
 
@@ -423,20 +423,20 @@ func TestDisablingOrDeletingAFiringRuleResolvesIt(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	mk := func() string {
-		return h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
+		return h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201).JSON(t)["id"].(string)
 	}
 	firing, quiet, doomed := mk(), mk(), mk()
 	h.setState(firing, voiceops.StateAlert, 2000)
 	h.setState(doomed, voiceops.StateAlert, 2000)
 	h.clock.Advance(time.Minute)
 
-	h.do("PATCH", "/v1/alert-rules/"+quiet, h.keyA, map[string]any{"enabled": false}).expect(t, 200)
-	h.do("DELETE", "/v1/alert-rules/"+quiet, h.keyA, nil).expect(t, 204)
+	h.do("PATCH", "/v1/alert-rules/"+quiet, h.keyA, map[string]any{"enabled": false}).Expect(t, 200)
+	h.do("DELETE", "/v1/alert-rules/"+quiet, h.keyA, nil).Expect(t, 204)
 	if len(h.fanned) != 0 {
 		t.Fatalf("a rule that was not firing sent %d events", len(h.fanned))
 	}
-	h.do("PATCH", "/v1/alert-rules/"+firing, h.keyA, map[string]any{"enabled": false}).expect(t, 200)
-	h.do("DELETE", "/v1/alert-rules/"+doomed, h.keyA, nil).expect(t, 204)
+	h.do("PATCH", "/v1/alert-rules/"+firing, h.keyA, map[string]any{"enabled": false}).Expect(t, 200)
+	h.do("DELETE", "/v1/alert-rules/"+doomed, h.keyA, nil).Expect(t, 204)
 	if len(h.fanned) != 2 {
 		t.Fatalf("%d events, want 2 resolved", len(h.fanned))
 	}

@@ -110,9 +110,9 @@ func BenchmarkGetRule(b *testing.B) {
 // rule's JSON, with no routing, auth, validation or store.
 func BenchmarkBareHandler(b *testing.B) {
 	h := newHarness(b)
-	created := h.do("POST", "/v1/alert-rules", h.keyA, benchRuleBody).expect(b, 201)
+	created := h.do("POST", "/v1/alert-rules", h.keyA, benchRuleBody).Expect(b, 201)
 	var rule bareRule // the record in a struct of its shape (path_ab_bench_test.go)
-	if err := json.Unmarshal(created.body, &rule); err != nil {
+	if err := json.Unmarshal(created.Body, &rule); err != nil {
 		b.Fatal(err)
 	}
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { httpapi.WriteJSON(w, 200, rule) })

@@ -16,7 +16,7 @@ func TestBridgeEndedOnceAfterHandoff(t *testing.T) {
 	post := func(conv string, bridge, call float64, status int) string {
 		t.Helper()
 		body := map[string]any{"conversation_id": conv, "bridge_duration_seconds": bridge, "call_duration_seconds": call}
-		res := h.doWith("POST", path, h.events, body, "application/json").expect(t, status)
+		res := h.doWith("POST", path, h.events, body, "application/json").Expect(t, status)
 		msg, _ := res.JSON(t)["error_message"].(string)
 		return msg
 	}
@@ -25,14 +25,14 @@ func TestBridgeEndedOnceAfterHandoff(t *testing.T) {
 		t.Errorf("in progress: %q", msg)
 	}
 	// Ended without a handoff (closed).
-	closed := h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
-	h.chat("PUT", "/v1/acct_a/proj_a1/chat/close", h.keyA, h.agent, `{"conversation_id":"`+closed+`"}`).expect(t, 200)
+	closed := h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
+	h.chat("PUT", "/v1/acct_a/proj_a1/chat/close", h.keyA, h.agent, `{"conversation_id":"`+closed+`"}`).Expect(t, 200)
 	if msg := post(closed, 1, 1, 409); !strings.Contains(msg, "not handed off") {
 		t.Errorf("closed: %q", msg)
 	}
 	// A conversation that talks 1 s, hands off, and is bridged 30 s.
 	h.clock.Advance(time.Second)
-	h.chat("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`","message":"I want a human"}`).expect(t, 200)
+	h.chat("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`","message":"I want a human"}`).Expect(t, 200)
 	h.clock.Advance(30 * time.Second)
 	for _, c := range []struct {
 		bridge, call float64

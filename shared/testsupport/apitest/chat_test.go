@@ -27,10 +27,10 @@ func (h *harness) chat(method, path, apiKey, token, body string) response {
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 	if h.check {
-		if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
+		if err := spectest.Validator(h.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.Status, res.Body, err)
 		}
 	}
 	return res
@@ -39,12 +39,12 @@ func (h *harness) chat(method, path, apiKey, token, body string) response {
 func TestChatConversation(t *testing.T) {
 	h := newHarness(t)
 	base := "/v1/acct_a/proj_a1/chat/"
-	created := h.chat("POST", base+"create", h.keyA, h.agent, `{"channel":"webchat","asr_lang_code":"en-GB","integration_attributes":{"crm":"c-1"}}`).expect(t, 200).JSON(t)
+	created := h.chat("POST", base+"create", h.keyA, h.agent, `{"channel":"webchat","asr_lang_code":"en-GB","integration_attributes":{"crm":"c-1"}}`).Expect(t, 200).JSON(t)
 	id, _ := created["conversation_id"].(string)
 	if !voiceops.ValidConversationID(id) || !strings.HasPrefix(created["response"].(string), "Welcome to Acme") {
 		t.Fatalf("create: %v", created)
 	}
-	got := h.chat("POST", base+"respond", h.keyA, h.agent, `{"conversation_id":"`+id+`","message":"balance","metadata":{"page":"/x"}}`).expect(t, 200).JSON(t)
+	got := h.chat("POST", base+"respond", h.keyA, h.agent, `{"conversation_id":"`+id+`","message":"balance","metadata":{"page":"/x"}}`).Expect(t, 200).JSON(t)
 	if got["conversation_id"] != id || got["end_conversation"] != false || !strings.Contains(got["response"].(string), "1,234.56") {
 		t.Errorf("respond: %v", got)
 	}
@@ -52,17 +52,17 @@ func TestChatConversation(t *testing.T) {
 		t.Errorf("handoff present without a handoff: %v", got)
 	}
 	// A project-scoped key of the project works too.
-	h.chat("POST", base+"respond", h.projKey, h.agent, `{"conversation_id":"`+id+`"}`).expect(t, 200)
-	if got := h.chat("PUT", base+"close", h.keyA, h.agent, `{"conversation_id":"`+id+`"}`).expect(t, 200).JSON(t); got["success"] != true {
+	h.chat("POST", base+"respond", h.projKey, h.agent, `{"conversation_id":"`+id+`"}`).Expect(t, 200)
+	if got := h.chat("PUT", base+"close", h.keyA, h.agent, `{"conversation_id":"`+id+`"}`).Expect(t, 200).JSON(t); got["success"] != true {
 		t.Errorf("close: %v", got)
 	}
 	for _, c := range []struct{ method, path, body string }{
 		{"POST", base + "respond", `{"conversation_id":"` + id + `","message":"hi"}`},
 		{"PUT", base + "close", `{"conversation_id":"` + id + `"}`},
 	} {
-		res := h.chat(c.method, c.path, h.keyA, h.agent, c.body).expect(t, 410)
+		res := h.chat(c.method, c.path, h.keyA, h.agent, c.body).Expect(t, 410)
 		if res.JSON(t)["error_message"] == "" {
-			t.Errorf("410 body %s", res.body)
+			t.Errorf("410 body %s", res.Body)
 		}
 	}
 	c, err := h.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a1", id)
@@ -79,12 +79,12 @@ func TestChatConversation(t *testing.T) {
 func TestChatHandoffAndInitialMessage(t *testing.T) {
 	h := newHarness(t)
 	base := "/v1/acct_a/proj_a2/chat/"
-	created := h.chat("POST", base+"create", h.keyA, h.agent2, `{"initial_message":"press 1","variant_id":"express"}`).expect(t, 200).JSON(t)
+	created := h.chat("POST", base+"create", h.keyA, h.agent2, `{"initial_message":"press 1","variant_id":"express"}`).Expect(t, 200).JSON(t)
 	if created["response"] != "Sorry? Balance, agent or bye." {
 		t.Errorf("initial message answered with %v", created["response"])
 	}
 	id := created["conversation_id"].(string)
-	got := h.chat("POST", base+"respond", h.keyA, h.agent2, `{"conversation_id":"`+id+`","message":"agent please"}`).expect(t, 200).JSON(t)
+	got := h.chat("POST", base+"respond", h.keyA, h.agent2, `{"conversation_id":"`+id+`","message":"agent please"}`).Expect(t, 200).JSON(t)
 	ho, _ := got["handoff"].(map[string]any)
 	if got["end_conversation"] != true || ho["destination"] != "support-queue" || ho["reason"] != "caller asked for a human" {
 		t.Errorf("handoff answer %v", got)
@@ -140,10 +140,10 @@ func TestChatAuthAndValidation(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			method := "POST"
-			res := h.chat(method, c.path, c.key, c.token, c.body).expect(t, c.status)
+			res := h.chat(method, c.path, c.key, c.token, c.body).Expect(t, c.status)
 			var body map[string]any
-			if err := json.Unmarshal(res.body, &body); err != nil || body["error_message"] == "" {
-				t.Errorf("error body %s", res.body)
+			if err := json.Unmarshal(res.Body, &body); err != nil || body["error_message"] == "" {
+				t.Errorf("error body %s", res.Body)
 			}
 		})
 	}
@@ -155,5 +155,5 @@ func TestChatAuthAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.chat("POST", "/v1/acct_a/proj_a3/chat/create", h.keyA, tok3, `{}`).expect(t, 404)
+	h.chat("POST", "/v1/acct_a/proj_a3/chat/create", h.keyA, tok3, `{}`).Expect(t, 404)
 }

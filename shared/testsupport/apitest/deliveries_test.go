@@ -11,10 +11,10 @@ import (
 func TestTestEventAndDeliveryLog(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)["id"].(string)
-	other := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)["id"].(string)
+	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)["id"].(string)
+	other := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)["id"].(string)
 
-	got := h.do("POST", "/v1/webhook-endpoints/"+ep+"/test", h.keyA, nil).expect(t, 202).JSON(t)
+	got := h.do("POST", "/v1/webhook-endpoints/"+ep+"/test", h.keyA, nil).Expect(t, 202).JSON(t)
 	dlv, _ := got["delivery_id"].(string)
 	if !voiceops.ValidDeliveryID(dlv) || got["event_id"] == "" {
 		t.Fatalf("test response %v", got)
@@ -23,7 +23,7 @@ func TestTestEventAndDeliveryLog(t *testing.T) {
 	if len(h.queue.msgs) != 1 || h.queue.msgs[0].EndpointID != ep || h.queue.msgs[0].Attempt != 1 {
 		t.Fatalf("queued %+v", h.queue.msgs)
 	}
-	log := h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)
+	log := h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)
 	if len(log) != 1 {
 		t.Fatalf("delivery log %v", log)
 	}
@@ -31,7 +31,7 @@ func TestTestEventAndDeliveryLog(t *testing.T) {
 	if d["id"] != dlv || d["test"] != true || d["status"] != "pending" || d["event_type"] != "alerts.triggered" || len(d["attempts"].([]any)) != 0 {
 		t.Errorf("delivery %v", d)
 	}
-	if n := len(h.do("GET", "/v1/webhook-endpoints/"+other+"/deliveries", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
+	if n := len(h.do("GET", "/v1/webhook-endpoints/"+other+"/deliveries", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 0 {
 		t.Errorf("the other endpoint has %d deliveries", n)
 	}
 	// The event body is marked as a test.
@@ -42,7 +42,7 @@ func TestTestEventAndDeliveryLog(t *testing.T) {
 
 	// A pending delivery cannot be retried; a failed one can.
 	path := "/v1/webhook-endpoints/" + ep + "/deliveries/" + dlv + "/retry"
-	h.do("POST", path, h.keyA, nil).expect(t, 409)
+	h.do("POST", path, h.keyA, nil).Expect(t, 409)
 	cur, err := h.stores.Deliveries.GetDelivery(ctx, "acct_a", ep, dlv)
 	if err != nil {
 		t.Fatal(err)
@@ -54,29 +54,29 @@ func TestTestEventAndDeliveryLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clock.Advance(time.Minute)
-	r := h.do("POST", path, h.keyA, nil).expect(t, 202).JSON(t)
+	r := h.do("POST", path, h.keyA, nil).Expect(t, 202).JSON(t)
 	if r["status"] != "pending" || len(r["attempts"].([]any)) != 1 || r["next_attempt_at"] != "2026-11-22T10:01:00.000Z" {
 		t.Errorf("retry response %v", r)
 	}
 	if last := h.queue.msgs[len(h.queue.msgs)-1]; last.Attempt != 2 || last.DeliveryID != dlv {
 		t.Errorf("retry queued %+v", last)
 	}
-	a := h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)[0].(map[string]any)["attempts"].([]any)[0].(map[string]any)
+	a := h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)[0].(map[string]any)["attempts"].([]any)[0].(map[string]any)
 	if a["number"] != float64(1) || a["status_code"] != float64(400) || a["duration_ms"] != float64(12) || a["error"] != "HTTP 400" {
 		t.Errorf("attempt %v", a)
 	}
 
 	// Errors.
-	h.do("POST", "/v1/webhook-endpoints/"+ep+"/test", h.keyB, nil).expect(t, 404)
-	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyB, nil).expect(t, 404)
-	h.do("POST", path, h.keyB, nil).expect(t, 404)
-	h.do("POST", "/v1/webhook-endpoints/whe_nope/test", h.keyA, nil).expect(t, 404)
-	h.do("POST", "/v1/webhook-endpoints/"+ep+"/deliveries/dlv_nope/retry", h.keyA, nil).expect(t, 404)
-	h.do("POST", "/v1/webhook-endpoints/"+ep+"/deliveries/nope/retry", h.keyA, nil).expect(t, 422)
-	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=0", h.keyA, nil).expect(t, 400)
-	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=101", h.keyA, nil).expect(t, 400)
-	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=1", h.keyA, nil).expect(t, 200)
-	h.do("POST", "/v1/webhook-endpoints/x/test", h.keyA, nil).expect(t, 422)
+	h.do("POST", "/v1/webhook-endpoints/"+ep+"/test", h.keyB, nil).Expect(t, 404)
+	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries", h.keyB, nil).Expect(t, 404)
+	h.do("POST", path, h.keyB, nil).Expect(t, 404)
+	h.do("POST", "/v1/webhook-endpoints/whe_nope/test", h.keyA, nil).Expect(t, 404)
+	h.do("POST", "/v1/webhook-endpoints/"+ep+"/deliveries/dlv_nope/retry", h.keyA, nil).Expect(t, 404)
+	h.do("POST", "/v1/webhook-endpoints/"+ep+"/deliveries/nope/retry", h.keyA, nil).Expect(t, 422)
+	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=0", h.keyA, nil).Expect(t, 400)
+	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=101", h.keyA, nil).Expect(t, 400)
+	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=1", h.keyA, nil).Expect(t, 200)
+	h.do("POST", "/v1/webhook-endpoints/x/test", h.keyA, nil).Expect(t, 422)
 }
 
 func contains(s, sub string) bool {

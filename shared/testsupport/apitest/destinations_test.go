@@ -35,7 +35,7 @@ func TestDestinationPolicy(t *testing.T) {
 	}
 	for number, why := range refused {
 		before := len(h.dials.sent())
-		res := h.trigger(keyB, `{"to_number":"`+number+`"}`).expect(t, 400)
+		res := h.trigger(keyB, `{"to_number":"`+number+`"}`).Expect(t, 400)
 		msg, _ := res.JSON(t)["error_message"].(string)
 		if !strings.HasPrefix(msg, "destination refused: to_number is") || !strings.Contains(msg, why) {
 			t.Errorf("%s: error_message %q, want it to name %q", number, msg, why)
@@ -45,12 +45,12 @@ func TestDestinationPolicy(t *testing.T) {
 		}
 	}
 	// Both reasons when both apply (a premium number of another country).
-	res := h.trigger(keyB, `{"to_number":"+449090901234"}`).expect(t, 400)
+	res := h.trigger(keyB, `{"to_number":"+449090901234"}`).Expect(t, 400)
 	if msg := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "GB, a country") || !strings.Contains(msg, "premium_rate") {
 		t.Errorf("both reasons: %q", msg)
 	}
 	for _, number := range []string{"+14155550100", "+16135550123", "+18005550100"} { // US, CA, US toll-free
-		h.trigger(keyB, `{"to_number":"`+number+`"}`).expect(t, 200)
+		h.trigger(keyB, `{"to_number":"`+number+`"}`).Expect(t, 200)
 	}
 	if jobs := h.dials.sent(); len(jobs) != 3 {
 		t.Errorf("%d dial jobs, want the 3 allowed calls", len(jobs))
@@ -62,18 +62,18 @@ func TestDestinationPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, number := range []string{"+19005550123", "+449090901234", "+448702345678", "+881612345678", "+442079460000"} {
-		h.trigger(keyB, `{"to_number":"`+number+`"}`).expect(t, 200)
+		h.trigger(keyB, `{"to_number":"`+number+`"}`).Expect(t, 200)
 	}
 	for _, number := range []string{"+447012345678", "+18765550123", "+4915123456789"} { // still personal; JM and DE not allowed
-		h.trigger(keyB, `{"to_number":"`+number+`"}`).expect(t, 400)
+		h.trigger(keyB, `{"to_number":"`+number+`"}`).Expect(t, 400)
 	}
 	// Back to the default.
 	if err := h.store.Destinations().SetDestinationPolicy(ctx, "acct_b", nil); err != nil {
 		t.Fatal(err)
 	}
-	h.trigger(keyB, `{"to_number":"+19005550123"}`).expect(t, 400)
+	h.trigger(keyB, `{"to_number":"+19005550123"}`).Expect(t, 400)
 	// acct_a's policy is its own: acct_b's changes never reached it.
-	h.trigger(h.service, `{"to_number":"+19005550123"}`).expect(t, 400)
+	h.trigger(h.service, `{"to_number":"+19005550123"}`).Expect(t, 400)
 }
 
 // TestCountryCodeIsISO: country_code is a real ISO 3166-1 alpha-2 code
@@ -82,7 +82,7 @@ func TestCountryCodeIsISO(t *testing.T) {
 	h := newHarness(t)
 	for _, cc := range []string{"XX", "ZZ", "AA", "QO", "EU", "UK", "gb", "G", "GBR", ""} {
 		before := len(h.dials.sent())
-		res := h.trigger(h.service, `{"to_number":"+14155550100","country_code":"`+cc+`"}`).expect(t, 400)
+		res := h.trigger(h.service, `{"to_number":"+14155550100","country_code":"`+cc+`"}`).Expect(t, 400)
 		if msg := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "country_code must be an ISO 3166-1 alpha-2") {
 			t.Errorf("%q: %s", cc, msg)
 		}
@@ -91,6 +91,6 @@ func TestCountryCodeIsISO(t *testing.T) {
 		}
 	}
 	for _, cc := range []string{"US", "GB", "DE", "JP", "AC", "XK"} {
-		h.trigger(h.service, `{"to_number":"+14155550100","country_code":"`+cc+`"}`).expect(t, 200)
+		h.trigger(h.service, `{"to_number":"+14155550100","country_code":"`+cc+`"}`).Expect(t, 200)
 	}
 }

@@ -28,7 +28,7 @@ func TestDNIReservation(t *testing.T) {
 	// Two reservations take the two numbers, until the hold expires.
 	got := map[string]bool{}
 	for i := range 2 {
-		res := h.do("POST", dniPath, h.projKey, map[string]any{"attributes": map[string]any{"order_id": fmt.Sprint("o-", i)}}).expect(t, 200).JSON(t)
+		res := h.do("POST", dniPath, h.projKey, map[string]any{"attributes": map[string]any{"order_id": fmt.Sprint("o-", i)}}).Expect(t, 200).JSON(t)
 		n, _ := res["dni"].(string)
 		got[n] = true
 		if want := h.clock.Now().Add(10 * time.Minute).Format(voiceops.TimeFormat); res["expires_at"] != want {
@@ -38,20 +38,20 @@ func TestDNIReservation(t *testing.T) {
 	if !got[numbers[0]] || !got[numbers[1]] {
 		t.Errorf("reserved %v", got)
 	}
-	if res := h.do("POST", dniPath, h.projKey, `{"attributes":{}}`).expect(t, 404).JSON(t); res["error_message"] != "no available number" {
+	if res := h.do("POST", dniPath, h.projKey, `{"attributes":{}}`).Expect(t, 404).JSON(t); res["error_message"] != "no available number" {
 		t.Errorf("full pool: %v", res)
 	}
 	// Another project's pool is its own (empty).
-	h.do("POST", dniPath, h.projKey2, `{"attributes":{}}`).expect(t, 404)
+	h.do("POST", dniPath, h.projKey2, `{"attributes":{}}`).Expect(t, 404)
 
 	// A call on a reserved number gets its attributes and frees it.
 	started := h.voice("/internal/v1/voice/calls", testInternalKey,
-		`{"account_id":"acct_a","project_id":"proj_a1","from_number":"+441632960001","to_number":"`+numbers[0]+`"}`).expect(t, 200).JSON(t)
+		`{"account_id":"acct_a","project_id":"proj_a1","from_number":"+441632960001","to_number":"`+numbers[0]+`"}`).Expect(t, 200).JSON(t)
 	c, err := h.stores.Conversations.GetConversation(ctx, "acct_a", "proj_a1", started["conversation_id"].(string))
 	if err != nil || c.IntegrationAttributes["order_id"] == nil {
 		t.Fatalf("conversation attributes %v %v", c.IntegrationAttributes, err)
 	}
-	res := h.do("POST", dniPath, h.projKey, `{"attributes":{"order_id":"again"}}`).expect(t, 200).JSON(t)
+	res := h.do("POST", dniPath, h.projKey, `{"attributes":{"order_id":"again"}}`).Expect(t, 200).JSON(t)
 	if res["dni"] != numbers[0] {
 		t.Errorf("after the call, reserved %v, want %s", res["dni"], numbers[0])
 	}
@@ -63,7 +63,7 @@ func TestDNIReservation(t *testing.T) {
 	// Expired reservations free their numbers.
 	h.clock.Advance(10 * time.Minute)
 	for range 2 {
-		h.do("POST", dniPath, h.projKey, `{"attributes":{"x":1}}`).expect(t, 200)
+		h.do("POST", dniPath, h.projKey, `{"attributes":{"x":1}}`).Expect(t, 200)
 	}
 
 	for name, c := range map[string]struct {
@@ -84,7 +84,7 @@ func TestDNIReservation(t *testing.T) {
 		"too large attributes":  {h.projKey, `{"attributes":{"x":"` + strings.Repeat("a", 70000) + `"}}`, 400, "validation failed: attributes is 70008 bytes; at most 65536 bytes are accepted"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := h.do("POST", dniPath, c.key, c.body).expect(t, c.status).JSON(t)
+			res := h.do("POST", dniPath, c.key, c.body).Expect(t, c.status).JSON(t)
 			if msg, _ := res["error_message"].(string); msg == "" || (c.msg != "" && msg != c.msg) {
 				t.Errorf("error_message %q, want %q", msg, c.msg)
 			}

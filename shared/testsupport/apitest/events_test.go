@@ -94,8 +94,8 @@ func newEventsHarness(t *testing.T) *eventsHarness {
 	engine.Functions = h.fn
 	h.deps.Conversations = engine
 	h.h = flushEach(All(h.deps))
-	h.conv = h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
-	h.conv2 = h.chat("POST", "/v1/acct_a/proj_a2/chat/create", h.keyA, h.agent2, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
+	h.conv = h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
+	h.conv2 = h.chat("POST", "/v1/acct_a/proj_a2/chat/create", h.keyA, h.agent2, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
 	return h
 }
 
@@ -116,9 +116,9 @@ func (h *eventsHarness) send(req *http.Request) response {
 	h.t.Helper()
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", req.Method, req.URL, res.status, res.body, err)
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if err := spectest.Validator(h.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", req.Method, req.URL, res.Status, res.Body, err)
 	}
 	return res
 }
@@ -157,7 +157,7 @@ func TestExternalEventWebhook(t *testing.T) {
 			if c.header != "" {
 				req.Header.Set("X-Provider-Ref", c.header)
 			}
-			res := h.send(req).expect(t, 201).JSON(t)
+			res := h.send(req).Expect(t, 201).JSON(t)
 			if res["status"] != "queued" || res["event_id"] != h.conv || len(res) != 2 {
 				t.Errorf("answer %v", res)
 			}
@@ -180,7 +180,7 @@ func TestExternalEventWebhook(t *testing.T) {
 
 	// A failing function: still 201, the event stored, a function error counted.
 	h.fn.err = errors.New("boom")
-	h.doWith("POST", webhookURL("payload", "ref", "acct_a", "proj_a1"), h.events, `{"ref":"`+h.conv+`","n":1}`, "application/json").expect(t, 201)
+	h.doWith("POST", webhookURL("payload", "ref", "acct_a", "proj_a1"), h.events, `{"ref":"`+h.conv+`","n":1}`, "application/json").Expect(t, 201)
 	if ev, _ := h.state(t, "proj_a1", h.conv)["external_event"].(map[string]any); ev["body"] != `{"ref":"`+h.conv+`","n":1}` {
 		t.Errorf("event after a failing function: %v", ev)
 	}
@@ -197,8 +197,8 @@ func TestExternalEventWebhookErrors(t *testing.T) {
 	h := newEventsHarness(t)
 	ok := webhookURL("payload", "ref", "acct_a", "proj_a1")
 	good := `{"ref":"` + h.conv + `"}`
-	ended := h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
-	h.chat("PUT", "/v1/acct_a/proj_a1/chat/close", h.keyA, h.agent, `{"conversation_id":"`+ended+`"}`).expect(t, 200)
+	ended := h.chat("POST", "/v1/acct_a/proj_a1/chat/create", h.keyA, h.agent, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
+	h.chat("PUT", "/v1/acct_a/proj_a1/chat/close", h.keyA, h.agent, `{"conversation_id":"`+ended+`"}`).Expect(t, 200)
 	cases := []struct {
 		name, url, key, ct, body string
 		status                   int
@@ -238,7 +238,7 @@ func TestExternalEventWebhookErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.doWith("POST", c.url, c.key, c.body, c.ct).expect(t, c.status)
+			res := h.doWith("POST", c.url, c.key, c.body, c.ct).Expect(t, c.status)
 			if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, c.msg) {
 				t.Errorf("error_message %q, want it to contain %q", msg, c.msg)
 			}
@@ -248,8 +248,8 @@ func TestExternalEventWebhookErrors(t *testing.T) {
 		t.Errorf("functions ran for refused events: %+v", h.fn.calls)
 	}
 	// Exactly the limit is accepted.
-	h.doWith("POST", webhookURL("querystring", "ref", "acct_a", "proj_a1")+"&ref="+h.conv, h.events, strings.Repeat("x", eventsapi.MaxEventBodyBytes), "text/plain").expect(t, 201)
-	h.doWith("GET", ok, h.events, nil, "").expect(t, 405)
+	h.doWith("POST", webhookURL("querystring", "ref", "acct_a", "proj_a1")+"&ref="+h.conv, h.events, strings.Repeat("x", eventsapi.MaxEventBodyBytes), "text/plain").Expect(t, 201)
+	h.doWith("GET", ok, h.events, nil, "").Expect(t, 405)
 }
 
 func TestBridgeEnded(t *testing.T) {
@@ -257,9 +257,9 @@ func TestBridgeEnded(t *testing.T) {
 	h.fn.res = hooks.Result{State: map[string]any{"survey": "sent"}}
 	const path = "/internal/v1/agentic-dial/bridge-ended"
 	// A handoff ends the conversation before the bridged call ends, 90 s later.
-	h.chat("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`","message":"I want a human"}`).expect(t, 200)
+	h.chat("POST", "/v1/acct_a/proj_a1/chat/respond", h.keyA, h.agent, `{"conversation_id":"`+h.conv+`","message":"I want a human"}`).Expect(t, 200)
 	h.clock.Advance(90 * time.Second)
-	res := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":42.5,"call_duration_seconds":90}`, "application/json").expect(t, 200).JSON(t)
+	res := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":42.5,"call_duration_seconds":90}`, "application/json").Expect(t, 200).JSON(t)
 	if res["success"] != true || len(res) != 1 {
 		t.Errorf("answer %v", res)
 	}
@@ -273,9 +273,9 @@ func TestBridgeEnded(t *testing.T) {
 		t.Errorf("state %v", st)
 	}
 	// Once per conversation: a second notification is 409 and changes nothing.
-	again := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":0,"call_duration_seconds":0}`, "application/json").expect(t, 409)
+	again := h.doWith("POST", path, h.events, `{"conversation_id":"`+h.conv+`","bridge_duration_seconds":0,"call_duration_seconds":0}`, "application/json").Expect(t, 409)
 	if msg, _ := again.JSON(t)["error_message"].(string); !strings.Contains(msg, "already recorded") {
-		t.Errorf("second notification: %s", again.body)
+		t.Errorf("second notification: %s", again.Body)
 	}
 	if b, _ := h.state(t, "proj_a1", h.conv)["bridge"].(map[string]any); b["call_duration_seconds"] != 90.0 {
 		t.Errorf("bridge %v", b)
@@ -309,7 +309,7 @@ func TestBridgeEnded(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.doWith("POST", path, c.key, c.body, c.ct).expect(t, c.status)
+			res := h.doWith("POST", path, c.key, c.body, c.ct).Expect(t, c.status)
 			if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, c.msg) {
 				t.Errorf("error_message %q, want it to contain %q", msg, c.msg)
 			}

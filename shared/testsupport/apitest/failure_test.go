@@ -34,13 +34,13 @@ func TestStoreErrorsAre500WithoutInternalText(t *testing.T) {
 		if c.method == "POST" {
 			body = validRule()
 		}
-		res := h.do(c.method, c.path, h.keyA, body).expect(t, 500)
+		res := h.do(c.method, c.path, h.keyA, body).Expect(t, 500)
 		m := res.JSON(t)
-		if m["message"] != "internal error" || m["request_id"] != res.header.Get("X-Request-Id") || m["request_id"] == "" {
-			t.Errorf("%s %s: body %s", c.method, c.path, res.body)
+		if m["message"] != "internal error" || m["request_id"] != res.Header.Get("X-Request-Id") || m["request_id"] == "" {
+			t.Errorf("%s %s: body %s", c.method, c.path, res.Body)
 		}
-		if strings.Contains(string(res.body), "Provisioned") || strings.Contains(string(res.body), "voiceops-us") {
-			t.Errorf("internal text leaked: %s", res.body)
+		if strings.Contains(string(res.Body), "Provisioned") || strings.Contains(string(res.Body), "voiceops-us") {
+			t.Errorf("internal text leaked: %s", res.Body)
 		}
 	}
 }

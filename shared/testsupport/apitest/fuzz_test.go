@@ -59,8 +59,8 @@ func FuzzRoutes(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(f, 201).JSON(f)["id"].(string)
-	rule := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(f, 201).JSON(f)["id"].(string)
+	ep := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(f, 201).JSON(f)["id"].(string)
+	rule := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(f, 201).JSON(f)["id"].(string)
 	api := map[string]string{"x-api-key": h.keyA}
 	chat := map[string]string{"x-api-key": h.keyA, "X-TOKEN": h.agent}
 	internal := map[string]string{"X-Internal-Key": testInternalKey}

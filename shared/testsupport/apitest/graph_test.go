@@ -26,12 +26,12 @@ func TestRuleChangeWakesTheEvaluator(t *testing.T) {
 	// is on the stream.
 	h.clock.Advance(10 * time.Second)
 	rule := with(validRule(), "metric", "api_errors", "threshold_value", 1, "project_id", "proj_a1")
-	id := h.do("POST", "/v1/alert-rules", h.keyA, rule).expect(t, 201).JSON(t)["id"].(string)
+	id := h.do("POST", "/v1/alert-rules", h.keyA, rule).Expect(t, 201).JSON(t)["id"].(string)
 	got, st := h.deliverStream()
 	if !slices.Equal(got, []metrics.Scope{scope}) || st.Rules != 1 || st.Events != 1 || st.Marks != 1 {
 		t.Fatalf("stream after the create: %v %+v, want the rule's scope, one rule evaluated, one event, one mark", got, st)
 	}
-	r := h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 200).JSON(t)
+	r := h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 200).JSON(t)
 	if r["current_state"] != "alert" || r["current_value"] != float64(3) || r["last_evaluated_at"] != "2026-11-22T10:00:10.000Z" {
 		t.Errorf("rule after the wake-up: %v, want alert at 3, evaluated at 10:00:10", r)
 	}
@@ -56,17 +56,17 @@ func TestRuleChangeWakesTheEvaluator(t *testing.T) {
 	if stored.LastEvaluatedAt == nil || !stored.LastEvaluatedAt.Equal(time.Date(2026, 11, 22, 10, 0, 10, 0, time.UTC)) {
 		t.Errorf("stored rule evaluated at %v, want its first evaluation (not rewritten)", stored.LastEvaluatedAt)
 	}
-	if r := h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).expect(t, 200).JSON(t); r["last_evaluated_at"] != "2026-11-22T10:00:30.000Z" {
+	if r := h.do("GET", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 200).JSON(t); r["last_evaluated_at"] != "2026-11-22T10:00:30.000Z" {
 		t.Errorf("last_evaluated_at %v, want the mark's 10:00:30", r["last_evaluated_at"])
 	}
-	if list := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any); len(list) != 1 ||
+	if list := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any); len(list) != 1 ||
 		list[0].(map[string]any)["last_evaluated_at"] != "2026-11-22T10:00:30.000Z" {
 		t.Errorf("list: %v, want the rule with the mark's time", list)
 	}
 
 	// A change wakes it again; another account's rule wakes its own scope.
-	h.do("PATCH", "/v1/alert-rules/"+id, h.keyA, map[string]any{"threshold_value": 5}).expect(t, 200)
-	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).expect(t, 201)
+	h.do("PATCH", "/v1/alert-rules/"+id, h.keyA, map[string]any{"threshold_value": 5}).Expect(t, 200)
+	h.do("POST", "/v1/alert-rules", h.keyB, validRule()).Expect(t, 201)
 	if got, _ := h.deliverStream(); !slices.Equal(got, []metrics.Scope{scope, {AccountID: "acct_b"}}) {
 		t.Errorf("stream after a change and another account's create: %v", got)
 	}

@@ -29,9 +29,9 @@ func (h *harness) send(method, path string, headers map[string]string, body stri
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if err := spectest.Validator(h.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.Status, res.Body, err)
 	}
 	return res
 }
@@ -40,35 +40,35 @@ func TestRateLimitPerKey(t *testing.T) {
 	h := newHarness(t)
 	l := ratelimit.Default
 	for i := range l.Burst {
-		res := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200)
-		if got, want := res.header.Get("RateLimit"), `"key";r=`+itoa(l.Burst-1-i)+`;t=`; !strings.HasPrefix(got, want) {
+		res := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200)
+		if got, want := res.Header.Get("RateLimit"), `"key";r=`+itoa(l.Burst-1-i)+`;t=`; !strings.HasPrefix(got, want) {
 			t.Fatalf("request %d: RateLimit %q, want prefix %q", i+1, got, want)
 		}
-		if got := res.header.Get("RateLimit-Policy"); got != `"key";q=50;w=2` {
+		if got := res.Header.Get("RateLimit-Policy"); got != `"key";q=50;w=2` {
 			t.Fatalf("RateLimit-Policy %q", got)
 		}
 	}
-	res := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 429)
-	if res.header.Get("Retry-After") != "1" || res.header.Get("RateLimit") != `"key";r=0;t=2` {
-		t.Errorf("429 headers: Retry-After %q RateLimit %q", res.header.Get("Retry-After"), res.header.Get("RateLimit"))
+	res := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 429)
+	if res.Header.Get("Retry-After") != "1" || res.Header.Get("RateLimit") != `"key";r=0;t=2` {
+		t.Errorf("429 headers: Retry-After %q RateLimit %q", res.Header.Get("Retry-After"), res.Header.Get("RateLimit"))
 	}
 	if m := res.JSON(t)["message"].(string); !strings.Contains(m, "rate limit exceeded") || res.JSON(t)["request_id"] == nil {
-		t.Errorf("429 body %s", res.body)
+		t.Errorf("429 body %s", res.Body)
 	}
 	// A refused create creates nothing.
-	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 429)
+	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 429)
 	if n, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(n) != 0 {
 		t.Errorf("%d rules after a refused create", len(n))
 	}
 
 	// Other keys, of this tenant or another, have their own buckets.
-	h.do("GET", "/v1/alert-rules", h.keyB, nil).expect(t, 200)
-	h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 200)
+	h.do("GET", "/v1/alert-rules", h.keyB, nil).Expect(t, 200)
+	h.trigger(h.service, `{"to_number":"+447911123456"}`).Expect(t, 200)
 
 	// One interval (40 ms at 25 a second) later, one more request.
 	h.clock.Advance(40 * time.Millisecond)
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200)
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 429)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 429)
 }
 
 func itoa(n int) string {
@@ -87,15 +87,15 @@ func TestRateLimitBaseHostShape(t *testing.T) {
 	if err := h.requests.SetAccountLimit(context.Background(), "acct_a", &ratelimit.Limit{Rate: 1, Burst: 2}); err != nil {
 		t.Fatal(err)
 	}
-	h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 200)
-	h.callStatus(h.service, "CA00000000000000000000000000000000").expect(t, 404)
-	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 429)
+	h.trigger(h.service, `{"to_number":"+447911123456"}`).Expect(t, 200)
+	h.callStatus(h.service, "CA00000000000000000000000000000000").Expect(t, 404)
+	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).Expect(t, 429)
 	wantBaseError(t, res)
-	if res.header.Get("Retry-After") != "1" || res.header.Get("RateLimit-Policy") != `"key";q=2;w=2` {
-		t.Errorf("429 headers %v", res.header)
+	if res.Header.Get("Retry-After") != "1" || res.Header.Get("RateLimit-Policy") != `"key";q=2;w=2` {
+		t.Errorf("429 headers %v", res.Header)
 	}
 	// acct_b has no override: the default.
-	if got := h.do("GET", "/v1/alert-rules", h.keyB, nil).header.Get("RateLimit-Policy"); got != `"key";q=50;w=2` {
+	if got := h.do("GET", "/v1/alert-rules", h.keyB, nil).Header.Get("RateLimit-Policy"); got != `"key";q=50;w=2` {
 		t.Errorf("acct_b policy %q", got)
 	}
 }
@@ -115,7 +115,7 @@ type createCase struct {
 
 func createCases(t *testing.T, h *harness) []createCase {
 	ctx := context.Background()
-	id := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)["id"].(string)
+	id := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)["id"].(string)
 	if err := h.store.DNI().AddNumbers(ctx, "acct_a", "proj_a1", []string{"+441632960100", "+441632960101", "+441632960102"}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -151,14 +151,14 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 			if c.count != nil {
 				before = c.count(h)
 			}
-			first := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.body).expect(t, c.status)
-			if first.header.Get(idempotency.ReplayedHeader) != "" {
+			first := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.body).Expect(t, c.status)
+			if first.Header.Get(idempotency.ReplayedHeader) != "" {
 				t.Errorf("first response marked replayed")
 			}
-			again := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.body).expect(t, c.status)
-			if !bytes.Equal(again.body, first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" ||
-				again.header.Get("Content-Type") != first.header.Get("Content-Type") {
-				t.Errorf("replay %s %v\nwant %s", again.body, again.header, first.body)
+			again := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.body).Expect(t, c.status)
+			if !bytes.Equal(again.Body, first.Body) || again.Header.Get(idempotency.ReplayedHeader) != "true" ||
+				again.Header.Get("Content-Type") != first.Header.Get("Content-Type") {
+				t.Errorf("replay %s %v\nwant %s", again.Body, again.Header, first.Body)
 			}
 			if c.count != nil {
 				if got := c.count(h); got != before+1 {
@@ -166,16 +166,16 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 				}
 			}
 			// Another body with the key: 422 in the route's shape, nothing done.
-			other := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.other).expect(t, 422)
-			if !strings.Contains(string(other.body), "Idempotency-Key was used") {
-				t.Errorf("422 body %s", other.body)
+			other := h.send(c.method, c.path, withKey("k-"+strings.ReplaceAll(c.name, " ", "-")), c.other).Expect(t, 422)
+			if !strings.Contains(string(other.Body), "Idempotency-Key was used") {
+				t.Errorf("422 body %s", other.Body)
 			}
 			if c.count != nil && c.count(h) != before+1 {
 				t.Errorf("the 422 created a record")
 			}
 			// Another key runs the request again.
 			fresh := h.send(c.method, c.path, withKey("k2-"+strings.ReplaceAll(c.name, " ", "-")), c.body)
-			if fresh.header.Get(idempotency.ReplayedHeader) != "" {
+			if fresh.Header.Get(idempotency.ReplayedHeader) != "" {
 				t.Errorf("a new key was answered with a replay")
 			}
 		})
@@ -185,8 +185,8 @@ func TestIdempotencyKeyReplaysTheFirstResponse(t *testing.T) {
 func TestIdempotencyOutboundTriggerPlacesOneCall(t *testing.T) {
 	h := newHarness(t)
 	hdr := map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: "call-1"}
-	first := h.send("POST", "/v1/outbound-calling/trigger", hdr, `{"to_number":"+447911123456"}`).expect(t, 200).JSON(t)["callSid"]
-	again := h.send("POST", "/v1/outbound-calling/trigger", hdr, `{"to_number":"+447911123456"}`).expect(t, 200).JSON(t)["callSid"]
+	first := h.send("POST", "/v1/outbound-calling/trigger", hdr, `{"to_number":"+447911123456"}`).Expect(t, 200).JSON(t)["callSid"]
+	again := h.send("POST", "/v1/outbound-calling/trigger", hdr, `{"to_number":"+447911123456"}`).Expect(t, 200).JSON(t)["callSid"]
 	if first != again {
 		t.Fatalf("replayed callSid %v, want %v", again, first)
 	}
@@ -196,8 +196,8 @@ func TestIdempotencyOutboundTriggerPlacesOneCall(t *testing.T) {
 	}
 	// The other project's service key has its own keys.
 	hdr2 := map[string]string{"X-Service-Auth-Token": h.service2, idempotency.Header: "call-1"}
-	if other := h.send("POST", "/v1/outbound-calling/trigger", hdr2, `{"to_number":"+447911123456"}`).expect(t, 200); other.header.Get(idempotency.ReplayedHeader) != "" {
-		t.Errorf("another key's request replayed: %s", other.body)
+	if other := h.send("POST", "/v1/outbound-calling/trigger", hdr2, `{"to_number":"+447911123456"}`).Expect(t, 200); other.Header.Get(idempotency.ReplayedHeader) != "" {
+		t.Errorf("another key's request replayed: %s", other.Body)
 	}
 }
 
@@ -209,8 +209,8 @@ func TestIdempotencyScopedToTheKey(t *testing.T) {
 	}
 	body := `{"name":"p95","metric":"turn_latency_p95","operator":">","threshold_value":1500,"window_duration":"5m"}`
 	for _, k := range []string{h.keyA, keyA2, h.keyB} {
-		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": k, idempotency.Header: "same"}, body).expect(t, 201)
-		if res.header.Get(idempotency.ReplayedHeader) != "" {
+		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": k, idempotency.Header: "same"}, body).Expect(t, 201)
+		if res.Header.Get(idempotency.ReplayedHeader) != "" {
 			t.Errorf("key %s... got another key's response", k[:8])
 		}
 	}
@@ -222,26 +222,26 @@ func TestIdempotencyScopedToTheKey(t *testing.T) {
 func TestIdempotencyErrorsAreReplayedToo(t *testing.T) {
 	h := newHarness(t)
 	hdr := map[string]string{"x-api-key": h.keyA, idempotency.Header: "bad"}
-	first := h.send("POST", "/v1/alert-rules", hdr, `{"name":""}`).expect(t, 422)
+	first := h.send("POST", "/v1/alert-rules", hdr, `{"name":""}`).Expect(t, 422)
 	// The store changed meanwhile; the key still answers what it answered.
-	again := h.send("POST", "/v1/alert-rules", hdr, `{"name":""}`).expect(t, 422)
-	if !bytes.Equal(first.body, again.body) || again.header.Get(idempotency.ReplayedHeader) != "true" ||
-		again.header.Get("X-Request-Id") != first.header.Get("X-Request-Id") {
-		t.Errorf("replay %s, want %s", again.body, first.body)
+	again := h.send("POST", "/v1/alert-rules", hdr, `{"name":""}`).Expect(t, 422)
+	if !bytes.Equal(first.Body, again.Body) || again.Header.Get(idempotency.ReplayedHeader) != "true" ||
+		again.Header.Get("X-Request-Id") != first.Header.Get("X-Request-Id") {
+		t.Errorf("replay %s, want %s", again.Body, first.Body)
 	}
 }
 
 func TestIdempotencyKeyValidation(t *testing.T) {
 	h := newHarness(t)
 	for _, k := range []string{strings.Repeat("k", 256), "has space", "tab\tkey", "é"} {
-		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: k}, `{}`).expect(t, 400)
-		if f := res.fieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
+		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: k}, `{}`).Expect(t, 400)
+		if f := res.FieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
 			t.Errorf("key %q: fields %v", k, f)
 		}
 	}
-	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: strings.Repeat("k", 255)}, `{"name":"x"}`).expect(t, 422)
+	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: strings.Repeat("k", 255)}, `{"name":"x"}`).Expect(t, 422)
 	// On a route that is not create-like the header is ignored.
-	h.send("GET", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: "has space"}, ``).expect(t, 200)
+	h.send("GET", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: "has space"}, ``).Expect(t, 200)
 }
 
 // failingFinish is the memory store whose Finish fails, as when the
@@ -260,24 +260,24 @@ func TestIdempotencyInFlightAndCrash(t *testing.T) {
 	h.h = All(h.deps)
 	hdr := map[string]string{"x-api-key": h.keyA, idempotency.Header: "crash"}
 	body := `{"name":"p95","metric":"turn_latency_p95","operator":">","threshold_value":1500,"window_duration":"5m"}`
-	h.send("POST", "/v1/alert-rules", hdr, body).expect(t, 201)
+	h.send("POST", "/v1/alert-rules", hdr, body).Expect(t, 201)
 	// The record was never finished: while its lease runs, the request is
 	// in flight; after it, its outcome is unknown. Neither runs it again.
-	busy := h.send("POST", "/v1/alert-rules", hdr, body).expect(t, 409)
-	if !strings.Contains(string(busy.body), "still in progress") {
-		t.Errorf("409 body %s", busy.body)
+	busy := h.send("POST", "/v1/alert-rules", hdr, body).Expect(t, 409)
+	if !strings.Contains(string(busy.Body), "still in progress") {
+		t.Errorf("409 body %s", busy.Body)
 	}
 	h.clock.Advance(idempotency.Lease)
-	gone := h.send("POST", "/v1/alert-rules", hdr, body).expect(t, 409)
-	if !strings.Contains(string(gone.body), "without an answer") {
-		t.Errorf("409 body %s", gone.body)
+	gone := h.send("POST", "/v1/alert-rules", hdr, body).Expect(t, 409)
+	if !strings.Contains(string(gone.Body), "without an answer") {
+		t.Errorf("409 body %s", gone.Body)
 	}
 	if l, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(l) != 1 {
 		t.Errorf("%d rules, want 1: a replay ran the create again", len(l))
 	}
 	// After 24 hours the key is free again.
 	h.clock.Advance(idempotency.TTL)
-	h.send("POST", "/v1/alert-rules", hdr, body).expect(t, 201)
+	h.send("POST", "/v1/alert-rules", hdr, body).Expect(t, 201)
 }
 
 func TestIdempotencyExternalEvent(t *testing.T) {
@@ -285,16 +285,16 @@ func TestIdempotencyExternalEvent(t *testing.T) {
 	path := webhookURL("payload", "ref", "acct_a", "proj_a1")
 	hdr := map[string]string{"X-Api-Key": h.events, idempotency.Header: "evt-1"}
 	body := `{"ref":"` + h.conv + `","n":1}`
-	first := h.harness.send("POST", path, hdr, body).expect(t, 201)
+	first := h.harness.send("POST", path, hdr, body).Expect(t, 201)
 	calls := h.fn.count()
-	again := h.harness.send("POST", path, hdr, body).expect(t, 201)
-	if !bytes.Equal(again.body, first.body) || again.header.Get(idempotency.ReplayedHeader) != "true" {
-		t.Errorf("replay %s %v, want %s", again.body, again.header, first.body)
+	again := h.harness.send("POST", path, hdr, body).Expect(t, 201)
+	if !bytes.Equal(again.Body, first.Body) || again.Header.Get(idempotency.ReplayedHeader) != "true" {
+		t.Errorf("replay %s %v, want %s", again.Body, again.Header, first.Body)
 	}
 	if n := h.fn.count(); n != calls {
 		t.Errorf("the replay ran the project's function again (%d calls, want %d)", n, calls)
 	}
-	h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","n":2}`).expect(t, 422)
+	h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","n":2}`).Expect(t, 422)
 }
 
 func (r *recordingRunner) count() int {
@@ -322,28 +322,28 @@ func TestGuardsWhenTheirStoreFails(t *testing.T) {
 	h.deps.Guards = httpapi.Guards{Limiter: downLimiter{}, Idempotency: downIdempotency{h.requests}}
 	h.h = All(h.deps)
 	for range ratelimit.Default.Burst + 10 {
-		if res := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200); res.header.Get("RateLimit") != "" {
-			t.Fatalf("RateLimit header without a decision: %v", res.header)
+		if res := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200); res.Header.Get("RateLimit") != "" {
+			t.Fatalf("RateLimit header without a decision: %v", res.Header)
 		}
 	}
 	body := `{"name":"p95","metric":"turn_latency_p95","operator":">","threshold_value":1500,"window_duration":"5m"}`
-	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: "k"}, body).expect(t, 500)
+	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: "k"}, body).Expect(t, 500)
 	if l, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(l) != 0 {
 		t.Errorf("%d rules created without an idempotency record", len(l))
 	}
 	// Without the header the create is not guarded, and goes on.
-	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA}, body).expect(t, 201)
+	h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA}, body).Expect(t, 201)
 }
 
 // A key refused for another tenant's paths still spends its own budget.
 func TestRateLimitCountsRefusedTargets(t *testing.T) {
 	h := newHarness(t)
 	for range ratelimit.Default.Burst {
-		if res := h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).expect(t, 403); res.header.Get("RateLimit") == "" {
-			t.Fatalf("403 without RateLimit: %v", res.header)
+		if res := h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).Expect(t, 403); res.Header.Get("RateLimit") == "" {
+			t.Fatalf("403 without RateLimit: %v", res.Header)
 		}
 	}
-	h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).expect(t, 429)
-	h.do("GET", "/v1/alert-rules", h.keyB, nil).expect(t, 429)
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 200)
+	h.do("GET", "/v3/acct_a/proj_a1/conversations", h.keyB, nil).Expect(t, 429)
+	h.do("GET", "/v1/alert-rules", h.keyB, nil).Expect(t, 429)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 200)
 }

@@ -16,9 +16,9 @@ import (
 func (h *harness) handedOff(tb testing.TB) voiceops.Conversation {
 	tb.Helper()
 	base := "/v1/acct_a/proj_a2/chat/"
-	created := h.chat("POST", base+"create", h.keyA, h.agent2, `{"channel":"webchat","asr_lang_code":"en-GB","integration_attributes":{"crm":"c-9"}}`).expect(tb, 200).JSON(tb)
+	created := h.chat("POST", base+"create", h.keyA, h.agent2, `{"channel":"webchat","asr_lang_code":"en-GB","integration_attributes":{"crm":"c-9"}}`).Expect(tb, 200).JSON(tb)
 	id := created["conversation_id"].(string)
-	h.chat("POST", base+"respond", h.keyA, h.agent2, `{"conversation_id":"`+id+`","message":"agent please"}`).expect(tb, 200)
+	h.chat("POST", base+"respond", h.keyA, h.agent2, `{"conversation_id":"`+id+`","message":"agent please"}`).Expect(tb, 200)
 	c, err := h.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a2", id)
 	if err != nil {
 		tb.Fatal(err)
@@ -47,7 +47,7 @@ func TestHandoffState(t *testing.T) {
 	for _, q := range [][]string{{"id", c.ID}, {"shared_id", c.SharedID}, {"id", other.ID, "shared_id", c.SharedID}} {
 		t.Run(strings.Join(q, "="), func(t *testing.T) {
 			for _, key := range []string{h.keyA, h.projKey2} {
-				got := h.do("GET", handoffPath("proj_a2", q...), key, nil).expect(t, 200).JSON(t)
+				got := h.do("GET", handoffPath("proj_a2", q...), key, nil).Expect(t, 200).JSON(t)
 				if len(got) != 3 || got["id"] != c.ID || got["shared_id"] != c.SharedID {
 					t.Errorf("handoff state %v, want {id: %s, shared_id: %s, data}", got, c.ID, c.SharedID)
 				}
@@ -77,7 +77,7 @@ func TestHandoffStateOfStoredConversation(t *testing.T) {
 	if err := h.stores.Conversations.CreateConversation(context.Background(), c, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := h.do("GET", handoffPath("proj_a1", "shared_id", "shr_bridge1"), h.projKey, nil).expect(t, 200).JSON(t)
+	got := h.do("GET", handoffPath("proj_a1", "shared_id", "shr_bridge1"), h.projKey, nil).Expect(t, 200).JSON(t)
 	data, _ := got["data"].(map[string]any)
 	if got["id"] != c.ID || data["step"] != "billing" || data["verified"] != true || data["n"] != 3.0 || len(data) != 3 {
 		t.Errorf("handoff state %v", got)
@@ -87,7 +87,7 @@ func TestHandoffStateOfStoredConversation(t *testing.T) {
 	if err := h.stores.Conversations.CreateConversation(context.Background(), c2, nil); err != nil {
 		t.Fatal(err)
 	}
-	got = h.do("GET", handoffPath("proj_a1", "id", c2.ID), h.projKey, nil).expect(t, 200).JSON(t)
+	got = h.do("GET", handoffPath("proj_a1", "id", c2.ID), h.projKey, nil).Expect(t, 200).JSON(t)
 	if data, ok := got["data"].(map[string]any); !ok || len(data) != 0 {
 		t.Errorf("data %v, want {}", got["data"])
 	}
@@ -96,7 +96,7 @@ func TestHandoffStateOfStoredConversation(t *testing.T) {
 func TestHandoffStateErrors(t *testing.T) {
 	h := newHarness(t)
 	c := h.handedOff(t)
-	plain := h.chat("POST", "/v1/acct_a/proj_a2/chat/create", h.keyA, h.agent2, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
+	plain := h.chat("POST", "/v1/acct_a/proj_a2/chat/create", h.keyA, h.agent2, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
 	cases := []struct {
 		name, path, key string
 		status          int
@@ -124,7 +124,7 @@ func TestHandoffStateErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.do("GET", c.path, c.key, nil).expect(t, c.status)
+			res := h.do("GET", c.path, c.key, nil).Expect(t, c.status)
 			if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, c.message) {
 				t.Errorf("error_message %q, want it to contain %q", msg, c.message)
 			}

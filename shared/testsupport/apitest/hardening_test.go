@@ -29,8 +29,8 @@ func TestNonCanonicalPathsAreJSON404(t *testing.T) {
 		{"POST", "/v1/outbound-calling//trigger"},
 	} {
 		res := h.do(c.method, c.path, h.keyA, nil)
-		if res.status != http.StatusNotFound || res.header.Get("Location") != "" || !strings.HasPrefix(res.header.Get("Content-Type"), "application/json") {
-			t.Errorf("%s %s: %d %v %s", c.method, c.path, res.status, res.header, res.body)
+		if res.Status != http.StatusNotFound || res.Header.Get("Location") != "" || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s %s: %d %v %s", c.method, c.path, res.Status, res.Header, res.Body)
 		}
 	}
 	// The same through the Lambda adapter.
@@ -46,9 +46,9 @@ func TestNonCanonicalPathsAreJSON404(t *testing.T) {
 func TestInvalidUTF8BodiesAre400(t *testing.T) {
 	h := newHarness(t)
 	body := `{"name":"bad ` + "\xff\xfe" + `","metric":"api_errors","operator":">","threshold_value":1,"window_duration":"5m"}`
-	res := h.do("POST", "/v1/alert-rules", h.keyA, body).expect(t, 400)
-	if !strings.Contains(string(res.body), "UTF-8") {
-		t.Errorf("body %s", res.body)
+	res := h.do("POST", "/v1/alert-rules", h.keyA, body).Expect(t, 400)
+	if !strings.Contains(string(res.Body), "UTF-8") {
+		t.Errorf("body %s", res.Body)
 	}
 	if rules, _ := h.stores.Rules.ListRules(context.Background(), "acct_a"); len(rules) != 0 {
 		t.Errorf("stored %+v", rules)
@@ -70,8 +70,8 @@ func TestHeaderValuesMustBeStrings(t *testing.T) {
 	h := newHarness(t)
 	for _, headers := range []string{`{"X-A": null}`, `{"X-A": 1}`, `{"X-A": ["v"]}`} {
 		body := `{"name":"n","url":"https://hooks.example.com/x","event_types":["alerts.triggered"],"headers":` + headers + `}`
-		res := h.do("POST", "/v1/webhook-endpoints", h.keyA, body).expect(t, 422)
-		if f := res.fieldErrors(t); len(f) != 1 || f[0] != "headers" {
+		res := h.do("POST", "/v1/webhook-endpoints", h.keyA, body).Expect(t, 422)
+		if f := res.FieldErrors(t); len(f) != 1 || f[0] != "headers" {
 			t.Errorf("%s: fields %v", headers, f)
 		}
 	}

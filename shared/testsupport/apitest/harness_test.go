@@ -3,15 +3,11 @@ package apitest
 import (
 	"github.com/voiceops/opsapi/shared/testsupport/testclock"
 
-	"github.com/voiceops/opsapi/shared/testsupport/spectest"
+	"github.com/voiceops/opsapi/shared/testsupport/apifixture"
 
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -189,7 +185,7 @@ func newHarness(t testing.TB) *harness {
 func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *harness {
 	t.Helper()
 	ctx := context.Background()
-	h := &harness{t: t, store: memory.New(), clock: testclock.At(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)), check: true, queue: &recordingQueue{}}
+	h := &harness{t: t, store: memory.New(), clock: testclock.At(apifixture.Start), check: true, queue: &recordingQueue{}}
 	h.stores = h.store.Stores()
 	h.prov = provision.Provisioner{Accounts: h.stores.Accounts, Region: voiceops.RegionUS, Now: h.clock.Now}
 	must := func(err error) {
@@ -198,34 +194,9 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 			t.Fatal(err)
 		}
 	}
-	for _, a := range []struct {
-		id       string
-		projects []string
-	}{{"acct_a", []string{"proj_a1", "proj_a2"}}, {"acct_b", []string{"proj_b1"}}} {
-		_, err := h.prov.CreateAccount(ctx, a.id, a.id)
-		must(err)
-		for _, p := range a.projects {
-			_, err := h.prov.CreateProject(ctx, a.id, p, p)
-			must(err)
-		}
-	}
-	var err error
-	h.keyA, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "")
-	must(err)
-	h.keyB, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_b", "")
-	must(err)
-	h.projKey, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a1")
-	must(err)
-	h.agent, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a1")
-	must(err)
-	h.agent2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAgent, "acct_a", "proj_a2")
-	must(err)
-	h.projKey2, _, err = h.prov.CreateKey(ctx, voiceops.KeyAPI, "acct_a", "proj_a2")
-	must(err)
-	h.service, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a1")
-	must(err)
-	h.service2, _, err = h.prov.CreateKey(ctx, voiceops.KeyService, "acct_a", "proj_a2")
-	must(err)
+	k := apifixture.Provision(t, h.prov)
+	h.keyA, h.keyB, h.projKey, h.projKey2 = k.A, k.B, k.Proj, k.Proj2
+	h.agent, h.agent2, h.service, h.service2 = k.Agent, k.Agent2, k.Service, k.Service2
 	h.calls = memory.NewCalls()
 	h.dials = &dialQueue{}
 	h.requests = memory.NewRequests()
@@ -277,21 +248,8 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	return h
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// JSON decodes the body into a generic map.
-func (r response) JSON(tb testing.TB) map[string]any {
-	tb.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		tb.Fatalf("response body %q is not a JSON object: %v", r.body, err)
-	}
-	return m
-}
+// response is a handler's answer (apifixture.Response).
+type response = apifixture.Response
 
 // do sends a request: body is a string sent verbatim (as JSON), or any other
 // value marshalled to JSON, or nil for none.
@@ -306,77 +264,11 @@ func (h *harness) doWith(method, path, key string, body any, contentType string)
 }
 
 // doHeaders sends a request with the given headers (a Content-Type is only
-// set on a request with a body).
+// set on a request with a body); paths under /nope are no route of the
+// document.
 func (h *harness) doHeaders(method, path, key string, body any, headers map[string]string) response {
 	h.t.Helper()
-	contentType := headers["Content-Type"]
-	var rd io.Reader
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case string:
-		raw = []byte(b)
-	case []byte:
-		raw = b
-	default:
-		var err error
-		if raw, err = json.Marshal(b); err != nil {
-			h.t.Fatal(err)
-		}
-	}
-	if raw != nil {
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if raw != nil && contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if key != "" {
-		req.Header.Set("x-api-key", key)
-	}
-	for k, v := range headers {
-		if k != "Content-Type" {
-			req.Header.Set(k, v)
-		}
-	}
-	rec := httptest.NewRecorder()
-	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if res.header.Get("X-Request-Id") == "" {
-		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
-	}
-	if h.check && res.status != http.StatusMethodNotAllowed && !strings.HasPrefix(path, "/nope") {
-		if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-			h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
-		}
-	}
-	return res
-}
-
-// expect fails the test unless the response has the wanted status.
-func (r response) expect(tb testing.TB, status int) response {
-	tb.Helper()
-	if r.status != status {
-		tb.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
-	}
-	return r
-}
-
-// fieldErrors returns the field names of a studio-host error body.
-func (r response) fieldErrors(tb testing.TB) []string {
-	tb.Helper()
-	var body struct {
-		Message string                `json:"message"`
-		Errors  []voiceops.FieldError `json:"errors"`
-	}
-	if err := json.Unmarshal(r.body, &body); err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for _, e := range body.Errors {
-		out = append(out, e.Field)
-	}
-	return out
+	return apifixture.Do(h.t, h.h, h.check && !strings.HasPrefix(path, "/nope"), method, path, key, body, headers)
 }
 
 func validRule() map[string]any {

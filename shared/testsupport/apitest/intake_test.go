@@ -94,17 +94,17 @@ func (h *intakeHarness) post(key string, body any) response {
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if res.header.Get("X-Request-Id") == "" {
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if res.Header.Get("X-Request-Id") == "" {
 		h.t.Errorf("no X-Request-Id header")
 	}
-	if res.status >= 400 {
+	if res.Status >= 400 {
 		m := res.JSON(h.t)
-		if _, ok := m["message"].(string); !ok || m["request_id"] != res.header.Get("X-Request-Id") {
-			h.t.Errorf("error body %s is not the studio host's shape", res.body)
+		if _, ok := m["message"].(string); !ok || m["request_id"] != res.Header.Get("X-Request-Id") {
+			h.t.Errorf("error body %s is not the studio host's shape", res.Body)
 		}
-		if _, has := m["errors"]; has != (res.status == 400 || res.status == 422) {
-			h.t.Errorf("status %d: errors present = %v: %s", res.status, has, res.body)
+		if _, has := m["errors"]; has != (res.Status == 400 || res.Status == 422) {
+			h.t.Errorf("status %d: errors present = %v: %s", res.Status, has, res.Body)
 		}
 	}
 	return res
@@ -135,9 +135,9 @@ func TestIntakeAccepts(t *testing.T) {
 		map[string]any{"account_id": "acct_a", "project_id": "proj_a2", "metric": "call_crashes", "at": "2026-11-22T09:59:30+01:00"}, // 08:59:30 UTC
 		map[string]any{"account_id": "acct_b", "metric": "activity", "value": "ignored"},
 		map[string]any{"account_id": "acct_unknown_to_us", "project_id": "proj_x", "metric": "activity"},
-	)).expect(t, http.StatusAccepted)
+	)).Expect(t, http.StatusAccepted)
 	if m := res.JSON(t); m["accepted"] != 8.0 || len(m) != 1 {
-		t.Errorf("body %s, want {\"accepted\": 8}", res.body)
+		t.Errorf("body %s, want {\"accepted\": 8}", res.Body)
 	}
 	for _, tc := range []struct {
 		scope metrics.Scope
@@ -164,9 +164,9 @@ func TestIntakeAccepts(t *testing.T) {
 
 	// An empty batch is accepted and records nothing.
 	adds := h.metrics.adds
-	res = h.post(testInternalKey, `{"events": []}`).expect(t, http.StatusAccepted)
-	if string(bytes.TrimSpace(res.body)) != `{"accepted":0}` || h.metrics.adds != adds {
-		t.Errorf("empty batch: %s, %d writes", res.body, h.metrics.adds-adds)
+	res = h.post(testInternalKey, `{"events": []}`).Expect(t, http.StatusAccepted)
+	if string(bytes.TrimSpace(res.Body)) != `{"accepted":0}` || h.metrics.adds != adds {
+		t.Errorf("empty batch: %s, %d writes", res.Body, h.metrics.adds-adds)
 	}
 }
 
@@ -177,15 +177,15 @@ func TestIntakeBatchLimit(t *testing.T) {
 	for i := range batch {
 		batch[i] = ev
 	}
-	res := h.post(testInternalKey, eventsBody(batch...)).expect(t, http.StatusAccepted)
+	res := h.post(testInternalKey, eventsBody(batch...)).Expect(t, http.StatusAccepted)
 	if res.JSON(t)["accepted"] != float64(metrics.MaxBatch) || h.metrics.adds != 1 {
-		t.Errorf("1000 events: %s in %d writes", res.body, h.metrics.adds)
+		t.Errorf("1000 events: %s in %d writes", res.Body, h.metrics.adds)
 	}
 	if got := h.summary(metrics.Scope{AccountID: "acct_a", ProjectID: "proj_a1"}).Counts.Of(metrics.CallVolume); got != metrics.MaxBatch {
 		t.Errorf("call_volume %d", got)
 	}
-	res = h.post(testInternalKey, eventsBody(append(batch, ev)...)).expect(t, http.StatusUnprocessableEntity)
-	if got := res.fieldErrors(t); !slices.Equal(got, []string{"events"}) {
+	res = h.post(testInternalKey, eventsBody(append(batch, ev)...)).Expect(t, http.StatusUnprocessableEntity)
+	if got := res.FieldErrors(t); !slices.Equal(got, []string{"events"}) {
 		t.Errorf("1001 events: fields %v", got)
 	}
 	if h.metrics.adds != 1 {
@@ -204,7 +204,7 @@ func TestIntakeInternalKey(t *testing.T) {
 		"the key's digest": keys.Digest(testInternalKey),
 	} {
 		t.Run(name, func(t *testing.T) {
-			h.post(key, body).expect(t, http.StatusUnauthorized)
+			h.post(key, body).Expect(t, http.StatusUnauthorized)
 		})
 	}
 	if h.metrics.adds != 0 {
@@ -319,13 +319,13 @@ func TestIntakeValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			adds := h.metrics.adds
-			res := h.post(testInternalKey, tc.body).expect(t, tc.status)
+			res := h.post(testInternalKey, tc.body).Expect(t, tc.status)
 			if tc.status >= 400 {
 				if h.metrics.adds != adds {
 					t.Errorf("a refused batch was written")
 				}
-				if got := res.fieldErrors(t); tc.fields != nil && !slices.Equal(got, tc.fields) && !(len(got) == 0 && len(tc.fields) == 0) {
-					t.Errorf("fields %v, want %v: %s", got, tc.fields, res.body)
+				if got := res.FieldErrors(t); tc.fields != nil && !slices.Equal(got, tc.fields) && !(len(got) == 0 && len(tc.fields) == 0) {
+					t.Errorf("fields %v, want %v: %s", got, tc.fields, res.Body)
 				}
 			}
 		})
@@ -335,11 +335,11 @@ func TestIntakeValidation(t *testing.T) {
 func TestIntakeStoreFailureIs500(t *testing.T) {
 	h := newIntakeHarness(t, nil)
 	h.metrics.fail = errors.New("ProvisionedThroughputExceededException: table voiceops-us-metrics")
-	res := h.post(testInternalKey, eventsBody(map[string]any{"account_id": "acct_a", "metric": "activity"})).expect(t, 500)
-	if m := res.JSON(t); m["message"] != "internal error" || strings.Contains(string(res.body), "voiceops-us") {
-		t.Errorf("body %s", res.body)
+	res := h.post(testInternalKey, eventsBody(map[string]any{"account_id": "acct_a", "metric": "activity"})).Expect(t, 500)
+	if m := res.JSON(t); m["message"] != "internal error" || strings.Contains(string(res.Body), "voiceops-us") {
+		t.Errorf("body %s", res.Body)
 	}
-	if !strings.Contains(h.logs.String(), "voiceops-us-metrics") || !strings.Contains(h.logs.String(), res.header.Get("X-Request-Id")) {
+	if !strings.Contains(h.logs.String(), "voiceops-us-metrics") || !strings.Contains(h.logs.String(), res.Header.Get("X-Request-Id")) {
 		t.Errorf("the cause is not logged with the request ID: %s", h.logs)
 	}
 }
@@ -365,8 +365,8 @@ func TestAPIErrorsAreRecorded(t *testing.T) {
 		v, _ := h.summary(acctA).Value(voiceops.MetricAPIErrors)
 		return v
 	}
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 500)
-	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 500)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 500)
+	h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 500)
 	if got := apiErrors(); got != 2 {
 		t.Errorf("api_errors after two 500s: %d, want 2", got)
 	}
@@ -376,20 +376,20 @@ func TestAPIErrorsAreRecorded(t *testing.T) {
 
 	// 4xx and 2xx are not API errors; nor is a request without a valid key.
 	adds := h.metrics.adds
-	h.do("GET", "/v1/alert-rules/ar_x1", h.keyA, nil).expect(t, 500) // GetRule fails too
-	h.do("GET", "/v1/webhook-endpoints/whe_nope", h.keyA, nil).expect(t, 404)
-	h.do("GET", "/v1/alert-rules", h.projKey, nil).expect(t, 403)
-	h.do("GET", "/v1/alert-rules", "", nil).expect(t, 401)
-	h.do("GET", "/v1/webhook-endpoints", h.keyA, nil).expect(t, 200)
+	h.do("GET", "/v1/alert-rules/ar_x1", h.keyA, nil).Expect(t, 500) // GetRule fails too
+	h.do("GET", "/v1/webhook-endpoints/whe_nope", h.keyA, nil).Expect(t, 404)
+	h.do("GET", "/v1/alert-rules", h.projKey, nil).Expect(t, 403)
+	h.do("GET", "/v1/alert-rules", "", nil).Expect(t, 401)
+	h.do("GET", "/v1/webhook-endpoints", h.keyA, nil).Expect(t, 200)
 	if h.metrics.adds != adds+1 || apiErrors() != 3 {
 		t.Errorf("%d writes, api_errors %d; want 1 more write (the 500) and 3", h.metrics.adds-adds, apiErrors())
 	}
 
 	// A store that cannot record: the 500 is the same, the failure logged.
 	h.metrics.fail = errors.New("metrics table down")
-	res := h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 500)
+	res := h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 500)
 	if m := res.JSON(t); m["message"] != "internal error" {
-		t.Errorf("body %s", res.body)
+		t.Errorf("body %s", res.Body)
 	}
 	if !strings.Contains(h.logs.String(), "recording api_errors failed") || !strings.Contains(h.logs.String(), "metrics table down") {
 		t.Errorf("the recording failure is not logged: %s", h.logs)
@@ -401,7 +401,7 @@ func TestAPIErrorsOfPanics(t *testing.T) {
 		s.Rules = panickingRules{s.Rules}
 		return s
 	})
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 500)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 500)
 	if v, ok := h.summary(metrics.Scope{AccountID: "acct_a"}).Value(voiceops.MetricAPIErrors); !ok || v != 1 {
 		t.Errorf("api_errors after a panic: %d, %v; want 1", v, ok)
 	}
@@ -413,7 +413,7 @@ func TestAPIErrorsWithoutRecorder(t *testing.T) {
 		s.Rules = failingRules{s.Rules}
 		return s
 	})
-	h.do("GET", "/v1/alert-rules", h.keyA, nil).expect(t, 500)
+	h.do("GET", "/v1/alert-rules", h.keyA, nil).Expect(t, 500)
 }
 
 func ExampleIntake() {

@@ -15,7 +15,7 @@ import (
 func TestFieldSizeLimits(t *testing.T) {
 	h := newHarness(t)
 	base := "/v1/acct_a/proj_a1/chat/"
-	id := h.chat("POST", base+"create", h.keyA, h.agent, `{}`).expect(t, 200).JSON(t)["conversation_id"].(string)
+	id := h.chat("POST", base+"create", h.keyA, h.agent, `{}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
 	obj := func(n int) string { return `{"blob":"` + strings.Repeat("a", n) + `"}` }
 	str := func(n int) string { return `"` + strings.Repeat("a", n) + `"` }
 
@@ -31,7 +31,7 @@ func TestFieldSizeLimits(t *testing.T) {
 		{"respond: 100 KB integration_attributes", "respond", `{"conversation_id":"` + id + `","integration_attributes":` + obj(100<<10) + `}`, "integration_attributes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.chat("POST", base+c.path, h.keyA, h.agent, c.body).expect(t, 400)
+			res := h.chat("POST", base+c.path, h.keyA, h.agent, c.body).Expect(t, 400)
 			msg, _ := res.JSON(t)["error_message"].(string)
 			if !strings.Contains(msg, c.field+" is ") || !strings.Contains(msg, "bytes are accepted") {
 				t.Errorf("error_message %q does not name %s and its limit", msg, c.field)
@@ -44,14 +44,14 @@ func TestFieldSizeLimits(t *testing.T) {
 	}
 
 	// At the limit: accepted.
-	h.chat("POST", base+"respond", h.keyA, h.agent, `{"conversation_id":"`+id+`","message":`+str(voiceops.MaxMessageBytes)+`}`).expect(t, 200)
-	h.chat("POST", base+"create", h.keyA, h.agent, `{"integration_attributes":`+obj(voiceops.MaxAttributesBytes-11)+`}`).expect(t, 200)
+	h.chat("POST", base+"respond", h.keyA, h.agent, `{"conversation_id":"`+id+`","message":`+str(voiceops.MaxMessageBytes)+`}`).Expect(t, 200)
+	h.chat("POST", base+"create", h.keyA, h.agent, `{"integration_attributes":`+obj(voiceops.MaxAttributesBytes-11)+`}`).Expect(t, 200)
 
 	// Each turn's attributes are under the limit, their merge is not: 400,
 	// and the conversation keeps what it had.
 	half := voiceops.MaxAttributesBytes/2 + 1
-	h.chat("POST", base+"respond", h.keyA, h.agent, fmt.Sprintf(`{"conversation_id":%q,"integration_attributes":{"a":%s}}`, id, str(half))).expect(t, 200)
-	res := h.chat("POST", base+"respond", h.keyA, h.agent, fmt.Sprintf(`{"conversation_id":%q,"integration_attributes":{"b":%s}}`, id, str(half))).expect(t, 400)
+	h.chat("POST", base+"respond", h.keyA, h.agent, fmt.Sprintf(`{"conversation_id":%q,"integration_attributes":{"a":%s}}`, id, str(half))).Expect(t, 200)
+	res := h.chat("POST", base+"respond", h.keyA, h.agent, fmt.Sprintf(`{"conversation_id":%q,"integration_attributes":{"b":%s}}`, id, str(half))).Expect(t, 400)
 	if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "integration_attributes is ") {
 		t.Errorf("merge over the limit: %q", msg)
 	}
@@ -62,13 +62,13 @@ func TestFieldSizeLimits(t *testing.T) {
 
 	// Voice: the transcript, DTMF and metadata of a turn.
 	tenant := `"account_id":"acct_a","project_id":"proj_a1"`
-	call := h.voice("/internal/v1/voice/calls", testInternalKey, `{`+tenant+`,"from_number":"+441632960001","to_number":"+441632960002"}`).expect(t, 200).JSON(t)["conversation_id"].(string)
+	call := h.voice("/internal/v1/voice/calls", testInternalKey, `{`+tenant+`,"from_number":"+441632960001","to_number":"+441632960002"}`).Expect(t, 200).JSON(t)["conversation_id"].(string)
 	for field, body := range map[string]string{
 		"transcript": `{` + tenant + `,"transcript":` + str(voiceops.MaxMessageBytes+1) + `}`,
 		"dtmf":       `{` + tenant + `,"dtmf":` + str(voiceops.MaxDTMFBytes+1) + `}`,
 		"metadata":   `{` + tenant + `,"metadata":` + obj(500<<10) + `}`,
 	} {
-		res := h.voice("/internal/v1/voice/calls/"+call+"/turns", testInternalKey, body).expect(t, 400)
+		res := h.voice("/internal/v1/voice/calls/"+call+"/turns", testInternalKey, body).Expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, field+" is ") {
 			t.Errorf("voice %s: %q", field, msg)
 		}

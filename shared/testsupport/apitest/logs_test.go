@@ -125,7 +125,7 @@ func TestSecretCheckCatchesKeysAndSecrets(t *testing.T) {
 	h := newHarness(t)
 	rule := h.do("POST", "/v1/webhook-endpoints", h.keyA, map[string]any{
 		"name": "x", "url": "https://example.com/hook", "event_types": []string{"alerts.triggered"},
-	}).expect(t, http.StatusCreated).JSON(t)
+	}).Expect(t, http.StatusCreated).JSON(t)
 	secret, _ := rule["signing_secret"].(string)
 	for _, l := range []string{
 		`{"msg":"x","key":"` + h.keyA + `"}`,

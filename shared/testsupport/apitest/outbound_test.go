@@ -28,12 +28,12 @@ func (h *harness) outbound(method, path, header, value, body string) response {
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if res.header.Get("X-Request-Id") == "" {
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if res.Header.Get("X-Request-Id") == "" {
 		h.t.Errorf("%s %s: no X-Request-Id header", method, path)
 	}
-	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.status, res.body, err)
+	if err := spectest.Validator(h.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+		h.t.Errorf("%s %s -> %d %s: response does not match the OpenAPI document: %v", method, path, res.Status, res.Body, err)
 	}
 	return res
 }
@@ -56,17 +56,17 @@ func (h *harness) moveCall(key, sid, body string) response {
 func wantBaseError(t *testing.T, res response) {
 	t.Helper()
 	if m, _ := res.JSON(t)["error_message"].(string); m == "" {
-		t.Errorf("no error_message in %s", res.body)
+		t.Errorf("no error_message in %s", res.Body)
 	}
 }
 
 func TestOutboundTrigger(t *testing.T) {
 	h := newHarness(t)
-	res := h.trigger(h.service, `{"to_number":"+447911123456","metadata":{"first_name":"Ada","order":"42"},"encryption":"none","country_code":"GB"}`).expect(t, 200)
+	res := h.trigger(h.service, `{"to_number":"+447911123456","metadata":{"first_name":"Ada","order":"42"},"encryption":"none","country_code":"GB"}`).Expect(t, 200)
 	body := res.JSON(t)
 	sid, _ := body["callSid"].(string)
 	if len(body) != 1 || !regexp.MustCompile(`^CA[0-9a-f]{32}$`).MatchString(sid) {
-		t.Fatalf("trigger body %s", res.body)
+		t.Fatalf("trigger body %s", res.Body)
 	}
 	c, err := h.calls.GetCall(t.Context(), sid, h.clock.Now())
 	if err != nil || c.AccountID != "acct_a" || c.ProjectID != "proj_a1" || c.ToNumber != "+447911123456" || c.Status != "queued" ||
@@ -78,9 +78,9 @@ func TestOutboundTrigger(t *testing.T) {
 		t.Errorf("dial jobs %+v", jobs)
 	}
 	// metadata is optional; null is absent; US number.
-	h.trigger(h.service, `{"to_number":"+14155552671"}`).expect(t, 200)
-	h.trigger(h.service2, `{"to_number":"+14155552671","metadata":null}`).expect(t, 200)
-	if other := h.trigger(h.service, `{"to_number":"+14155552671"}`).expect(t, 200).JSON(t)["callSid"]; other == sid {
+	h.trigger(h.service, `{"to_number":"+14155552671"}`).Expect(t, 200)
+	h.trigger(h.service2, `{"to_number":"+14155552671","metadata":null}`).Expect(t, 200)
+	if other := h.trigger(h.service, `{"to_number":"+14155552671"}`).Expect(t, 200).JSON(t)["callSid"]; other == sid {
 		t.Errorf("two calls share the SID %s", sid)
 	}
 
@@ -117,23 +117,23 @@ func TestOutboundTrigger(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := len(h.dials.sent())
-			wantBaseError(t, h.trigger(c.key, c.body).expect(t, c.status))
+			wantBaseError(t, h.trigger(c.key, c.body).Expect(t, c.status))
 			if len(h.dials.sent()) != before {
 				t.Errorf("a refused trigger queued a dial job")
 			}
 		})
 	}
 	// 26 KB exactly (as compact JSON) is accepted: {"k":"..."} is 8 bytes more than the value.
-	h.trigger(h.service, `{"to_number":"+447911123456","metadata": {"k" : "`+strings.Repeat("x", 26*1024-8)+`"}}`).expect(t, 200)
+	h.trigger(h.service, `{"to_number":"+447911123456","metadata": {"k" : "`+strings.Repeat("x", 26*1024-8)+`"}}`).Expect(t, 200)
 }
 
 // A trigger whose job cannot be queued is 500, and stores no call.
 func TestOutboundTriggerQueueDown(t *testing.T) {
 	h := newHarness(t)
 	h.dials.err = errors.New("sqs down")
-	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 500)
+	res := h.trigger(h.service, `{"to_number":"+447911123456"}`).Expect(t, 500)
 	if m := res.JSON(t)["error_message"]; m != "internal error" {
-		t.Errorf("body %s", res.body)
+		t.Errorf("body %s", res.Body)
 	}
 }
 
@@ -142,10 +142,10 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			h := newHarness(t)
 			created := h.clock.Now()
-			sid := h.trigger(h.service, `{"to_number":"+447911123456"}`).expect(t, 200).JSON(t)["callSid"].(string)
+			sid := h.trigger(h.service, `{"to_number":"+447911123456"}`).Expect(t, 200).JSON(t)["callSid"].(string)
 			status := func(want string, updated time.Time) {
 				t.Helper()
-				got := h.callStatus(h.service, sid).expect(t, 200).JSON(t)
+				got := h.callStatus(h.service, sid).Expect(t, 200).JSON(t)
 				if got["callSid"] != sid || got["status"] != want || got["created_at"] != httpapi.Time(created) || got["last_updated"] != httpapi.Time(updated) {
 					t.Errorf("status %v, want %s updated %s", got, want, httpapi.Time(updated))
 				}
@@ -154,52 +154,52 @@ func TestOutboundStatusAndTransitions(t *testing.T) {
 
 			// queued: only calling.
 			for _, to := range []string{"success", "failure"} {
-				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
+				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).Expect(t, 409))
 			}
 			h.clock.Advance(3 * time.Second)
 			calling := h.clock.Now()
-			if got := h.moveCall(testInternalKey, sid, `{"status":"calling"}`).expect(t, 200).JSON(t); got["status"] != "calling" || got["last_updated"] != httpapi.Time(calling) {
+			if got := h.moveCall(testInternalKey, sid, `{"status":"calling"}`).Expect(t, 200).JSON(t); got["status"] != "calling" || got["last_updated"] != httpapi.Time(calling) {
 				t.Errorf("move to calling: %v", got)
 			}
 			status("calling", calling)
 			// calling: not calling again.
-			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"calling"}`).expect(t, 409))
+			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"calling"}`).Expect(t, 409))
 
 			h.clock.Advance(time.Minute)
 			ended := h.clock.Now()
-			h.moveCall(testInternalKey, sid, `{"status":"`+end+`"}`).expect(t, 200)
+			h.moveCall(testInternalKey, sid, `{"status":"`+end+`"}`).Expect(t, 200)
 			status(end, ended)
 			// A failure without a reason is "failed"; success has none.
 			wantReason := map[string]any{"success": nil, "failure": "failed"}[end]
-			if got := h.callStatus(h.service, sid).expect(t, 200).JSON(t)["reason"]; got != wantReason {
+			if got := h.callStatus(h.service, sid).Expect(t, 200).JSON(t)["reason"]; got != wantReason {
 				t.Errorf("reason %v, want %v", got, wantReason)
 			}
 			// Terminal statuses never change.
 			for _, to := range []string{"calling", "success", "failure"} {
-				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).expect(t, 409))
+				wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"`+to+`"}`).Expect(t, 409))
 			}
 			status(end, ended)
 
 			// Another project's service key: 404, as for an unknown SID.
-			wantBaseError(t, h.callStatus(h.service2, sid).expect(t, 404))
-			wantBaseError(t, h.callStatus(h.service, "CA0123456789abcdef0123456789abcdef").expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service2, sid).Expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service, "CA0123456789abcdef0123456789abcdef").Expect(t, 404))
 
 			// Kept 2 hours after the terminal status, then 404.
 			h.clock.Advance(2 * time.Hour)
 			status(end, ended)
 			h.clock.Advance(time.Second)
-			wantBaseError(t, h.callStatus(h.service, sid).expect(t, 404))
-			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"success"}`).expect(t, 404))
+			wantBaseError(t, h.callStatus(h.service, sid).Expect(t, 404))
+			wantBaseError(t, h.moveCall(testInternalKey, sid, `{"status":"success"}`).Expect(t, 404))
 		})
 	}
 }
 
 func TestOutboundStatusErrors(t *testing.T) {
 	h := newHarness(t)
-	sid := h.trigger(h.service, `{"to_number":"+14155552671"}`).expect(t, 200).JSON(t)["callSid"].(string)
+	sid := h.trigger(h.service, `{"to_number":"+14155552671"}`).Expect(t, 200).JSON(t)["callSid"].(string)
 	// A call that never ends does not expire.
 	h.clock.Advance(24 * time.Hour)
-	h.callStatus(h.service, sid).expect(t, 200)
+	h.callStatus(h.service, sid).Expect(t, 200)
 
 	for name, c := range map[string]struct {
 		key, sid string
@@ -218,7 +218,7 @@ func TestOutboundStatusErrors(t *testing.T) {
 		"conversation id": {h.service, "conv_123", 400},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantBaseError(t, h.callStatus(c.key, c.sid).expect(t, c.status))
+			wantBaseError(t, h.callStatus(c.key, c.sid).Expect(t, c.status))
 		})
 	}
 
@@ -240,10 +240,10 @@ func TestOutboundStatusErrors(t *testing.T) {
 		"not json":        {testInternalKey, sid, `nope`, 400},
 	} {
 		t.Run("move "+name, func(t *testing.T) {
-			wantBaseError(t, h.moveCall(c.key, c.sid, c.body).expect(t, c.status))
+			wantBaseError(t, h.moveCall(c.key, c.sid, c.body).Expect(t, c.status))
 		})
 	}
-	if got := h.callStatus(h.service, sid).expect(t, 200).JSON(t)["status"]; got != "queued" {
+	if got := h.callStatus(h.service, sid).Expect(t, 200).JSON(t)["status"]; got != "queued" {
 		t.Errorf("after refused moves: %v", got)
 	}
 }

@@ -19,15 +19,15 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	for range 2 {
-		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: ""}, benchRuleBody).expect(t, 400)
-		if f := res.fieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
-			t.Errorf("the studio host: fields %v in %s", f, res.body)
+		res := h.send("POST", "/v1/alert-rules", map[string]string{"x-api-key": h.keyA, idempotency.Header: ""}, benchRuleBody).Expect(t, 400)
+		if f := res.FieldErrors(t); len(f) != 1 || f[0] != idempotency.Header {
+			t.Errorf("the studio host: fields %v in %s", f, res.Body)
 		}
-		res = h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: ""}, `{"to_number":"+14155550100"}`).expect(t, 400)
+		res = h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: ""}, `{"to_number":"+14155550100"}`).Expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "Idempotency-Key must be 1 to 255") {
-			t.Errorf("the base host: %s", res.body)
+			t.Errorf("the base host: %s", res.Body)
 		}
-		h.send("POST", "/v1/acct_a/proj_a1/chat/create", map[string]string{"X-API-KEY": h.keyA, "X-TOKEN": h.agent, idempotency.Header: ""}, `{}`).expect(t, 400)
+		h.send("POST", "/v1/acct_a/proj_a1/chat/create", map[string]string{"X-API-KEY": h.keyA, "X-TOKEN": h.agent, idempotency.Header: ""}, `{}`).Expect(t, 400)
 	}
 	if rules, _ := h.stores.Rules.ListRules(ctx, "acct_a"); len(rules) != 0 {
 		t.Errorf("created %d rules", len(rules))
@@ -44,7 +44,7 @@ func TestEmptyIdempotencyKeyIs400(t *testing.T) {
 	}
 	// Printable keys of 1 and 255 characters are keys.
 	for _, k := range []string{"k", strings.Repeat("~", 255)} {
-		h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: k}, `{"to_number":"+14155550100"}`).expect(t, 200)
+		h.send("POST", "/v1/outbound-calling/trigger", map[string]string{"X-Service-Auth-Token": h.service, idempotency.Header: k}, `{"to_number":"+14155550100"}`).Expect(t, 200)
 	}
 }
 
@@ -60,10 +60,10 @@ func TestRepeatedKeysAre400(t *testing.T) {
 		{"/v1/webhook-endpoints", `{"name":"n","url":"https://hooks.example.com/x","event_types":["alerts.triggered"],"headers":{"X-A":"1","X-A":"2"}}`, "headers.X-A"},
 	}
 	for _, c := range studioCases {
-		res := h.do("POST", c.path, h.keyA, c.body).expect(t, 400)
+		res := h.do("POST", c.path, h.keyA, c.body).Expect(t, 400)
 		m := res.JSON(t)
-		if f := res.fieldErrors(t); m["message"] != "request body repeats an object key" || len(f) != 1 || f[0] != c.field {
-			t.Errorf("%s %s: %s", c.path, c.body, res.body)
+		if f := res.FieldErrors(t); m["message"] != "request body repeats an object key" || len(f) != 1 || f[0] != c.field {
+			t.Errorf("%s %s: %s", c.path, c.body, res.Body)
 		}
 	}
 	if rules, _ := h.stores.Rules.ListRules(ctx, "acct_a"); len(rules) != 0 {
@@ -76,16 +76,16 @@ func TestRepeatedKeysAre400(t *testing.T) {
 		`{"to_number":"+14155550001","to_number":"+14155550100"}`:                         "to_number",
 		`{"to_number":"+14155550100","metadata":{"first_name":"Ada","first_name":"Bob"}}`: "metadata.first_name",
 	} {
-		res := h.trigger(h.service, body).expect(t, 400)
+		res := h.trigger(h.service, body).Expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); msg != "request body repeats an object key: "+field+" is repeated (the keys of a JSON object must be unique)" {
-			t.Errorf("%s: %s", body, res.body)
+			t.Errorf("%s: %s", body, res.Body)
 		}
 	}
 	if jobs := h.dials.sent(); len(jobs) != 0 {
 		t.Errorf("a refused trigger queued %d dial jobs", len(jobs))
 	}
 	req := map[string]string{"X-API-KEY": h.keyA, "X-TOKEN": h.agent}
-	h.send("POST", "/v1/acct_a/proj_a1/chat/create", req, `{"integration_attributes":{"a":[{"b":1,"b":2}]}}`).expect(t, 400)
+	h.send("POST", "/v1/acct_a/proj_a1/chat/create", req, `{"integration_attributes":{"a":[{"b":1,"b":2}]}}`).Expect(t, 400)
 }
 
 // TestRepeatedKeysInAnExternalEvent: an external event's JSON body is a
@@ -96,13 +96,13 @@ func TestRepeatedKeysInAnExternalEvent(t *testing.T) {
 		path := webhookURL(loc, "ref", "acct_a", "proj_a1")
 		hdr := map[string]string{"X-Api-Key": h.events, "ref": h.conv}
 		calls := h.fn.count()
-		res := h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","amount":{"v":1,"v":100}}`).expect(t, 400)
+		res := h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","amount":{"v":1,"v":100}}`).Expect(t, 400)
 		if msg, _ := res.JSON(t)["error_message"].(string); !strings.Contains(msg, "amount.v is repeated") {
-			t.Errorf("%s: %s", loc, res.body)
+			t.Errorf("%s: %s", loc, res.Body)
 		}
 		if h.fn.count() != calls {
 			t.Errorf("%s: the refused event reached the project's function", loc)
 		}
-		h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","amount":{"v":1}}`).expect(t, 201)
+		h.harness.send("POST", path, hdr, `{"ref":"`+h.conv+`","amount":{"v":1}}`).Expect(t, 201)
 	}
 }

@@ -21,9 +21,9 @@ func (h *harness) voice(path, key, body string) response {
 	}
 	rec := httptest.NewRecorder()
 	h.h.ServeHTTP(rec, req)
-	res := response{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
-	if err := spectest.Validator(h.t).Check(req, res.status, res.header, res.body); err != nil {
-		h.t.Errorf("POST %s -> %d %s: response does not match the OpenAPI document: %v", path, res.status, res.body, err)
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if err := spectest.Validator(h.t).Check(req, res.Status, res.Header, res.Body); err != nil {
+		h.t.Errorf("POST %s -> %d %s: response does not match the OpenAPI document: %v", path, res.Status, res.Body, err)
 	}
 	return res
 }
@@ -32,16 +32,16 @@ func TestVoiceCall(t *testing.T) {
 	h := newHarness(t)
 	tenant := `"account_id":"acct_a","project_id":"proj_a1"`
 	started := h.voice("/internal/v1/voice/calls", testInternalKey,
-		`{`+tenant+`,"from_number":"+441632960001","to_number":"+441632960002","language":"en-GB","environment":"sandbox"}`).expect(t, 200).JSON(t)
+		`{`+tenant+`,"from_number":"+441632960001","to_number":"+441632960002","language":"en-GB","environment":"sandbox"}`).Expect(t, 200).JSON(t)
 	id := started["conversation_id"].(string)
 	turns := "/internal/v1/voice/calls/" + id + "/turns"
-	if got := h.voice(turns, testInternalKey, `{`+tenant+`,"dtmf":"1"}`).expect(t, 200).JSON(t); got["end_conversation"] != false {
+	if got := h.voice(turns, testInternalKey, `{`+tenant+`,"dtmf":"1"}`).Expect(t, 200).JSON(t); got["end_conversation"] != false {
 		t.Errorf("dtmf turn %v", got)
 	}
-	h.voice(turns, testInternalKey, `{`+tenant+`,"silence":true}`).expect(t, 200)
-	h.voice(turns, testInternalKey, `{`+tenant+`,"transcript":"zzz"}`).expect(t, 200)
-	h.voice("/internal/v1/voice/calls/"+id+"/end", testInternalKey, `{`+tenant+`,"outcome":"crashed"}`).expect(t, 200)
-	h.voice(turns, testInternalKey, `{`+tenant+`,"transcript":"hello?"}`).expect(t, 410)
+	h.voice(turns, testInternalKey, `{`+tenant+`,"silence":true}`).Expect(t, 200)
+	h.voice(turns, testInternalKey, `{`+tenant+`,"transcript":"zzz"}`).Expect(t, 200)
+	h.voice("/internal/v1/voice/calls/"+id+"/end", testInternalKey, `{`+tenant+`,"outcome":"crashed"}`).Expect(t, 200)
+	h.voice(turns, testInternalKey, `{`+tenant+`,"transcript":"hello?"}`).Expect(t, 410)
 
 	c, err := h.stores.Conversations.GetConversation(context.Background(), "acct_a", "proj_a1", id)
 	if err != nil || c.Channel != voiceops.ChannelVoice || c.FromNumber != "+441632960001" || c.Environment != voiceops.EnvSandbox ||
@@ -62,8 +62,8 @@ func TestVoiceCall(t *testing.T) {
 		"bad outcome":        {"/internal/v1/voice/calls/" + id + "/end", testInternalKey, `{` + tenant + `,"outcome":"exploded"}`, 400},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if res := h.voice(c.path, c.key, c.body).expect(t, c.status); res.JSON(t)["error_message"] == "" {
-				t.Errorf("error body %s", res.body)
+			if res := h.voice(c.path, c.key, c.body).Expect(t, c.status); res.JSON(t)["error_message"] == "" {
+				t.Errorf("error body %s", res.Body)
 			}
 		})
 	}

@@ -16,7 +16,7 @@ import (
 func TestCreateEndpoint(t *testing.T) {
 	h := newHarness(t)
 	body := with(validEndpoint(), "headers", map[string]string{"Authorization": "Bearer abc", "X-Team": "ops"}, "timeout_ms", 2500)
-	got := h.do("POST", "/v1/webhook-endpoints", h.keyA, body).expect(t, 201).JSON(t)
+	got := h.do("POST", "/v1/webhook-endpoints", h.keyA, body).Expect(t, 201).JSON(t)
 	id := got["id"].(string)
 	if !voiceops.ValidEndpointID(id) {
 		t.Errorf("id %q", id)
@@ -38,19 +38,19 @@ func TestCreateEndpoint(t *testing.T) {
 		t.Errorf("create = %v, want %v", got, want)
 	}
 	// GET never shows the secret.
-	res := h.do("GET", "/v1/webhook-endpoints/"+id, h.keyA, nil).expect(t, 200)
-	if strings.Contains(string(res.body), "signing_secret") || strings.Contains(string(res.body), secret) {
-		t.Errorf("GET leaks the secret: %s", res.body)
+	res := h.do("GET", "/v1/webhook-endpoints/"+id, h.keyA, nil).Expect(t, 200)
+	if strings.Contains(string(res.Body), "signing_secret") || strings.Contains(string(res.Body), secret) {
+		t.Errorf("GET leaks the secret: %s", res.Body)
 	}
 	if !reflect.DeepEqual(res.JSON(t), want) {
-		t.Errorf("GET = %s", res.body)
+		t.Errorf("GET = %s", res.Body)
 	}
 	// Defaults.
-	d := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)
+	d := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)
 	if d["timeout_ms"] != float64(5000) || d["enabled"] != true || !reflect.DeepEqual(d["headers"], map[string]any{}) {
 		t.Errorf("defaults: %v", d)
 	}
-	h.do("GET", "/v1/webhook-endpoints/"+id, h.keyB, nil).expect(t, 404)
+	h.do("GET", "/v1/webhook-endpoints/"+id, h.keyB, nil).Expect(t, 404)
 }
 
 func TestEndpointValidation(t *testing.T) {
@@ -111,14 +111,14 @@ func TestEndpointValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := h.do("POST", "/v1/webhook-endpoints", h.keyA, c.body).expect(t, 422)
-			if got := res.fieldErrors(t); !slices.Equal(got, []string{c.field}) {
-				t.Errorf("fields %v, want [%s]: %s", got, c.field, res.body)
+			res := h.do("POST", "/v1/webhook-endpoints", h.keyA, c.body).Expect(t, 422)
+			if got := res.FieldErrors(t); !slices.Equal(got, []string{c.field}) {
+				t.Errorf("fields %v, want [%s]: %s", got, c.field, res.Body)
 			}
 		})
 	}
-	h.do("POST", "/v1/webhook-endpoints", h.keyA, with(validEndpoint(), "headers", map[string]string{"Authorization": "Basic x"})).expect(t, 201)
-	if n := len(h.do("GET", "/v1/webhook-endpoints", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
+	h.do("POST", "/v1/webhook-endpoints", h.keyA, with(validEndpoint(), "headers", map[string]string{"Authorization": "Basic x"})).Expect(t, 201)
+	if n := len(h.do("GET", "/v1/webhook-endpoints", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)); n != 1 {
 		t.Errorf("%d endpoints stored, want only the valid one", n)
 	}
 }
@@ -132,13 +132,13 @@ func TestEndpointLimitAndList(t *testing.T) {
 			body = with(body, "enabled", false, "event_types", []string{"alerts.resolved"})
 		}
 		h.clock.Advance(time.Second)
-		ids = append(ids, h.do("POST", "/v1/webhook-endpoints", h.keyA, body).expect(t, 201).JSON(t)["id"].(string))
+		ids = append(ids, h.do("POST", "/v1/webhook-endpoints", h.keyA, body).Expect(t, 201).JSON(t)["id"].(string))
 	}
-	h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 409)
-	h.do("POST", "/v1/webhook-endpoints", h.keyB, validEndpoint()).expect(t, 201)
+	h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 409)
+	h.do("POST", "/v1/webhook-endpoints", h.keyB, validEndpoint()).Expect(t, 201)
 	list := func(q string) []string {
 		var out []string
-		for _, e := range h.do("GET", "/v1/webhook-endpoints"+q, h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any) {
+		for _, e := range h.do("GET", "/v1/webhook-endpoints"+q, h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any) {
 			m := e.(map[string]any)
 			if _, leak := m["signing_secret"]; leak {
 				t.Errorf("list leaks signing_secret")
@@ -160,25 +160,25 @@ func TestEndpointLimitAndList(t *testing.T) {
 		t.Errorf("resolved+enabled: %d", len(got))
 	}
 	for q, f := range map[string]string{"?enabled=1": "enabled", "?event_type=alerts.all": "event_type"} {
-		if got := h.do("GET", "/v1/webhook-endpoints"+q, h.keyA, nil).expect(t, 400).fieldErrors(t); !slices.Equal(got, []string{f}) {
+		if got := h.do("GET", "/v1/webhook-endpoints"+q, h.keyA, nil).Expect(t, 400).FieldErrors(t); !slices.Equal(got, []string{f}) {
 			t.Errorf("%s: %v", q, got)
 		}
 	}
-	h.do("DELETE", "/v1/webhook-endpoints/"+ids[0], h.keyA, nil).expect(t, 204)
-	h.do("DELETE", "/v1/webhook-endpoints/"+ids[0], h.keyA, nil).expect(t, 404)
-	h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201)
+	h.do("DELETE", "/v1/webhook-endpoints/"+ids[0], h.keyA, nil).Expect(t, 204)
+	h.do("DELETE", "/v1/webhook-endpoints/"+ids[0], h.keyA, nil).Expect(t, 404)
+	h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201)
 }
 
 func TestPatchEndpoint(t *testing.T) {
 	h := newHarness(t)
-	created := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)
+	created := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)
 	delete(created, "signing_secret")
 	path := "/v1/webhook-endpoints/" + created["id"].(string)
 	h.clock.Advance(time.Minute)
-	if got := h.do("PATCH", path, h.keyA, map[string]any{}).expect(t, 200).JSON(t); !reflect.DeepEqual(got, created) {
+	if got := h.do("PATCH", path, h.keyA, map[string]any{}).Expect(t, 200).JSON(t); !reflect.DeepEqual(got, created) {
 		t.Errorf("PATCH {} = %v, want %v", got, created)
 	}
-	got := h.do("PATCH", path, h.keyA, map[string]any{"enabled": false, "timeout_ms": 30000, "headers": map[string]string{"X-A": "1"}}).expect(t, 200).JSON(t)
+	got := h.do("PATCH", path, h.keyA, map[string]any{"enabled": false, "timeout_ms": 30000, "headers": map[string]string{"X-A": "1"}}).Expect(t, 200).JSON(t)
 	if got["enabled"] != false || got["timeout_ms"] != float64(30000) || !reflect.DeepEqual(got["headers"], map[string]any{"X-A": "1"}) ||
 		got["updated_at"] != "2026-11-22T10:01:00.000Z" || got["url"] != created["url"] {
 		t.Errorf("PATCH = %v", got)
@@ -194,24 +194,24 @@ func TestPatchEndpoint(t *testing.T) {
 		"private url":   {"url": "https://192.168.1.1/"},
 		"enabled maybe": {"enabled": "maybe"},
 	} {
-		t.Run(name, func(t *testing.T) { h.do("PATCH", path, h.keyA, body).expect(t, 422) })
+		t.Run(name, func(t *testing.T) { h.do("PATCH", path, h.keyA, body).Expect(t, 422) })
 	}
-	if after := h.do("GET", path, h.keyA, nil).expect(t, 200).JSON(t); !reflect.DeepEqual(after, got) {
+	if after := h.do("GET", path, h.keyA, nil).Expect(t, 200).JSON(t); !reflect.DeepEqual(after, got) {
 		t.Errorf("invalid PATCHes changed the endpoint: %v", after)
 	}
-	h.do("PATCH", path, h.keyB, map[string]any{"name": "x"}).expect(t, 404)
-	h.do("PATCH", "/v1/webhook-endpoints/ar_x", h.keyA, map[string]any{}).expect(t, 422)
+	h.do("PATCH", path, h.keyB, map[string]any{"name": "x"}).Expect(t, 404)
+	h.do("PATCH", "/v1/webhook-endpoints/ar_x", h.keyA, map[string]any{}).Expect(t, 422)
 }
 
 func TestRotateSecret(t *testing.T) {
 	h := newHarness(t)
-	created := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).expect(t, 201).JSON(t)
+	created := h.do("POST", "/v1/webhook-endpoints", h.keyA, validEndpoint()).Expect(t, 201).JSON(t)
 	id, first := created["id"].(string), created["signing_secret"].(string)
 	path := "/v1/webhook-endpoints/" + id + "/rotate-secret"
 	ctx := context.Background()
 
 	// No body: the old secret stops at once.
-	got := h.do("POST", path, h.keyA, nil).expect(t, 200).JSON(t)
+	got := h.do("POST", path, h.keyA, nil).Expect(t, 200).JSON(t)
 	second := got["signing_secret"].(string)
 	if second == first || !strings.HasPrefix(second, "whsec_") || got["previous_secret_expires_at"] != nil {
 		t.Errorf("rotate = %v", got)
@@ -221,7 +221,7 @@ func TestRotateSecret(t *testing.T) {
 		t.Errorf("valid secrets after rotation without overlap: %v, %v", e.ValidSecrets(h.clock.Now()), err)
 	}
 	// With an overlap both sign until it ends.
-	got = h.do("POST", path, h.keyA, map[string]any{"previous_secret_expires_in": 3600}).expect(t, 200).JSON(t)
+	got = h.do("POST", path, h.keyA, map[string]any{"previous_secret_expires_in": 3600}).Expect(t, 200).JSON(t)
 	third := got["signing_secret"].(string)
 	if got["previous_secret_expires_at"] != "2026-11-22T11:00:00.000Z" {
 		t.Errorf("previous_secret_expires_at = %v", got["previous_secret_expires_at"])
@@ -234,7 +234,7 @@ func TestRotateSecret(t *testing.T) {
 		t.Errorf("valid secrets after overlap: %v", s)
 	}
 	// GET still hides it.
-	if res := h.do("GET", "/v1/webhook-endpoints/"+id, h.keyA, nil).expect(t, 200); strings.Contains(string(res.body), third) {
+	if res := h.do("GET", "/v1/webhook-endpoints/"+id, h.keyA, nil).Expect(t, 200); strings.Contains(string(res.Body), third) {
 		t.Errorf("GET leaks the rotated secret")
 	}
 	for name, body := range map[string]any{
@@ -243,11 +243,11 @@ func TestRotateSecret(t *testing.T) {
 		"fraction":         map[string]any{"previous_secret_expires_in": 1.5},
 		"unknown":          map[string]any{"expires": 1},
 	} {
-		t.Run(name, func(t *testing.T) { h.do("POST", path, h.keyA, body).expect(t, 422) })
+		t.Run(name, func(t *testing.T) { h.do("POST", path, h.keyA, body).Expect(t, 422) })
 	}
-	h.do("POST", path, h.keyA, "[]").expect(t, 400)
-	h.do("POST", path, h.keyB, nil).expect(t, 404)
-	h.do("POST", "/v1/webhook-endpoints/whe_nope/rotate-secret", h.keyA, nil).expect(t, 404)
+	h.do("POST", path, h.keyA, "[]").Expect(t, 400)
+	h.do("POST", path, h.keyB, nil).Expect(t, 404)
+	h.do("POST", "/v1/webhook-endpoints/whe_nope/rotate-secret", h.keyA, nil).Expect(t, 404)
 	e, _ = h.stores.Endpoints.GetEndpoint(ctx, "acct_a", id)
 	if e.Secret != third {
 		t.Errorf("failed rotations changed the secret")
