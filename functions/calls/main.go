@@ -39,6 +39,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
+	if err != nil {
+		return err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
 		return err
@@ -54,7 +58,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	invoker := lambdainvoke.New(cfg, lambdamain.Tracer(getenv))
 	d := deps{
 		HTTP: platform,
-		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
+		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log,
 			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents only
 		Pools:     config.DNI(),

@@ -28,6 +28,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
+	if err != nil {
+		return err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
 		return err
@@ -40,7 +44,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	platform.Projects = config
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		HTTP: platform,
-		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
+		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log,
 			Model: bedrockconverse.New(bedrockconverse.NewClient(cfg))}),
 	})), lambda.WithContext(ctx))

@@ -28,6 +28,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
+	if err != nil {
+		return err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
 		return err
@@ -38,7 +42,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	metrics := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		HTTP: dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics),
-		Engine: convgraph.New(convgraph.Deps{Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
+		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
 	})), lambda.WithContext(ctx))
 	return nil

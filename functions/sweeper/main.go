@@ -30,6 +30,10 @@ func run(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
+	if err != nil {
+		return err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
 		return err
@@ -38,7 +42,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	batch := lambdamain.Metrics()
 	lambda.StartWithOptions(emf.Flushing(batch, handler(convgraph.New(convgraph.Deps{
-		Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
+		ChatIdleTimeout: idle,
+		Conversations:   dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
 		Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)),
 		Now: time.Now, Log: lambdamain.Logger(), Telemetry: batch,
 	}))), lambda.WithContext(ctx))

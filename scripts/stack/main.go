@@ -7,7 +7,8 @@
 //
 //	go run ./scripts/stack [-region us] [-assembly cdk.out] [-credentials FILE [-fresh]]
 //	    [-studio-addr 127.0.0.1:8080] [-base-addr 127.0.0.1:8081]
-//	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST] [-unused-grants] [-cache DIR]
+//	    [-schedule-every 0] [-allow-loopback-webhooks] [-twilio-api-url URL] [-retry-schedule LIST]
+//	    [-conversation-idle-timeout DURATION] [-unused-grants] [-cache DIR]
 //	    [-alarm-time-scale 1] [-context KEY=VALUE]... [-telephony standin|twilio]
 package main
 
@@ -53,6 +54,7 @@ type options struct {
 	twilioAPIURL  string
 	telephony     string
 	retrySchedule string
+	idleTimeout   time.Duration
 	// alarmTimeScale runs the alarms' clock this many times faster than
 	// real time (tests: 60 makes a five-minute period pass in five seconds).
 	alarmTimeScale float64
@@ -81,6 +83,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		"set as every demo account's Twilio account; the dev server's test numbers) or "+telephonyTwilio+" (the accounts the operator sets, at -twilio-api-url)")
 	fs.StringVar(&o.twilioAPIURL, "twilio-api-url", "", "with -telephony "+telephonyTwilio+": Twilio's API base URL for the functions that call Twilio (a local stand-in); sets TWILIO_API_BASE_URL")
 	fs.StringVar(&o.retrySchedule, "retry-schedule", "", "delays of the delivery attempts, comma-separated `LIST` (default: the product's); sets "+lambdamain.LocalRetryScheduleEnv)
+	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", 0, "how long a chat of a project without its own idle timeout may be idle before the sweeper ends it "+
+		"(default: the product's, 30m); sets "+lambdamain.LocalChatIdleTimeoutEnv)
 	fs.Float64Var(&o.alarmTimeScale, "alarm-time-scale", 1, "evaluate the template's alarms on a clock this many times faster than real time (60: a 5-minute period passes in 5 s)")
 	fs.Func("context", "CDK context `KEY=VALUE` for the synthesis (repeatable; e.g. alarmTopicArn=arn:aws:sns:us-east-1:123456789012:alarms)", func(kv string) error {
 		k, v, ok := strings.Cut(kv, "=")

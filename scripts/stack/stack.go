@@ -301,17 +301,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		key := accessKeyID(f.Name)
 		s.Proxy.Principals[key] = awsproxy.Principal{Function: f.Name, Role: v.Refs[f.RoleID], Policy: f.Policy}
 		s.Proxy.Functions[f.FunctionName] = f.Name
-		// Local-only additions to the template's environment.
-		env := maps.Clone(f.Env)
-		if o.allowLoopback {
-			env[lambdamain.LocalLoopbackEnv] = "true"
-		}
-		if o.retrySchedule != "" {
-			env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
-		}
-		if twilioURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
-			env[twilioAPIEnv] = twilioURL
-		}
+		env := localEnv(o, f.Env, twilioURL)
 		bs, ok := bootstraps[f.Name]
 		if !ok {
 			return nil, fmt.Errorf("the template's function %s has no functions/%s to build", f.LogicalID, f.Name)
@@ -666,4 +656,27 @@ func startMoto(ctx context.Context, logDir string) (string, func(), error) {
 			return "", nil, fmt.Errorf("moto_server did not answer on %s", u)
 		}
 	}
+}
+
+// localEnv is a function's environment under the runner: the template's,
+// plus the local-only variables the runner's flags set (never in the
+// template).
+func localEnv(o options, template map[string]string, twilioURL string) map[string]string {
+	env := maps.Clone(template)
+	if env == nil {
+		env = map[string]string{}
+	}
+	if o.allowLoopback {
+		env[lambdamain.LocalLoopbackEnv] = "true"
+	}
+	if o.retrySchedule != "" {
+		env[lambdamain.LocalRetryScheduleEnv] = o.retrySchedule
+	}
+	if o.idleTimeout > 0 {
+		env[lambdamain.LocalChatIdleTimeoutEnv] = o.idleTimeout.String()
+	}
+	if twilioURL != "" && env[lambdamain.TwilioSecretEnv] != "" {
+		env[twilioAPIEnv] = twilioURL
+	}
+	return env
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
 	"github.com/voiceops/opsapi/shared/calls/telephony"
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 type fixedTwilio twilio.Account
@@ -111,5 +112,29 @@ func TestTelephonyFlags(t *testing.T) {
 		if tt.args == nil && (o.telephony != telephonyStandIn || o.alarmTimeScale != 1) {
 			t.Errorf("defaults %+v", o)
 		}
+	}
+}
+
+// TestLocalEnv: the runner's flags reach the functions only as the
+// local-only variables, on top of the template's environment.
+func TestLocalEnv(t *testing.T) {
+	o, err := parseFlags([]string{"-allow-loopback-webhooks", "-retry-schedule", "0s,1s", "-conversation-idle-timeout", "4s"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := map[string]string{"CONFIG_TABLE": "voiceops-us-config"}
+	env := localEnv(o, template, "")
+	for k, want := range map[string]string{"CONFIG_TABLE": "voiceops-us-config", lambdamain.LocalLoopbackEnv: "true",
+		lambdamain.LocalRetryScheduleEnv: "0s,1s", lambdamain.LocalChatIdleTimeoutEnv: "4s"} {
+		if env[k] != want {
+			t.Errorf("%s=%q, want %q", k, env[k], want)
+		}
+	}
+	if len(template) != 1 {
+		t.Errorf("the template's environment changed: %v", template)
+	}
+	d, _ := parseFlags(nil, io.Discard)
+	if env := localEnv(d, template, ""); len(env) != 1 {
+		t.Errorf("without flags: %v", env)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -53,7 +54,26 @@ const (
 	// schedule (the dev server's -retry-schedule), so that a run can see a
 	// delivery spend its schedule.
 	LocalRetryScheduleEnv = "VOICEOPS_LOCAL_RETRY_SCHEDULE"
+	// LocalChatIdleTimeoutEnv, set only by the local stack runner
+	// (scripts/stack -conversation-idle-timeout), replaces the idle timeout
+	// of the chats of projects that configure none (the dev server's
+	// -conversation-idle-timeout), so that a run can watch a chat end idle.
+	LocalChatIdleTimeoutEnv = "VOICEOPS_LOCAL_CHAT_IDLE_TIMEOUT"
 )
+
+// LocalChatIdleTimeout reads LocalChatIdleTimeoutEnv: 0 when it is unset
+// (the service's default applies), else a positive duration.
+func LocalChatIdleTimeout(getenv func(string) string) (time.Duration, error) {
+	v := getenv(LocalChatIdleTimeoutEnv)
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: want a positive duration, got %q", LocalChatIdleTimeoutEnv, v)
+	}
+	return d, nil
+}
 
 // Main is a function's main: it calls run with the process's environment,
 // and a run that cannot start is logged and exits 1, which Lambda reports

@@ -3,6 +3,7 @@ package lambdamain
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestAWSConfigFromTheLambdaEnvironment(t *testing.T) {
@@ -41,5 +42,19 @@ func TestMainRunsWithTheProcessEnvironment(t *testing.T) {
 	})
 	if got != "set" {
 		t.Errorf("run read %q from its getenv, want the process's %q", got, "set")
+	}
+}
+
+func TestLocalChatIdleTimeout(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": 0, "4s": 4 * time.Second, "90m": 90 * time.Minute} {
+		got, err := LocalChatIdleTimeout(func(string) string { return v })
+		if err != nil || got != want {
+			t.Errorf("%q: %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"0s", "-1s", "4", "soon"} {
+		if _, err := LocalChatIdleTimeout(func(string) string { return v }); err == nil {
+			t.Errorf("%q: accepted", v)
+		}
 	}
 }
