@@ -207,7 +207,9 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Tables: []Access{
 			// Rules with their account's counter (transactions: Put, Update,
 			// Delete, and a ConditionCheck of the rule's project), the
-			// evaluation marks, endpoints for the fan-out, keys, projects.
+			// evaluation marks, endpoints for the fan-out, keys, projects;
+			// silences (a Query; a create's transaction: Update of the
+			// account's silences_version and Put; an end's: Delete and Put).
 			// Unused by the stack scenarios, kept: DeleteItem, the Delete of
 			// DELETE /v1/alert-rules/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem, conditionCheck),
@@ -299,7 +301,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Tables: []Access{
 			// Rules (a shard's enabled rules from the index), their state
 			// (Put, also in a transaction with its events and its history
-			// entry), evaluation marks (Update), endpoints for the fan-out.
+			// entry), evaluation marks (Update), endpoints for the fan-out,
+			// an account's silences not ended (a Query per account and run).
 			// Unused by the stack scenarios, kept: GetItem, a rule read
 			// again after a write another writer won, and a test event's
 			// one endpoint when the repair fans it out.

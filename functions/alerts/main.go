@@ -50,7 +50,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		HTTP:  dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
 		Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: dynamo.NewMetricCounts(db, env.MetricsTable).Touch,
-		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts,
+		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts, Silences: stores.Silences,
 		Series:  &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
 		Console: consoleRoutes,
 	})), lambda.WithContext(ctx))
@@ -76,6 +76,7 @@ type deps struct {
 	Endpoints voiceops.EndpointStore
 	Projects  httpapi.ProjectReader
 	Series    *series.Reader
+	Silences  voiceops.SilenceStore
 	// Console is the console's routes (console.RoutesWith the base
 	// host's URL); nil serves console.Routes().
 	Console []httpapi.Route
@@ -91,7 +92,7 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Touch: d.Touch, Now: now, Log: d.HTTP.Log})
 	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
 		(&studioapi.Alerts{Rules: g.Rules, Service: g.Service,
-			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Now: now}).Routes(),
+			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Silences: d.Silences, Now: now}).Routes(),
 		consoleRoutes,
 		apidocs.Routes(apidocs.Studio))) // the studio host's /openapi.json and /docs
 }

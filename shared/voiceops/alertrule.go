@@ -101,6 +101,12 @@ type AlertRule struct {
 	// change under the version condition, so a receiver can put a rule's
 	// events back in order whatever order they arrive in.
 	Sequence int64
+	// SilencedFrom is the state receivers were last told of (by the
+	// event of its transition) when a silence held back the event of a
+	// later transition into or out of alert; "" when they were told of
+	// the current one. An evaluation outside any silence sends the event
+	// held back and clears it (AlertRule.Evaluated).
+	SilencedFrom State
 	// Version increases on every write; updates are conditional on it so that
 	// concurrent writers (PATCH, the evaluator) never overwrite each other.
 	Version int64
@@ -110,6 +116,15 @@ type AlertRule struct {
 	// not part of the stored rule: a read returns it nil. The tag tells
 	// whole-record checks (storetest) that stores never round-trip it.
 	Change *StateChange `store:"-"`
+}
+
+// Announced returns the state the receivers were last told of, as far as
+// alert goes: the rule's state, or the one a silence left them with.
+func (r AlertRule) Announced() State {
+	if r.SilencedFrom != "" {
+		return r.SilencedFrom
+	}
+	return r.State
 }
 
 // RulePatch holds the fields a PATCH sent; nil means "not sent".

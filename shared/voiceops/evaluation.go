@@ -11,6 +11,8 @@ type Outcome struct {
 	Value  int64
 	NoData bool // nothing was reported for the rule's scope in the window
 	Failed bool // the evaluation could not complete (store error, timeout)
+	// Silenced: a silence covers the rule now; no event is sent.
+	Silenced bool
 }
 
 // Evaluated returns the rule after an evaluation at `at` with outcome o, and
@@ -18,7 +20,10 @@ type Outcome struct {
 // into alert from any state sends alerts.triggered; out of alert to any
 // state sends alerts.resolved; a firing rule stays alert through failed
 // evaluations, any other state becomes unknown. since is when the current
-// state began. The returned rule's Version is the next one.
+// state began. Under a silence (o.Silenced) no event is sent; the first
+// evaluation outside one sends the event of the change the receivers
+// missed, if the rule has not come back to the state they know
+// (SilencedFrom). The returned rule's Version is the next one.
 //
 // The times are the evaluation instant itself, to the millisecond (the
 // precision of every time the API shows), and never before the rule's
@@ -50,26 +55,43 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	t := at
 	next.LastEvaluatedAt = &t
-	if next.State == r.State {
-		return next, nil
+	changed := next.State != r.State
+	if changed {
+		since := at
+		next.Since = &since
 	}
-	since := at
-	next.Since = &since
-	ev := TransitionEvent(r.State, &next, at)
-	var eventID string
-	if ev != nil {
-		eventID = ev.ID
+	// Events follow what the receivers were told, not the stored state:
+	// under a silence none is sent and the state they know is kept;
+	// outside one, the event held back (or none, when the rule came back
+	// to that state meanwhile) goes out.
+	heard := r.Announced()
+	next.SilencedFrom = ""
+	var ev *AlertEvent
+	if o.Silenced {
+		if (heard == StateAlert) != (next.State == StateAlert) {
+			next.SilencedFrom = heard
+		}
+	} else {
+		ev = TransitionEvent(heard, &next, at)
 	}
-	next.Change = change(r, next, at, eventID)
+	if changed {
+		var eventID string
+		if ev != nil {
+			eventID = ev.ID
+		}
+		next.Change = change(r, next, at, eventID)
+		next.Change.Silenced = o.Silenced
+	}
 	return next, ev
 }
 
 // EvaluationChanged reports whether next, the result of r.Evaluated, differs
-// from r in what an evaluation decides: the state or the current value. Only
+// from r in what an evaluation decides: the state, the current value, or
+// what a silence held back (SilencedFrom). Only
 // then is the rule's item rewritten; an unchanged evaluation is recorded by
 // the scope's evaluation mark (EvaluationStore), not by a write per rule.
 func (r AlertRule) EvaluationChanged(next AlertRule) bool {
-	if r.State != next.State || (r.CurrentValue == nil) != (next.CurrentValue == nil) {
+	if r.State != next.State || r.SilencedFrom != next.SilencedFrom || (r.CurrentValue == nil) != (next.CurrentValue == nil) {
 		return true
 	}
 	return r.CurrentValue != nil && *r.CurrentValue != *next.CurrentValue

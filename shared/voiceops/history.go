@@ -21,6 +21,8 @@ type StateChange struct {
 	To        State
 	Value     *int64
 	EventID   string // "" when the change sent no event
+	// Silenced: a silence covered the rule; the change sent no event.
+	Silenced bool
 	// Version is the rule's version the change produced: with At it orders
 	// two changes of one millisecond and keys the entry, so a retried
 	// write stores it once.

@@ -89,3 +89,6 @@ func every(s string, ok func(byte) bool) bool {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// ValidSilenceID reports whether id has the shape of a silence ID.
+func ValidSilenceID(id string) bool { return prefixedAlnum(id, PrefixSilence) }

@@ -199,6 +199,9 @@ type Stores struct {
 	// History reads the rules' state histories (deliveries table; memory:
 	// the same Store as the rest).
 	History HistoryStore
+	// Silences hold back the deliveries of the rules they cover (config
+	// table; memory: the same Store as the rest).
+	Silences SilenceStore
 }
 
 // SortRules orders rules by creation time, then ID: the order of every list.

@@ -82,8 +82,14 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 			return cur, nil
 		}
 		next.Version = cur.Version + 1
+		// A disable tells the receivers of the state they were last told
+		// of, which a silence may have left behind the rule's.
+		prev := cur.State
+		if next.State != cur.State {
+			prev, next.SilencedFrom = cur.Announced(), ""
+		}
 		var events []voiceops.AlertEvent
-		if ev := voiceops.TransitionEvent(cur.State, &next, next.UpdatedAt); ev != nil {
+		if ev := voiceops.TransitionEvent(prev, &next, next.UpdatedAt); ev != nil {
 			events = append(events, *ev)
 			if next.Change != nil {
 				next.Change.EventID = ev.ID // the history entry names the event it sent
@@ -110,9 +116,9 @@ func (s *Service) DeleteRule(ctx context.Context, accountID, id string) error {
 	var events []voiceops.AlertEvent
 	_, err := s.Rules.DeleteRule(ctx, accountID, id, func(cur voiceops.AlertRule) []voiceops.AlertEvent {
 		gone := cur
-		gone.State = voiceops.StateUnknown
+		gone.State, gone.SilencedFrom = voiceops.StateUnknown, ""
 		events = nil
-		if ev := voiceops.TransitionEvent(cur.State, &gone, now); ev != nil {
+		if ev := voiceops.TransitionEvent(cur.Announced(), &gone, now); ev != nil {
 			events = append(events, *ev)
 		}
 		return events

@@ -116,3 +116,51 @@ func TestWithMarksShowsTheScopesMark(t *testing.T) {
 		t.Error("without marks the store is not returned as is")
 	}
 }
+
+// TestDisablingOrDeletingAHeldBackRuleTellsWhatTheReceiversKnew: a rule
+// whose alert a silence held back (the receivers never heard it fire)
+// sends no alerts.resolved when disabled or deleted; one whose resolution
+// was held back (they last heard it fire) sends it.
+func TestDisablingOrDeletingAHeldBackRuleTellsWhatTheReceiversKnew(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		state, heard voiceops.State
+		resolved     bool
+	}{
+		{"fired under a silence", voiceops.StateAlert, voiceops.StateOK, false},
+		{"resolved under a silence", voiceops.StateOK, voiceops.StateAlert, true},
+		{"fired, told", voiceops.StateAlert, "", true},
+	} {
+		for _, remove := range []bool{false, true} {
+			stores, svc, _, _ := setup(t)
+			var sent []voiceops.EventType
+			svc.Fanout = func(_ context.Context, e voiceops.AlertEvent) error { sent = append(sent, e.Type); return nil }
+			ctx := context.Background()
+			r, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "r", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch())
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := r
+			held.State, held.SilencedFrom, held.Version = c.state, c.heard, r.Version+1
+			if err := stores.Rules.UpdateRule(ctx, held, r.Version, false); err != nil {
+				t.Fatal(err)
+			}
+			if remove {
+				err = svc.DeleteRule(ctx, "acct_a", r.ID)
+			} else {
+				off := false
+				var got voiceops.AlertRule
+				got, err = svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Enabled: &off})
+				if got.SilencedFrom != "" {
+					t.Errorf("%s: disabled, it still remembers %q", c.name, got.SilencedFrom)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := c.resolved; (len(sent) == 1 && sent[0] == voiceops.EventResolved) != want || len(sent) > 1 {
+				t.Errorf("%s (delete %v): sent %v, want alerts.resolved: %v", c.name, remove, sent, want)
+			}
+		}
+	}
+}

@@ -38,7 +38,7 @@ type Deps struct {
 // New returns the evaluator of d.
 func New(d Deps) *evaluator.Evaluator {
 	e := &evaluator.Evaluator{
-		Rules: d.Stores.Rules, Events: d.Stores.Events, Metrics: d.Metrics, Marks: d.Stores.Evaluations,
+		Rules: d.Stores.Rules, Events: d.Stores.Events, Metrics: d.Metrics, Marks: d.Stores.Evaluations, Silences: d.Stores.Silences,
 		Fanout: d.Fanout, Now: d.Now, Log: d.Log, Telemetry: d.Telemetry,
 	}
 	if d.Rollups != nil {

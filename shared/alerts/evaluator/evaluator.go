@@ -52,10 +52,13 @@ type Evaluator struct {
 	// Marks records, once per scope and evaluation, that the scope's
 	// rules were evaluated; with it an unchanged rule is not rewritten.
 	// Without it (nil) every evaluated rule is written.
-	Marks  voiceops.EvaluationStore
-	Fanout func(ctx context.Context, e voiceops.AlertEvent) error
-	Now    func() time.Time
-	Log    *slog.Logger
+	Marks voiceops.EvaluationStore
+	// Silences are read once per account and run (ActiveSilences), never
+	// per rule; a covered rule's changes send no event. Nil: none.
+	Silences voiceops.SilenceStore
+	Fanout   func(ctx context.Context, e voiceops.AlertEvent) error
+	Now      func() time.Time
+	Log      *slog.Logger
 	// Workers bounds the scopes evaluated at once (default 16).
 	Workers int
 	// AfterStateWrite, when set, runs after a rule's state and events are
@@ -89,13 +92,16 @@ type Stats struct {
 	Rules       int // enabled rules found
 	Scopes      int // distinct scopes read
 	MetricReads int // ReadBuckets calls
-	Written     int // rules whose evaluation was written (state or value changed)
-	Unchanged   int // rules evaluated without a change (not rewritten)
-	Marks       int // evaluation marks written (one per scope at most)
-	Conflicts   int // writes another writer won first (re-evaluated)
-	Events      int // events written
-	Repaired    int // pending events of earlier runs fanned out
-	Errors      int
+	// SilenceReads are ActiveSilences calls: one per account evaluated.
+	SilenceReads int
+	Silenced     int // rules evaluated under a silence
+	Written      int // rules whose evaluation was written (state or value changed)
+	Unchanged    int // rules evaluated without a change (not rewritten)
+	Marks        int // evaluation marks written (one per scope at most)
+	Conflicts    int // writes another writer won first (re-evaluated)
+	Events       int // events written
+	Repaired     int // pending events of earlier runs fanned out
+	Errors       int
 	// FanoutFailures are events written whose fan-out failed: they stay
 	// pending for the repair run, and the invocation that wrote them
 	// reports an error, so that the function's Errors metric counts it.
@@ -107,6 +113,8 @@ type Stats struct {
 
 func (s *Stats) add(o Stats) {
 	s.MetricReads += o.MetricReads
+	s.SilenceReads += o.SilenceReads
+	s.Silenced += o.Silenced
 	s.Written += o.Written
 	s.Unchanged += o.Unchanged
 	s.Marks += o.Marks
@@ -253,14 +261,16 @@ func (e *Evaluator) EvaluateScopes(ctx context.Context, scopes []metrics.Scope) 
 // evaluate evaluates the rules of each scope at the instant now, a few
 // scopes at a time.
 func (e *Evaluator) evaluate(ctx context.Context, byScope map[metrics.Scope][]voiceops.AlertRule, now time.Time, st *Stats) error {
+	silences := e.readSilences(ctx, byScope, now, st)
 	st.Scopes += len(byScope)
 	workers := e.Workers
 	if workers <= 0 {
 		workers = 16
 	}
 	type job struct {
-		scope metrics.Scope
-		rules []voiceops.AlertRule
+		scope    metrics.Scope
+		rules    []voiceops.AlertRule
+		silences []voiceops.Silence
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -271,7 +281,7 @@ func (e *Evaluator) evaluate(ctx context.Context, byScope map[metrics.Scope][]vo
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				local := e.evaluateScope(ctx, j.scope, j.rules, now, &crash)
+				local := e.evaluateScope(ctx, j.scope, j.rules, j.silences, now, &crash)
 				mu.Lock()
 				st.add(local)
 				mu.Unlock()
@@ -282,7 +292,7 @@ func (e *Evaluator) evaluate(ctx context.Context, byScope map[metrics.Scope][]vo
 		if crash.Load() {
 			break
 		}
-		jobs <- job{s, rules}
+		jobs <- job{s, rules, silences[s.AccountID]}
 	}
 	close(jobs)
 	wg.Wait()
@@ -292,12 +302,45 @@ func (e *Evaluator) evaluate(ctx context.Context, byScope map[metrics.Scope][]vo
 	return nil
 }
 
+// readSilences reads the silences of each account of byScope once. An
+// account whose read failed is not evaluated (an evaluation without its
+// silences would deliver what they hold back): its scopes are failed, for
+// the stream's retry or the next minute's run.
+func (e *Evaluator) readSilences(ctx context.Context, byScope map[metrics.Scope][]voiceops.AlertRule, now time.Time, st *Stats) map[string][]voiceops.Silence {
+	if e.Silences == nil {
+		return nil
+	}
+	out := map[string][]voiceops.Silence{}
+	failed := map[string]bool{}
+	for s := range byScope {
+		if _, done := out[s.AccountID]; done || failed[s.AccountID] {
+			continue
+		}
+		st.SilenceReads++
+		sils, err := e.Silences.ActiveSilences(ctx, s.AccountID, now)
+		if err != nil {
+			e.Log.ErrorContext(ctx, "reading an account's silences", "account_id", s.AccountID, "error", err)
+			st.Errors++
+			failed[s.AccountID] = true
+			continue
+		}
+		out[s.AccountID] = sils
+	}
+	for s := range byScope {
+		if failed[s.AccountID] {
+			st.FailedScopes = append(st.FailedScopes, s)
+			delete(byScope, s)
+		}
+	}
+	return out
+}
+
 // evaluateScope reads the scope's buckets once and evaluates its rules at
 // the instant evalAt. A rule is rewritten only when its state or value
 // changes; when every rule's evaluation stands (written or unchanged) the
 // scope's mark records the instant, which GET and list show as
 // last_evaluated_at of the unchanged rules.
-func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rules []voiceops.AlertRule, evalAt time.Time, crash *atomic.Bool) Stats {
+func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rules []voiceops.AlertRule, silences []voiceops.Silence, evalAt time.Time, crash *atomic.Bool) Stats {
 	var st Stats
 	// One read serves every rule of the scope: the longest of their windows.
 	var span time.Duration
@@ -312,17 +355,21 @@ func (e *Evaluator) evaluateScope(ctx context.Context, scope metrics.Scope, rule
 		st.FailedScopes = append(st.FailedScopes, scope)
 	}
 	outcome := func(r voiceops.AlertRule) voiceops.Outcome {
+		silenced := voiceops.Silenced(silences, r, evalAt)
 		if readErr != nil {
-			return voiceops.Outcome{Failed: true}
+			return voiceops.Outcome{Failed: true, Silenced: silenced}
 		}
 		wFrom, wTo := buckets.Window(evalAt, r.Window.Duration())
 		v, ok := buckets.Summarize(read, wFrom, wTo).Value(r.Metric)
-		return voiceops.Outcome{Value: v, NoData: !ok}
+		return voiceops.Outcome{Value: v, NoData: !ok, Silenced: silenced}
 	}
 	failed := false
 	for _, r := range rules {
 		if crash.Load() {
 			return st
+		}
+		if voiceops.Silenced(silences, r, evalAt) {
+			st.Silenced++
 		}
 		if !e.evaluateRule(ctx, r, outcome, evalAt, &st, crash) {
 			failed = true

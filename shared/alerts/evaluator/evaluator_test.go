@@ -72,7 +72,7 @@ func newFixture(t testing.TB) *fixture {
 
 func (f *fixture) evaluator() *Evaluator {
 	return &Evaluator{
-		Rules: f.stores.Rules, Events: f.stores.Events, Metrics: f.metrics, Marks: f.stores.Evaluations,
+		Rules: f.stores.Rules, Events: f.stores.Events, Metrics: f.metrics, Marks: f.stores.Evaluations, Silences: f.stores.Silences,
 		Fanout: func(ctx context.Context, e voiceops.AlertEvent) error {
 			f.mu.Lock()
 			f.fanned[e.ID]++

@@ -22,6 +22,7 @@ type Alerts struct {
 	Endpoints voiceops.EndpointStore
 	Projects  httpapi.ProjectReader
 	Series    *series.Reader
+	Silences  voiceops.SilenceStore
 	Now       func() time.Time
 }
 
@@ -38,6 +39,9 @@ func (a *Alerts) Routes() []httpapi.Route {
 		studioRoute("GET", "/v1/alert-rules/{rule_id}/history", a.ruleHistory),
 		studioRoute("POST", "/v1/alert-rules/preview", a.previewRule),
 		studioRoute("GET", "/v1/metrics", a.metricSeries),
+		studioRoute("POST", "/v1/silences", a.createSilence).Creates(),
+		studioRoute("GET", "/v1/silences", a.listSilences),
+		studioRoute("DELETE", "/v1/silences/{silence_id}", a.deleteSilence),
 	}
 }
 

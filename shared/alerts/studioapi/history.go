@@ -19,6 +19,7 @@ type historyJSON struct {
 	ToState    string                `json:"to_state"`
 	Value      *int64                `json:"value"`
 	EventID    *string               `json:"event_id"`
+	Silenced   bool                  `json:"silenced"`
 	Deliveries []historyDeliveryJSON `json:"deliveries"`
 }
 
@@ -75,7 +76,7 @@ func (a *Alerts) ruleHistory(w http.ResponseWriter, r *http.Request, p httpapi.C
 		out.Cursor = &next
 	}
 	for _, c := range changes {
-		h := historyJSON{At: httpapi.Time(c.At), FromState: string(c.From), ToState: string(c.To), Value: c.Value, Deliveries: []historyDeliveryJSON{}}
+		h := historyJSON{At: httpapi.Time(c.At), FromState: string(c.From), ToState: string(c.To), Value: c.Value, Silenced: c.Silenced, Deliveries: []historyDeliveryJSON{}}
 		if c.EventID != "" {
 			ev := c.EventID
 			h.EventID = &ev

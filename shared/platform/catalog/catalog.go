@@ -93,6 +93,9 @@ var (
 		{"GET", "/v1/alert-rules/{rule_id}/history"},
 		{"POST", "/v1/alert-rules/preview"},
 		{"GET", "/v1/metrics"},
+		{"POST", "/v1/silences"},
+		{"GET", "/v1/silences"},
+		{"DELETE", "/v1/silences/{silence_id}"},
 	}}
 	Webhooks = Group{Name: "studioapi.Webhooks", Host: Studio, Routes: []Route{
 		{"POST", "/v1/webhook-endpoints"},

@@ -96,11 +96,11 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
 // familyOf tells which document a path that matched no route belongs to:
 // the studio host lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
-// the studio host's additions (/v1/metrics, /console): the catalog's
+// the studio host's additions (/v1/metrics, /v1/silences, /console): the catalog's
 // studio paths (shared/platform/catalog; family_catalog_test.go).
 func familyOf(r *http.Request) Family {
 	p := r.URL.Path
-	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi", "/v1/metrics", "/console"} {
+	for _, prefix := range []string{"/v1/alert", "/v1/webhook", "/internal/v1/metric", "/openapi", "/v1/metrics", "/v1/silences", "/console"} {
 		if strings.HasPrefix(p, prefix) {
 			return StudioErrors
 		}

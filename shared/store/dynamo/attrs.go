@@ -47,6 +47,18 @@ func strField[R any, T ~string](name string, f func(*R) *T) attr[R] {
 		func(rd *reader, r *R) { *f(r) = T(rd.str(name)) }}
 }
 
+// nonEmptyStrField is a string left out when "", absent read as "".
+func nonEmptyStrField[R any, T ~string](name string, f func(*R) *T) attr[R] {
+	return attr[R]{name,
+		func(r *R) types.AttributeValue {
+			if *f(r) == "" {
+				return nil
+			}
+			return avS(string(*f(r)))
+		},
+		func(rd *reader, r *R) { *f(r) = T(rd.str(name)) }}
+}
+
 // optStrField is an optional string, left out when nil.
 func optStrField[R any](name string, f func(*R) **string) attr[R] {
 	return attr[R]{name,

@@ -37,6 +37,9 @@ const (
 
 func historyPK(accountID, ruleID string) string { return pkHistory + accountID + "#" + ruleID }
 
+// attrSilenced marks an entry made under a silence (absent: not).
+const attrSilenced = "silenced"
+
 func historySK(c voiceops.StateChange) string {
 	return sortKeyTime(c.At) + "#" + fmt.Sprintf("%019d", c.Version)
 }
@@ -55,6 +58,9 @@ func historyPut(table string, r voiceops.AlertRule) *types.Put {
 	it[attrVersion] = avN(c.Version)
 	setOpt(it, attrCurrentValue, c.Value, avN)
 	setNonEmpty(it, attrEventID, c.EventID)
+	if c.Silenced {
+		it[attrSilenced] = avB(true)
+	}
 	it[attrTTL] = expiresAt(c.At)
 	return &types.Put{TableName: aws.String(table), Item: it}
 }
@@ -68,6 +74,9 @@ func decodeChange(it item) (voiceops.StateChange, error) {
 	}
 	if r.present(attrEventID) {
 		c.EventID = r.str(attrEventID)
+	}
+	if r.present(attrSilenced) {
+		c.Silenced = r.boolean(attrSilenced)
 	}
 	return c, r.err
 }

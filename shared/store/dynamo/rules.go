@@ -24,6 +24,7 @@ const (
 	attrLastEvaluatedAt = "last_evaluated_at"
 	attrCurrentValue    = "current_value"
 	attrSequence        = "sequence"
+	attrSilencedFrom    = "silenced_from"
 )
 
 // ruleAttrs are the attributes of a rule's item, but its keys and the
@@ -45,7 +46,8 @@ var ruleAttrs = []attr[voiceops.AlertRule]{
 	optTimeField(attrLastEvaluatedAt, func(r *voiceops.AlertRule) **time.Time { return &r.LastEvaluatedAt }),
 	optNumField(attrCurrentValue, func(r *voiceops.AlertRule) **int64 { return &r.CurrentValue }),
 	numField(attrVersion, func(r *voiceops.AlertRule) *int64 { return &r.Version }),
-	countField(attrSequence, func(r *voiceops.AlertRule) *int64 { return &r.Sequence }), // absent on rules that never fired
+	countField(attrSequence, func(r *voiceops.AlertRule) *int64 { return &r.Sequence }),                        // absent on rules that never fired
+	nonEmptyStrField(attrSilencedFrom, func(r *voiceops.AlertRule) *voiceops.State { return &r.SilencedFrom }), // absent unless a silence held back an event
 }
 
 // encodeRule returns the item of a rule. Only an enabled rule carries the

@@ -106,5 +106,5 @@ func newStore(db DB, table string) store {
 func NewStores(db DB, names TableNames) voiceops.Stores {
 	c := NewConfig(db, names.Config, names.Deliveries)
 	d := NewDeliveries(db, names.Deliveries)
-	return voiceops.Stores{Accounts: c, Rules: c, Endpoints: c, Events: d, Deliveries: d, Conversations: NewConversations(db, names.Conversations), Evaluations: c, History: d}
+	return voiceops.Stores{Accounts: c, Rules: c, Endpoints: c, Events: d, Deliveries: d, Conversations: NewConversations(db, names.Conversations), Evaluations: c, History: d, Silences: c}
 }

@@ -42,6 +42,8 @@ type Store struct {
 	// history holds the rules' state changes by account, then rule
 	// (history.go); made on first use.
 	history map[string]map[string][]voiceops.StateChange
+	// silences by account, then ID (silences.go); made on first use.
+	silences map[string]map[string]voiceops.Silence
 	// destinations holds the accounts' destination policies
 	// (destinations.go); made on first use.
 	destinations map[string]voiceops.DestinationPolicy
@@ -67,7 +69,7 @@ func New() *Store {
 
 // Stores returns the store behind every interface of the domain.
 func (s *Store) Stores() voiceops.Stores {
-	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s, History: s}
+	return voiceops.Stores{Accounts: s, Rules: s, Endpoints: s, Events: s, Deliveries: s, Conversations: s, Evaluations: s, History: s, Silences: s}
 }
 
 var (

@@ -35,7 +35,7 @@ func testRuleHistory(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 		}
 		next.CurrentValue = value
 		var events []voiceops.AlertEvent
-		c := voiceops.StateChange{At: at, From: cur.State, To: st, Value: value}
+		c := voiceops.StateChange{At: at, From: cur.State, To: st, Value: value, Silenced: i == 1}
 		if st == voiceops.StateAlert || cur.State == voiceops.StateAlert {
 			typ := voiceops.EventTriggered
 			if cur.State == voiceops.StateAlert {

@@ -39,6 +39,8 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("RuleEvents", func(t *testing.T) { testRuleEvents(t, newStores) })
 	t.Run("EvaluationMarks", func(t *testing.T) { testEvaluationMarks(t, newStores) })
 	t.Run("RuleHistory", func(t *testing.T) { testRuleHistory(t, newStores) })
+	t.Run("Silences", func(t *testing.T) { testSilences(t, newStores) })
+	t.Run("SilenceLimit", func(t *testing.T) { testSilenceLimit(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.
