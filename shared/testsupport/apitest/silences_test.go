@@ -22,23 +22,23 @@ func silenceBody(kv ...any) map[string]any {
 
 func (h *harness) silences(key string) []any {
 	h.t.Helper()
-	return h.do("GET", "/v1/silences", key, nil).expect(h.t, 200).JSON(h.t)["data"].([]any)
+	return h.do("GET", "/v1/silences", key, nil).Expect(h.t, 200).JSON(h.t)["data"].([]any)
 }
 
 func TestSilencesCreateListEnd(t *testing.T) {
 	h := newHarness(t)
-	ruleB := h.do("POST", "/v1/alert-rules", h.keyB, validRule()).expect(t, 201).JSON(t)["id"].(string)
-	ruleA := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).expect(t, 201).JSON(t)["id"].(string)
+	ruleB := h.do("POST", "/v1/alert-rules", h.keyB, validRule()).Expect(t, 201).JSON(t)["id"].(string)
+	ruleA := h.do("POST", "/v1/alert-rules", h.keyA, validRule()).Expect(t, 201).JSON(t)["id"].(string)
 	created := h.do("POST", "/v1/silences", h.keyA, silenceBody("matchers", []any{
 		map[string]any{"name": "rule_id", "value": ruleA}, map[string]any{"name": "metric", "value": "turn_latency_p95"},
-	})).expect(t, 201).JSON(t)
+	})).Expect(t, 201).JSON(t)
 	if created["starts_at"] != "2026-11-22T10:00:00.000Z" || created["ends_at"] != "2026-11-22T11:00:00.000Z" ||
 		created["created_at"] != "2026-11-22T10:00:00.000Z" || created["comment"] != "carrier maintenance" || len(created["matchers"].([]any)) != 2 {
 		t.Errorf("created %v", created)
 	}
 	h.clock.Advance(time.Second)
 	accountWide := h.do("POST", "/v1/silences", h.keyA, silenceBody("matchers", []any{map[string]any{"name": "project_id", "value": nil}},
-		"starts_at", "2026-11-22T10:30:00+01:00", "comment", deleteField)).expect(t, 201).JSON(t)
+		"starts_at", "2026-11-22T10:30:00+01:00", "comment", deleteField)).Expect(t, 201).JSON(t)
 	if accountWide["starts_at"] != "2026-11-22T09:30:00.000Z" || accountWide["comment"] != "" {
 		t.Errorf("a silence from the past, without a comment: %v", accountWide)
 	}
@@ -74,8 +74,8 @@ func TestSilencesCreateListEnd(t *testing.T) {
 		{"a long comment", silenceBody("comment", string(make([]byte, 1025))), "comment"},
 		{"an unknown field", silenceBody("created_by", "me"), "created_by"},
 	} {
-		r := h.do("POST", "/v1/silences", h.keyA, c.body).expect(t, 422)
-		if f := r.fieldErrors(t); !slices.Contains(f, c.field) {
+		r := h.do("POST", "/v1/silences", h.keyA, c.body).Expect(t, 422)
+		if f := r.FieldErrors(t); !slices.Contains(f, c.field) {
 			t.Errorf("%s: errors name %v, want %s", c.name, f, c.field)
 		}
 	}
@@ -84,16 +84,16 @@ func TestSilencesCreateListEnd(t *testing.T) {
 	}
 
 	// DELETE: a malformed ID is 422, another account's or an unknown one 404.
-	h.do("DELETE", "/v1/silences/nope", h.keyA, nil).expect(t, 422)
-	h.do("DELETE", "/v1/silences/sil_unknown", h.keyA, nil).expect(t, 404)
-	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyB, nil).expect(t, 404)
+	h.do("DELETE", "/v1/silences/nope", h.keyA, nil).Expect(t, 422)
+	h.do("DELETE", "/v1/silences/sil_unknown", h.keyA, nil).Expect(t, 404)
+	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyB, nil).Expect(t, 404)
 	h.clock.Advance(time.Minute)
-	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyA, nil).expect(t, 204)
+	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyA, nil).Expect(t, 204)
 	got := h.silences(h.keyA)
 	if len(got) != 2 || got[0].(map[string]any)["ends_at"] != "2026-11-22T10:01:01.000Z" {
 		t.Errorf("after DELETE: %v, want it ended now and still listed", got)
 	}
-	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyA, nil).expect(t, 204) // ended already: unchanged
+	h.do("DELETE", "/v1/silences/"+created["id"].(string), h.keyA, nil).Expect(t, 204) // ended already: unchanged
 	// Listed for 30 days after its end, then gone.
 	h.clock.Advance(voiceops.SilenceRetention)
 	if got := h.silences(h.keyA); len(got) != 1 {
@@ -107,16 +107,16 @@ func TestSilenceLimit(t *testing.T) {
 	for i := range voiceops.MaxActiveSilences {
 		h.clock.Advance(100 * time.Millisecond) // within the key's rate limit
 		// Each starts later: DELETE removes one not started yet.
-		last = h.do("POST", "/v1/silences", h.keyA, silenceBody("comment", fmt.Sprint(i), "starts_at", "2026-11-22T10:30:00Z")).expect(t, 201).JSON(t)["id"].(string)
+		last = h.do("POST", "/v1/silences", h.keyA, silenceBody("comment", fmt.Sprint(i), "starts_at", "2026-11-22T10:30:00Z")).Expect(t, 201).JSON(t)["id"].(string)
 	}
-	r := h.do("POST", "/v1/silences", h.keyA, silenceBody()).expect(t, 409)
+	r := h.do("POST", "/v1/silences", h.keyA, silenceBody()).Expect(t, 409)
 	if msg := r.JSON(t)["message"]; msg != voiceops.ErrSilenceLimit.Message {
 		t.Errorf("409 says %q", msg)
 	}
-	h.do("POST", "/v1/silences", h.keyB, silenceBody("matchers", []any{})).expect(t, 201) // another account's own limit
+	h.do("POST", "/v1/silences", h.keyB, silenceBody("matchers", []any{})).Expect(t, 201) // another account's own limit
 	// A silence not started yet is removed by DELETE, which frees its place.
-	h.do("DELETE", "/v1/silences/"+last, h.keyA, nil).expect(t, 204)
-	h.do("POST", "/v1/silences", h.keyA, silenceBody()).expect(t, 201)
+	h.do("DELETE", "/v1/silences/"+last, h.keyA, nil).Expect(t, 204)
+	h.do("POST", "/v1/silences", h.keyA, silenceBody()).Expect(t, 201)
 	if n := len(h.silences(h.keyA)); n != voiceops.MaxActiveSilences {
 		t.Errorf("%d silences listed", n)
 	}
@@ -129,9 +129,9 @@ func TestSilenceHoldsBackTheAlert(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	rule := h.do("POST", "/v1/alert-rules", h.keyA, with(validRule(), "project_id", "proj_a1", "metric", "api_errors", "operator", ">=",
-		"threshold_value", 1)).expect(t, 201).JSON(t)["id"].(string)
+		"threshold_value", 1)).Expect(t, 201).JSON(t)["id"].(string)
 	h.deliverStream() // the create's wake-up
-	sil := h.do("POST", "/v1/silences", h.keyA, silenceBody()).expect(t, 201).JSON(t)["id"].(string)
+	sil := h.do("POST", "/v1/silences", h.keyA, silenceBody()).Expect(t, 201).JSON(t)["id"].(string)
 	h.clock.Advance(time.Second)
 	if err := h.deps.Metrics.Record(ctx, metrics.Count(metrics.APIErrors, "acct_a", "proj_a1", h.clock.Now())); err != nil {
 		t.Fatal(err)
@@ -139,10 +139,10 @@ func TestSilenceHoldsBackTheAlert(t *testing.T) {
 	if _, st := h.deliverStream(); st.Silenced != 1 || st.Events != 0 || st.SilenceReads != 1 {
 		t.Fatalf("the breach's evaluation: %+v", st)
 	}
-	if got := h.do("GET", "/v1/alert-rules/"+rule, h.keyA, nil).expect(t, 200).JSON(t)["current_state"]; got != "alert" {
+	if got := h.do("GET", "/v1/alert-rules/"+rule, h.keyA, nil).Expect(t, 200).JSON(t)["current_state"]; got != "alert" {
 		t.Fatalf("state %v, want alert", got)
 	}
-	hist := h.do("GET", "/v1/alert-rules/"+rule+"/history", h.keyA, nil).expect(t, 200).JSON(t)["data"].([]any)
+	hist := h.do("GET", "/v1/alert-rules/"+rule+"/history", h.keyA, nil).Expect(t, 200).JSON(t)["data"].([]any)
 	if newest := hist[0].(map[string]any); newest["to_state"] != "alert" || newest["silenced"] != true || newest["event_id"] != nil {
 		t.Fatalf("history %v, want the change to alert marked silenced, with no event", hist)
 	}
@@ -150,7 +150,7 @@ func TestSilenceHoldsBackTheAlert(t *testing.T) {
 		t.Fatalf("fanned out under the silence: %v", h.fanned)
 	}
 	h.clock.Advance(30 * time.Second)
-	h.do("DELETE", "/v1/silences/"+sil, h.keyA, nil).expect(t, 204)
+	h.do("DELETE", "/v1/silences/"+sil, h.keyA, nil).Expect(t, 204)
 	// The next scheduled run notices: one alerts.triggered, then nothing more.
 	for range 2 {
 		h.clock.Advance(30 * time.Second)
