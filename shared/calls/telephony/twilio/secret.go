@@ -39,15 +39,21 @@ type SecretsWriter interface {
 var _ SecretsWriter = (*secretsmanager.Client)(nil)
 
 // SecretCredentials reads the secret, at most once per TTL (default a
-// minute): credentials the operator changes take effect within it.
+// minute): credentials the operator changes take effect within it. An
+// account the cached copy lacks is looked up again once that copy is
+// MissTTL old (default 5 s), so an account the operator has just set up
+// can call within seconds, and a caller asking for an unknown account
+// reads the secret at most once per MissTTL.
 type SecretCredentials struct {
 	Client   SecretsClient
 	SecretID string
 	TTL      time.Duration
+	MissTTL  time.Duration
 	Now      func() time.Time
 
 	mu      sync.Mutex
 	cached  map[string]Account
+	read    time.Time
 	expires time.Time
 }
 
@@ -58,7 +64,12 @@ func (s *SecretCredentials) Twilio(ctx context.Context, accountID string) (Accou
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.Now()
-	if s.cached == nil || !now.Before(s.expires) {
+	_, known := s.cached[accountID]
+	missTTL := s.MissTTL
+	if missTTL == 0 {
+		missTTL = 5 * time.Second
+	}
+	if s.cached == nil || !now.Before(s.expires) || (!known && !now.Before(s.read.Add(missTTL))) {
 		m, err := read(ctx, s.Client, s.SecretID)
 		if err != nil {
 			return Account{}, err
@@ -67,7 +78,7 @@ func (s *SecretCredentials) Twilio(ctx context.Context, accountID string) (Accou
 		if ttl == 0 {
 			ttl = time.Minute
 		}
-		s.cached, s.expires = m, now.Add(ttl)
+		s.cached, s.read, s.expires = m, now, now.Add(ttl)
 	}
 	a, ok := s.cached[accountID]
 	if !ok || a.AccountSID == "" || a.AuthToken == "" || a.FromNumber == "" {
