@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // BedrockSpec is an agent answered by a model on Amazon Bedrock, through
@@ -190,7 +188,7 @@ func (s BedrockSpec) check(path string, tools map[string]ToolSpec, errs *fieldEr
 	}
 }
 
-func (t ToolSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) {
+func (t ToolSpec) check(path string, policy urlCheck, errs *fieldErrors) {
 	checkText(t.Description, key(path, "description"), MaxToolDescription, true, false, errs)
 	if t.InputSchema == nil {
 		errs.add(key(path, "input_schema"), `is required: a JSON schema of "type": "object"`)
