@@ -99,6 +99,12 @@ type Function struct {
 	// functions projects may name as their functions: those named
 	// ProjectFunctionPrefix* in the stack's account and region.
 	InvokesProjectFunctions bool
+	// InvokesModels grants bedrock:InvokeModel on the foundation models of
+	// context bedrockModels, and bedrock:ApplyGuardrail on the guardrails
+	// of context bedrockGuardrails, in the stack's region (nothing when
+	// they are empty): the functions that answer turns of Bedrock agents
+	// (bedrock.go).
+	InvokesModels bool
 	// InvokesItself grants lambda:InvokeFunction on the function itself
 	// and sets its asynchronous invocations to run once, within a minute:
 	// the calls function runs each claimed step of a voice call in an
@@ -347,7 +353,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 	{
 		// Chat conversations (the base host): the agent, the project's functions,
 		// the conversation store and the metrics of every turn.
-		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
+		Name: "chat", MemoryMB: 512, Deadline: httpapi.AgentDeadline, InvokesModels: true,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects, the agent configuration
 			// Conversations and turns (Puts, also in transactions; a
@@ -395,7 +401,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		// Twilio's callbacks of outbound calls (signed with the account's
 		// Twilio auth token): status reports move the call (calls table),
 		// the answer URL and the speech turns run the call's conversation.
-		Name: "calls", MemoryMB: 512, Deadline: httpapi.AgentDeadline,
+		Name: "calls", MemoryMB: 512, Deadline: httpapi.AgentDeadline, InvokesModels: true,
 		Tables: []Access{
 			// Keys, projects, the agent configuration, and the DNI pools
 			// (Reserve: Query and Update; Consume: Update).
@@ -703,6 +709,9 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Actions: jsii.Strings("lambda:InvokeFunction"), Resources: jsii.Strings(projectFunctionsArn()),
 			}))
+		}
+		if f.InvokesModels {
+			grantModels(fn, cfg.Bedrock)
 		}
 		if f.InvokesItself {
 			// A policy of its own: in the role's default policy, which the

@@ -98,6 +98,9 @@ type StackConfig struct {
 	// OtherReserved is what another stack reserves in the same AWS region
 	// (VoiceOps-global's function, beside VoiceOps-us).
 	OtherReserved int
+	// Bedrock is what Bedrock agents may call (context bedrockModels,
+	// bedrockGuardrails).
+	Bedrock Bedrock
 }
 
 // reserved is a function's reserved concurrency in this stack (0: none).
@@ -293,6 +296,9 @@ func configFromContext(node constructs.Node, getenv func(string) string) (AppCon
 			return cfg, fmt.Errorf("context apiBurstLimit: %w", err)
 		}
 		if sc.Obs, err = observabilityFromContext(c, r.Name); err != nil {
+			return cfg, err
+		}
+		if sc.Bedrock, err = bedrockFromContext(c, r.Name); err != nil {
 			return cfg, err
 		}
 		cfg.Stacks = append(cfg.Stacks, sc)

@@ -19,6 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/calls/stepinvoke"
 	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/calls/twilioapi"
+	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockconverse"
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/conversations/hooks/lambdainvoke"
 	"github.com/voiceops/opsapi/shared/conversations/voiceapi"
@@ -60,7 +61,8 @@ func run(ctx context.Context, getenv func(string) string) error {
 		HTTP: platform,
 		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: invoker, Now: time.Now, Log: log,
-			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents only
+			AllowLoopback: lambdamain.AllowLoopback(getenv), // the local stack runner's agents only
+			Model:         bedrockconverse.New(bedrockconverse.NewClient(cfg))}),
 		Pools:     config.DNI(),
 		Calls:     dynamo.NewCalls(db, env.CallsTable),
 		Twilio:    &twilio.SecretCredentials{Client: secretsmanager.NewFromConfig(cfg), SecretID: env.TwilioSecret, Now: time.Now},

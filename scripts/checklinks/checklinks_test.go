@@ -37,6 +37,8 @@ var rules = []rule{
 		why: "only outbound parses phone numbers (libphonenumber's metadata is megabytes)"},
 	{functions: []string{"*"}, except: []string{"calls", "dialer"}, forbid: []string{"shared/calls/telephony/twilio", "shared/calls/twilioapi"},
 		why: "only the dialer places calls with Twilio and only calls serves its callbacks"},
+	{functions: []string{"*"}, except: []string{"calls", "chat"}, forbid: []string{"shared/conversations/agent/bedrockconverse"},
+		why: "only chat and calls answer turns with a model; the SDK's Bedrock Runtime client is about 1 MiB"},
 	{functions: []string{"*"}, except: []string{"calls", "chat", "events", "sweeper"}, forbid: []string{"shared/conversations/conversation", "shared/conversations/convgraph", "shared/conversations/agent", "shared/conversations/hooks/..."},
 		why: "only the conversation functions run the conversation engine, agents and hooks (conversations only lists and reads: shared/conversations/convlist)"},
 	{functions: []string{"*"}, except: []string{"chat"}, forbid: []string{"shared/conversations/chatapi"},

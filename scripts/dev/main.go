@@ -106,7 +106,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 Serves both hosts of the API on one address with demo accounts, and writes
 their credentials as JSON (to -credentials FILE, else to standard output).
 With AWS_ENDPOINT_URL set, state lives in DynamoDB there (tables are created
-if missing); otherwise in memory. Stops cleanly on Ctrl-C.
+if missing); otherwise in memory. With AWS_ENDPOINT_URL_BEDROCK_RUNTIME (or
+AWS_ENDPOINT_URL) set, Bedrock agents are answered there, e.g. by
+go run ./scripts/bedrock-standin. Stops cleanly on Ctrl-C.
 
 Example:
   go run ./scripts/dev -credentials creds.json -allow-loopback-webhooks -retry-schedule 0s,1s,2s
@@ -200,8 +202,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	policy := voiceops.URLPolicy{AllowLoopback: o.allowLoopback}
 	// The functions' graphs (shared/conversations/convgraph, evalgraph, alertgraph) on
 	// this server's stores.
+	model, modelAt, err := bedrockModel(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	if model != nil {
+		log.Info("Bedrock agents answered at " + modelAt)
+	}
 	engine := convgraph.New(convgraph.Deps{Conversations: b.stores.Conversations, Configs: b.configs, DNI: b.dni, Metrics: b.metrics,
-		AllowLoopback: o.allowLoopback, ChatIdleTimeout: o.idleTimeout, Telemetry: registry, Now: time.Now, Log: log})
+		AllowLoopback: o.allowLoopback, ChatIdleTimeout: o.idleTimeout, Telemetry: registry, Model: model, Now: time.Now, Log: log})
 	ev := evalgraph.New(evalgraph.Deps{Stores: b.stores, Metrics: b.metrics, Rollups: b.rollups, Fanout: b.dispatcher.Fanout,
 		Telemetry: registry, Now: time.Now, Log: log})
 	// Stored metric data drives the evaluation, as the metrics table's

@@ -36,6 +36,7 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/scripts/stack/lambdas"
 	"github.com/voiceops/opsapi/scripts/stack/sns"
+	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockstandin"
 	"github.com/voiceops/opsapi/shared/ops/demoseed"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -68,7 +69,10 @@ type Stack struct {
 	// Unevaluable are alarms the runner can read but does not evaluate
 	// with this run's flags (splitUnevaluable); they never change state.
 	Unevaluable []Unevaluable
-	monitor     *monitor
+	// Bedrock is the Bedrock Runtime stand-in the functions' Converse
+	// calls reach (through the proxy's IAM check); scenarios script it.
+	Bedrock *bedrockstandin.Server
+	monitor *monitor
 
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
@@ -294,7 +298,11 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	if err != nil {
 		return nil, err
 	}
-	s.Proxy = &awsproxy.Proxy{Upstream: upstream, Principals: map[string]awsproxy.Principal{}, ARNs: arns,
+	var bedrockURL *url.URL
+	if s.Bedrock, bedrockURL, err = startBedrock(runCtx); err != nil {
+		return nil, err
+	}
+	s.Proxy = &awsproxy.Proxy{Upstream: upstream, Bedrock: bedrockURL, Principals: map[string]awsproxy.Principal{}, ARNs: arns,
 		SecretARN: func(name string) string { return secretARNs[name] }, Functions: map[string]string{}, Log: log,
 		Throttled: func(_, table string, write bool) { mon.tableThrottled(table, write) }}
 	for _, f := range fns {

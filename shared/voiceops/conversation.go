@@ -243,7 +243,8 @@ const (
 
 // BuiltinMetrics are the keys of `metrics` the service writes itself: a
 // function cannot log them.
-var BuiltinMetrics = []string{"CALL_DURATION", "CALL_TURN", "CALL_START", "CALL_END", "END_REASON", "FUNCTION_ERRORS", "ASR_LANG", "TTS_LANG"}
+var BuiltinMetrics = []string{"CALL_DURATION", "CALL_TURN", "CALL_START", "CALL_END", "END_REASON", "FUNCTION_ERRORS", "ASR_LANG", "TTS_LANG",
+	"MODEL_INPUT_TOKENS", "MODEL_OUTPUT_TOKENS"}
 
 // ValidCustomMetricName reports whether name may be logged: 1 to 64 of
 // A-Z a-z 0-9 _ . -, not a built-in key.

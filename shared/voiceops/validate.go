@@ -3,6 +3,7 @@ package voiceops
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -74,7 +75,16 @@ type URLPolicy struct {
 
 // CheckURL validates a webhook URL: absolute https:// with a host, at most
 // 2048 characters, no credentials, not naming a non-public address.
-func (p URLPolicy) CheckURL(raw string) string {
+func (p URLPolicy) CheckURL(raw string) string { return p.checkURL(raw, netguard.Host) }
+
+// CheckStoredURL checks again a URL that CheckURL accepted when it was
+// saved, but a host that is not ASCII only as written: it was IDNA-mapped
+// and judged then, and each connection to it is judged when dialled. The
+// functions that answer conversations call it, so they do not link a second
+// copy of the IDNA tables beside net/http's.
+func (p URLPolicy) CheckStoredURL(raw string) string { return p.checkURL(raw, netguard.HostAsWritten) }
+
+func (p URLPolicy) checkURL(raw string, hostOf func(string) (string, netip.Addr, bool, error)) string {
 	if utf8.RuneCountInString(raw) > MaxURLLength {
 		return fmt.Sprintf("must be at most %d characters", MaxURLLength)
 	}
@@ -117,7 +127,7 @@ func (p URLPolicy) CheckURL(raw string) string {
 	// The host is judged as a client would connect to it: IDNA-mapped,
 	// without a trailing dot, and as an address when inet_aton would read
 	// it as one (0x7f.1, 127.1, ①②⑦.0.0.1 are 127.0.0.1).
-	name, addr, canonical, err := netguard.Host(host)
+	name, addr, canonical, err := hostOf(host)
 	switch {
 	case err != nil:
 		return "must be an absolute https:// URL with a valid host"

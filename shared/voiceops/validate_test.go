@@ -91,6 +91,23 @@ func TestCheckURLRefusesEverySpellingOfANonPublicAddress(t *testing.T) {
 	}
 }
 
+// TestCheckStoredURL: a stored URL is checked again as CheckURL checks it,
+// but for the IDNA mapping of a host that is not ASCII (judged when saved).
+func TestCheckStoredURL(t *testing.T) {
+	var p URLPolicy
+	for _, u := range []string{"https://10.0.0.1/", "https://0x7f.1/", "http://hooks.example.com/", "https://localhost/", "https://u:p@hooks.example.com/"} {
+		if msg := p.CheckStoredURL(u); msg == "" || msg != p.CheckURL(u) {
+			t.Errorf("CheckStoredURL(%s) = %q, CheckURL %q: want the same refusal", u, msg, p.CheckURL(u))
+		}
+	}
+	if msg := p.CheckStoredURL("https://bücher.example/hook"); msg != "" {
+		t.Errorf("CheckStoredURL of an IDN = %q, want valid", msg)
+	}
+	if p.CheckURL("https://①②⑦.0.0.1/") == "" {
+		t.Error("CheckURL accepted ①②⑦.0.0.1")
+	}
+}
+
 // TestCheckURLDevPolicyStillRefusesDisguisedAddresses: allowing loopback
 // receivers opens loopback only, in its plain spellings.
 func TestCheckURLDevPolicyStillRefusesDisguisedAddresses(t *testing.T) {

@@ -28,6 +28,19 @@ func (a ARNs) Function(name string) string {
 	return fmt.Sprintf("arn:%s:lambda:%s:%s:function:%s", a.Partition, a.Region, a.Account, name)
 }
 
+// FoundationModel is a Bedrock foundation model's ARN (no account).
+func (a ARNs) FoundationModel(id string) string {
+	return fmt.Sprintf("arn:%s:bedrock:%s::foundation-model/%s", a.Partition, a.Region, id)
+}
+
+// Guardrail is a Bedrock guardrail's ARN.
+func (a ARNs) Guardrail(id string) string {
+	return fmt.Sprintf("arn:%s:bedrock:%s:%s:guardrail/%s", a.Partition, a.Region, a.Account, id)
+}
+
+// IsBedrock reports whether a call is to Bedrock Runtime (its REST API).
+func IsBedrock(path string) bool { return strings.HasPrefix(path, "/model/") }
+
 // Secret returns the ARN of a secret named by ARN or by name; lookup maps a
 // name to its ARN (Secrets Manager adds a random suffix).
 func (a ARNs) Secret(id string, lookup func(string) string) string {
@@ -63,6 +76,9 @@ func Requests(arns ARNs, c Call, secretARN func(string) string) ([]iam.Request, 
 		}
 		name, _, _ = strings.Cut(name, ":") // a qualifier
 		return []iam.Request{{Action: "lambda:InvokeFunction", Resource: arns.Function(name)}}, nil
+	}
+	if IsBedrock(c.Path) {
+		return bedrockRequests(arns, c)
 	}
 	prefix, op, ok := strings.Cut(c.Target, ".")
 	if !ok {
@@ -159,4 +175,43 @@ func dynamoRequests(arns ARNs, op string, body map[string]json.RawMessage, str f
 		res += "/index/" + idx
 	}
 	return []iam.Request{{Action: "dynamodb:" + op, Resource: res}}, nil
+}
+
+// bedrockRequests is what Converse needs: bedrock:InvokeModel on the model,
+// and bedrock:ApplyGuardrail on the guardrail it names (a guardrail
+// named by ARN is taken as it is). Other Bedrock calls are refused: no
+// function makes them.
+func bedrockRequests(arns ARNs, c Call) ([]iam.Request, error) {
+	rest := strings.TrimPrefix(c.Path, "/model/")
+	id, ok := strings.CutSuffix(rest, "/converse")
+	if !ok || c.Method != "POST" {
+		return nil, fmt.Errorf("bedrock-runtime: %s %s is not Converse", c.Method, c.Path)
+	}
+	id, err := url.PathUnescape(id)
+	if err != nil || id == "" || strings.Contains(id, "/") {
+		return nil, fmt.Errorf("bedrock-runtime: no model ID in %s", c.Path)
+	}
+	model := arns.FoundationModel(id)
+	if strings.HasPrefix(id, "arn:") {
+		model = id
+	}
+	reqs := []iam.Request{{Action: "bedrock:InvokeModel", Resource: model}}
+	var body struct {
+		GuardrailConfig *struct {
+			GuardrailIdentifier string `json:"guardrailIdentifier"`
+		} `json:"guardrailConfig"`
+	}
+	if len(c.Body) > 0 {
+		if err := json.Unmarshal(c.Body, &body); err != nil {
+			return nil, fmt.Errorf("bedrock-runtime: body is not JSON: %w", err)
+		}
+	}
+	if g := body.GuardrailConfig; g != nil && g.GuardrailIdentifier != "" {
+		arn := g.GuardrailIdentifier
+		if !strings.HasPrefix(arn, "arn:") {
+			arn = arns.Guardrail(arn)
+		}
+		reqs = append(reqs, iam.Request{Action: "bedrock:ApplyGuardrail", Resource: arn})
+	}
+	return reqs, nil
 }

@@ -45,7 +45,10 @@ func (d Denial) String() string { return d.Function + ": " + d.Request.String() 
 
 // Proxy is the AWS endpoint of the functions.
 type Proxy struct {
-	Upstream   *url.URL             // moto
+	Upstream *url.URL // moto
+	// Bedrock receives the Bedrock Runtime calls that the caller's
+	// policy allows (the runner's stand-in); nil refuses them.
+	Bedrock    *url.URL
 	Principals map[string]Principal // by access key ID
 	ARNs       ARNs
 	SecretARN  func(name string) string // a secret's ARN by name, "" if unknown
@@ -258,7 +261,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveInvoke(w, r, body)
 		return
 	}
-	p.forward(w, r, body)
+	if IsBedrock(r.URL.Path) {
+		if p.Bedrock == nil {
+			writeError(w, r, http.StatusServiceUnavailable, "ServiceUnavailableException", "no Bedrock Runtime stand-in in this run")
+			return
+		}
+		p.forward(w, r, body, p.Bedrock)
+		return
+	}
+	p.forward(w, r, body, p.Upstream)
 }
 
 // serveInvoke is Lambda's Invoke API for the stack's own functions.
@@ -294,8 +305,8 @@ func (p *Proxy) serveInvoke(w http.ResponseWriter, r *http.Request, body []byte)
 	_, _ = w.Write(out)
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
-	u := *p.Upstream
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL) {
+	u := *upstream
 	u.Path = r.URL.Path
 	u.RawQuery = r.URL.RawQuery
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
@@ -324,8 +335,14 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // writeError answers in the caller's protocol: the JSON protocols'
-// __type (DynamoDB, SQS, Secrets Manager), or Lambda's REST error.
+// __type (DynamoDB, SQS, Secrets Manager), or Lambda's and Bedrock
+// Runtime's REST errors.
 func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	if IsBedrock(r.URL.Path) {
+		w.Header().Set("X-Amzn-ErrorType", code)
+		writeJSON(w, status, map[string]string{"message": msg})
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/2015-03-31/") {
 		w.Header().Set("X-Amzn-ErrorType", code)
 		writeJSON(w, status, map[string]string{"Type": "User", "Message": msg})

@@ -147,3 +147,62 @@ func TestInjectedFaults(t *testing.T) {
 		t.Errorf("%d calls reached moto, want the 3 not faulted", forwarded.Load())
 	}
 }
+
+// TestBedrockCalls: a function's Converse is checked against its policy
+// (the model, and the guardrail it names) and forwarded to the Bedrock
+// stand-in, never to moto; without a stand-in it is refused.
+func TestBedrockCalls(t *testing.T) {
+	var toStandIn, toMoto atomic.Int32
+	standin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		toStandIn.Add(1)
+		_, _ = io.WriteString(w, `{"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},"stopReason":"end_turn"}`)
+	}))
+	defer standin.Close()
+	moto := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { toMoto.Add(1) }))
+	defer moto.Close()
+	su, _ := url.Parse(standin.URL)
+	mu, _ := url.Parse(moto.URL)
+	arns := ARNs{Partition: "aws", Region: "eu-west-2", Account: "123456789012"}
+	const model = "anthropic.claude-3-haiku-20240307-v1:0"
+	p := &Proxy{Upstream: mu, Bedrock: su, ARNs: arns, SecretARN: func(string) string { return "" },
+		Principals: map[string]Principal{"KEYCHAT": {Function: "chat", Role: "ChatRole", Policy: iam.Policy{Statements: []iam.Statement{
+			{Effect: "Allow", Actions: []string{"bedrock:InvokeModel"}, Resource: []string{"arn:aws:bedrock:eu-west-2::foundation-model/" + model}},
+			{Effect: "Allow", Actions: []string{"bedrock:ApplyGuardrail"}, Resource: []string{"arn:aws:bedrock:eu-west-2:123456789012:guardrail/gr1"}},
+		}}}},
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	converse := func(modelID, body string) (int, http.Header, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/model/"+url.PathEscape(modelID)+"/converse", strings.NewReader(body))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEYCHAT/20260101/eu-west-2/bedrock/aws4_request, SignedHeaders=host, Signature=x")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	if code, _, b := converse(model, `{"guardrailConfig":{"guardrailIdentifier":"gr1","guardrailVersion":"1"}}`); code != 200 || !strings.Contains(b, "end_turn") {
+		t.Errorf("an allowed model and guardrail: %d %s", code, b)
+	}
+	for name, c := range map[string][2]string{
+		"another model":     {"amazon.titan-text-lite-v1", `{}`},
+		"another guardrail": {model, `{"guardrailConfig":{"guardrailIdentifier":"gr2","guardrailVersion":"1"}}`},
+	} {
+		code, h, b := converse(c[0], c[1])
+		if code != 403 || h.Get("X-Amzn-ErrorType") != "AccessDeniedException" || !strings.Contains(b, "bedrock:") {
+			t.Errorf("%s: %d %v %s, want AccessDeniedException", name, code, h.Get("X-Amzn-ErrorType"), b)
+		}
+	}
+	if toStandIn.Load() != 1 || toMoto.Load() != 0 {
+		t.Errorf("forwarded to the stand-in %d times and to moto %d times, want 1 and 0", toStandIn.Load(), toMoto.Load())
+	}
+	if d := p.Denials(); len(d) != 2 || d[0].Function != "chat" {
+		t.Errorf("denials: %v", d)
+	}
+	p.Bedrock = nil
+	if code, h, _ := converse(model, `{}`); code != 503 || h.Get("X-Amzn-ErrorType") != "ServiceUnavailableException" {
+		t.Errorf("without a stand-in: %d %s", code, h.Get("X-Amzn-ErrorType"))
+	}
+}

@@ -120,8 +120,8 @@ type Deps struct {
 	// guard: webhook.NewClient (with AllowLoopback only on the dev server).
 	// Needed only for HTTP agents.
 	HTTPClient *http.Client
-	// Policy checks the agent's URL again when it is built, as ParseConfig
-	// did; the dev server allows loopback URLs.
+	// Policy checks the agent's URL again when it is built
+	// (URLPolicy.CheckStoredURL); the dev server allows loopback URLs.
 	Policy voiceops.URLPolicy
 	// Now is the clock of request signatures; time.Now when nil.
 	Now func() time.Time
@@ -148,7 +148,7 @@ const DefaultUserAgent = "VoiceOps-Agent/1.0"
 // the same checks as one loaded from a file.
 func New(spec AgentSpec, deps Deps) (Agent, error) {
 	var errs fieldErrors
-	compiled := spec.check("agent", deps.Policy, nil, &errs)
+	compiled := spec.check("agent", deps.Policy.CheckStoredURL, nil, &errs)
 	if err := errs.err(); err != nil {
 		return nil, err
 	}

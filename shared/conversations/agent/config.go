@@ -191,7 +191,7 @@ func ParseConfig(b []byte, policy voiceops.URLPolicy) (Config, error) {
 		return Config{}, problems.err()
 	}
 	c.fillDefaults()
-	problems = append(problems, c.check(policy)...)
+	problems = append(problems, c.check(policy.CheckURL)...)
 	if len(problems) > 0 {
 		return Config{}, problems.capped().err()
 	}
@@ -249,9 +249,13 @@ func (c *Config) fillDefaults() {
 
 // Validate checks a configuration as ParseConfig does (zero values that have
 // a default are accepted), returning a *ConfigError.
-func (c Config) Validate(policy voiceops.URLPolicy) error { return c.check(policy).err() }
+func (c Config) Validate(policy voiceops.URLPolicy) error { return c.check(policy.CheckURL).err() }
 
-func (c Config) check(policy voiceops.URLPolicy) fieldErrors {
+// urlCheck judges a URL field: "" when it is acceptable, else why not
+// (voiceops.URLPolicy's CheckURL, or CheckStoredURL when an agent is built).
+type urlCheck func(raw string) string
+
+func (c Config) check(policy urlCheck) fieldErrors {
 	var errs fieldErrors
 	if c.AccountID != "" && !voiceops.ValidTenantID(c.AccountID) {
 		errs.add("account_id", "must be 1 to 64 letters, digits, '_' or '-'")
@@ -286,7 +290,7 @@ func (c Config) check(policy voiceops.URLPolicy) fieldErrors {
 	return errs
 }
 
-func (c Config) checkVariants(policy voiceops.URLPolicy, errs *fieldErrors) {
+func (c Config) checkVariants(policy urlCheck, errs *fieldErrors) {
 	switch {
 	case len(c.Variants) == 0:
 		errs.add("variants", "must have at least 1 variant")
@@ -349,7 +353,7 @@ func (s AgentSpec) absentOthers(path string, errs *fieldErrors) {
 // check validates the spec; for a scripted agent it also returns the
 // compiled agent (usable only when nothing was reported). tools are the
 // configuration's (nil: not checked, as for a spec on its own).
-func (s AgentSpec) check(path string, policy voiceops.URLPolicy, tools map[string]ToolSpec, errs *fieldErrors) *scripted {
+func (s AgentSpec) check(path string, policy urlCheck, tools map[string]ToolSpec, errs *fieldErrors) *scripted {
 	switch s.Type {
 	case TypeScripted, TypeHTTP, TypeBedrock:
 		s.absentOthers(path, errs)
@@ -381,7 +385,7 @@ func (s AgentSpec) check(path string, policy voiceops.URLPolicy, tools map[strin
 	return nil
 }
 
-func (s HTTPSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) {
+func (s HTTPSpec) check(path string, policy urlCheck, errs *fieldErrors) {
 	checkURL(s.URL, key(path, "url"), policy, errs)
 	checkSecret(s.SigningSecret, key(path, "signing_secret"), errs)
 	checkTimeoutUpTo(s.TimeoutMS, MaxAgentTimeoutMS, key(path, "timeout_ms"), errs)
@@ -397,7 +401,7 @@ var lambdaARNPattern = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^arn:aws(-[a-z]+)*:lambda:[a-z]{2}(-[a-z]+)+-\d:\d{12}:function:[A-Za-z0-9_-]{1,64}(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$`)
 })
 
-func (s FunctionSpec) check(path string, policy voiceops.URLPolicy, errs *fieldErrors) {
+func (s FunctionSpec) check(path string, policy urlCheck, errs *fieldErrors) {
 	switch {
 	case s.URL == "" && s.LambdaARN == "":
 		errs.add(path, `needs exactly one of "url" and "lambda_arn"; it has neither`)
@@ -417,12 +421,12 @@ func (s FunctionSpec) check(path string, policy voiceops.URLPolicy, errs *fieldE
 	checkTimeout(s.TimeoutMS, key(path, "timeout_ms"), errs)
 }
 
-func checkURL(raw, path string, policy voiceops.URLPolicy, errs *fieldErrors) {
+func checkURL(raw, path string, policy urlCheck, errs *fieldErrors) {
 	if raw == "" {
 		errs.add(path, "is required")
 		return
 	}
-	if msg := policy.CheckURL(raw); msg != "" {
+	if msg := policy(raw); msg != "" {
 		errs.add(path, "%s", msg)
 	}
 }

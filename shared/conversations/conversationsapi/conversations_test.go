@@ -361,6 +361,9 @@ type refMetrics struct {
 	FunctionErrors string `json:"FUNCTION_ERRORS"`
 	ASRLang        any    `json:"ASR_LANG"`
 	TTSLang        any    `json:"TTS_LANG"`
+	// Only when a model answered a turn.
+	ModelInputTokens  string `json:"MODEL_INPUT_TOKENS,omitempty"`
+	ModelOutputTokens string `json:"MODEL_OUTPUT_TOKENS,omitempty"`
 }
 
 type refTurn struct {
@@ -466,6 +469,11 @@ func refRecord(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) re
 		r.Metrics.CallTurn = append(r.Metrics.CallTurn, tm(t.UserInputAt))
 		ferrs += t.FunctionErrors
 		r.Metrics.FunctionErrors = strconv.Itoa(ferrs)
+		if t.Model != nil {
+			in, _ := strconv.Atoi(r.Metrics.ModelInputTokens)
+			out, _ := strconv.Atoi(r.Metrics.ModelOutputTokens)
+			r.Metrics.ModelInputTokens, r.Metrics.ModelOutputTokens = strconv.Itoa(in+t.Model.InputTokens), strconv.Itoa(out+t.Model.OutputTokens)
+		}
 		ms = append(ms, t.Latency.Round(time.Millisecond).Milliseconds())
 		rt := refTurn{UserInput: text(t.UserInput), UserInputDTMF: text(t.UserInputDTMF), UserInputDatetime: tm(t.UserInputAt),
 			AgentResponse: text(t.AgentResponse), AgentResponseDatetime: tm(t.AgentResponseAt),

@@ -196,7 +196,9 @@ func (e convEncoder) appendRecord(b []byte, c voiceops.Conversation, turns []voi
 // (completed, closed, handoff, crashed, timeout; empty/null while in progress),
 // FUNCTION_ERRORS (project functions that failed, over all turns, as a
 // string), ASR_LANG and TTS_LANG (language codes, empty/null when not
-// set); then the metrics project functions logged, in the order of their
+// set), MODEL_INPUT_TOKENS and MODEL_OUTPUT_TOKENS (a Bedrock agent's
+// tokens over all turns, as strings; only when a model answered a turn);
+// then the metrics project functions logged, in the order of their
 // first value: a string, or an array of strings for a name logged more
 // than once. Every value is a string or an array of strings (the
 // vendor's shape).
@@ -204,13 +206,17 @@ func (e convEncoder) appendMetrics(b []byte, c voiceops.Conversation, turns []vo
 	b = append(b, `{"CALL_DURATION":"`...)
 	b = strconv.AppendInt(b, total, 10)
 	b = append(b, `","CALL_TURN":[`...)
-	ferrs := 0
+	ferrs, inTokens, outTokens, modelTurns := 0, 0, 0, 0
 	for i, t := range turns {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = e.appendTime(b, t.UserInputAt)
 		ferrs += t.FunctionErrors
+		if t.Model != nil {
+			modelTurns++
+			inTokens, outTokens = inTokens+t.Model.InputTokens, outTokens+t.Model.OutputTokens
+		}
 	}
 	b = append(b, `],"CALL_START":`...)
 	b = e.appendTime(b, c.StartedAt)
@@ -228,6 +234,13 @@ func (e convEncoder) appendMetrics(b []byte, c voiceops.Conversation, turns []vo
 	b = e.appendText(b, c.ASRLang)
 	b = append(b, `,"TTS_LANG":`...)
 	b = e.appendText(b, c.TTSLang)
+	if modelTurns > 0 { // only conversations a model answered: the keys are the cost model's
+		b = append(b, `,"MODEL_INPUT_TOKENS":"`...)
+		b = strconv.AppendInt(b, int64(inTokens), 10)
+		b = append(b, `","MODEL_OUTPUT_TOKENS":"`...)
+		b = strconv.AppendInt(b, int64(outTokens), 10)
+		b = append(b, '"')
+	}
 	b = appendCustomMetrics(b, c.Metrics)
 	return append(b, '}')
 }
@@ -434,6 +447,8 @@ var convDescriptions = []struct{ key, text string }{
 	{"metrics.FUNCTION_ERRORS", "Project functions that failed during the conversation, as a string."},
 	{"metrics.ASR_LANG", "Speech recognition language code; null when not set."},
 	{"metrics.TTS_LANG", "Speech synthesis language code; null when not set."},
+	{"metrics.MODEL_INPUT_TOKENS", "A Bedrock agent's input tokens over all turns, as a string; absent when no model answered."},
+	{"metrics.MODEL_OUTPUT_TOKENS", "A Bedrock agent's output tokens over all turns, as a string; absent when no model answered."},
 	{"state", "The agent's and the project functions' memory of the conversation."},
 	{"turns", "The turns, in order."},
 	{"turns[].user_input", "What the user said or wrote; null for a silence or DTMF only."},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +158,9 @@ type v3Metrics struct {
 	FunctionErrors string   `json:"FUNCTION_ERRORS"`
 	ASRLang        string   `json:"ASR_LANG"`
 	TTSLang        string   `json:"TTS_LANG"`
+	// Only when a model answered a turn.
+	ModelInputTokens  string `json:"MODEL_INPUT_TOKENS,omitempty"`
+	ModelOutputTokens string `json:"MODEL_OUTPUT_TOKENS,omitempty"`
 }
 
 type v3Turn struct {
@@ -208,6 +212,11 @@ func v3Record(e convEncoder, c voiceops.Conversation, turns []voiceops.Turn) v3C
 	for _, t := range turns {
 		r.Metrics.CallTurn = append(r.Metrics.CallTurn, tm(t.UserInputAt))
 		ferrs += t.FunctionErrors
+		if t.Model != nil {
+			in, _ := strconv.Atoi(r.Metrics.ModelInputTokens)
+			out, _ := strconv.Atoi(r.Metrics.ModelOutputTokens)
+			r.Metrics.ModelInputTokens, r.Metrics.ModelOutputTokens = strconv.Itoa(in+t.Model.InputTokens), strconv.Itoa(out+t.Model.OutputTokens)
+		}
 		ms = append(ms, t.Latency.Round(time.Millisecond).Milliseconds())
 		rt := v3Turn{UserInput: t.UserInput, UserInputDTMF: t.UserInputDTMF, UserInputDatetime: tm(t.UserInputAt),
 			AgentResponse: t.AgentResponse, AgentResponseDatetime: tm(t.AgentResponseAt), Latency: latencySeconds(t.Latency),

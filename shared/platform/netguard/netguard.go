@@ -109,12 +109,24 @@ var ErrInvalidHost = errors.New("netguard: invalid host")
 // A host whose last label is a number (decimal, or 0x hex) is an IPv4
 // address or invalid, never a name: no top-level domain is numeric.
 func Host(host string) (name string, addr netip.Addr, canonical bool, err error) {
+	return hostOf(host, idna.Lookup.ToASCII)
+}
+
+// HostAsWritten is Host without the IDNA mapping: a host that is not ASCII
+// is judged as written. It is for hosts that Host judged before (a stored
+// URL), in programs that should not link x/net/idna's tables.
+func HostAsWritten(host string) (name string, addr netip.Addr, canonical bool, err error) {
+	return hostOf(host, nil)
+}
+
+// hostOf is Host with toASCII as the IDNA mapping (nil: none).
+func hostOf(host string, toASCII func(string) (string, error)) (name string, addr netip.Addr, canonical bool, err error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return strings.ToLower(host), a, true, nil
 	}
 	name = host
-	if !isASCII(name) {
-		if name, err = idna.Lookup.ToASCII(name); err != nil {
+	if toASCII != nil && !isASCII(name) {
+		if name, err = toASCII(name); err != nil {
 			return "", netip.Addr{}, false, ErrInvalidHost
 		}
 	}

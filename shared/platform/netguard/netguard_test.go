@@ -108,3 +108,18 @@ func TestHost(t *testing.T) {
 		}
 	}
 }
+
+// TestHostAsWritten: without the IDNA mapping, ASCII hosts are judged as
+// Host judges them, and a host that is not ASCII is left as written.
+func TestHostAsWritten(t *testing.T) {
+	for _, h := range []string{"127.0.0.1", "0x7f.0.0.1", "169.254.43518", "Hooks.Example.COM.", "example.1"} {
+		n1, a1, c1, e1 := Host(h)
+		n2, a2, c2, e2 := HostAsWritten(h)
+		if n1 != n2 || a1 != a2 || c1 != c2 || (e1 == nil) != (e2 == nil) {
+			t.Errorf("HostAsWritten(%q) = %q, %v, %v, %v; Host gives %q, %v, %v, %v", h, n2, a2, c2, e2, n1, a1, c1, e1)
+		}
+	}
+	if name, addr, _, err := HostAsWritten("bücher.example"); err != nil || name != "bücher.example" || addr.IsValid() {
+		t.Errorf("HostAsWritten(bücher.example) = %q, %v, %v; want it as written", name, addr, err)
+	}
+}
