@@ -21,7 +21,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./scripts/bench [-runs 15] [-benchtime 2s] [-only go|functions]
+//	go run ./scripts/bench [-runs 15] [-benchtime 2s] [-only go|functions] [-function outbound]
 //
 // The Go figures come from the packages' own benchmarks (go test -bench);
 // the function figures from a local Runtime API stub: each bootstrap is
@@ -29,7 +29,9 @@
 // from exec to its first GET .../invocation/next, in -runs rounds of pairs
 // with the hello world (A B, then B A: interleaved, so that both see the
 // same machine), each ratio taken within its round; the median ratio is
-// shown with its interquartile range.
+// shown with its extremes and interquartile range. Sizes are the arm64
+// bootstraps'; times are of host builds (the header says which), since
+// this machine may not run arm64.
 // The same stub answers the one AWS call a function makes before that (the
 // internal key from Secrets Manager, where the function takes internal
 // requests), through AWS_ENDPOINT_URL.
@@ -62,6 +64,7 @@ func main() {
 	runs := flag.Int("runs", 15, "rounds of starts of each function with the hello world (A B, then B A)")
 	benchtime := flag.String("benchtime", "2s", "go test -benchtime of the Go benchmarks")
 	only := flag.String("only", "", "`part` to run alone: go or functions")
+	function := flag.String("function", "", "time only the function of this `name` (functions/<name>) against the hello world")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), `Usage: go run ./scripts/bench [flags]
 
@@ -81,13 +84,13 @@ Flags:
 	}
 	flag.Parse()
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(out, "scripts/bench on %s/%s, %d CPUs, %s, %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), time.Now().UTC().Format(time.DateOnly))
+	fmt.Fprintf(out, "scripts/bench on %s/%s, %d CPUs, %s, %s, load average at start %s\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), time.Now().UTC().Format(time.DateOnly), loadAverage())
 	ok := true
 	if *only == "" || *only == "go" {
 		ok = goBenchmarks(out, *benchtime) && ok
 	}
 	if *only == "" || *only == "functions" {
-		ok = functions(out, *runs) && ok
+		ok = functions(out, *runs, *function) && ok
 	}
 	out.Flush()
 	if !ok {
@@ -144,7 +147,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		return rs
 	}
 	const pathRound = 2000 // shared/testsupport/apitest's pathRound: the requests of a round
-	fmt.Fprintf(out, "Request path, rounds of %d requests (shared/testsupport/apitest)\tus/request\tallocs/request\tx bare, median (IQR)\trounds\n", pathRound)
+	fmt.Fprintf(out, "Request path, rounds of %d requests (shared/testsupport/apitest)\tus/request\tallocs/request\tx bare, median (min-max; IQR)\trounds\n", pathRound)
 	api := get("./shared/testsupport/apitest", "^BenchmarkRequestPathAB$")
 	perReq := func(v float64) string { return num(v * 1000 / pathRound) }
 	for _, row := range []struct{ label, name string }{
@@ -161,7 +164,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 	// The list and the series: whole requests against same-request
 	// baselines, interleaved round by round (shared/testsupport/abbench).
 	base := get("./shared/conversations/conversationsapi", "^(BenchmarkListRequestAB|BenchmarkConcurrencyAB)$")
-	fmt.Fprintln(out, "\nConversations list v3, whole request: adapter, auth, memory-store reads, page (shared/conversations/conversationsapi)\tms\tallocs\tx baseline, median (IQR)\trounds")
+	fmt.Fprintln(out, "\nConversations list v3, whole request: adapter, auth, memory-store reads, page (shared/conversations/conversationsapi)\tms\tallocs\tx baseline, median (min-max; IQR)\trounds")
 	for _, limit := range []string{"5000", "30"} {
 		r := base["BenchmarkListRequestAB/limit="+limit]
 		what := "a page of 30"
@@ -172,7 +175,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		fmt.Fprintf(out, "    same request, page by encoding/json (baseline)\t%s\t%s\t1.00\t\n", num2(r["base-ms"]), num(r["base-allocs"]))
 	}
 
-	fmt.Fprintln(out, "\nConcurrency series, one week of 100,000 conversations, whole request, reads free (shared/conversations/conversationsapi)\tms\tallocs\tsweep / baseline, median (IQR)\trounds")
+	fmt.Fprintln(out, "\nConcurrency series, one week of 100,000 conversations, whole request, reads free (shared/conversations/conversationsapi)\tms\tallocs\tsweep / baseline, median (min-max; IQR)\trounds")
 	for _, s := range []string{"", "variant"} {
 		label := "whole project"
 		if s != "" {
@@ -191,7 +194,7 @@ func goBenchmarks(out io.Writer, benchtime string) bool {
 		}
 	}
 
-	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver, 16 at once (shared/alerts/delivery)\tdeliveries/s\tallocs/round\ttime x bare, median (IQR)\trounds")
+	fmt.Fprintln(out, "\nDispatcher, memory stores, local HTTPS receiver, 16 at once (shared/alerts/delivery)\tdeliveries/s\tallocs/round\ttime x bare, median (min-max; IQR)\trounds")
 	disp := get("./shared/alerts/delivery", "^BenchmarkDispatchAB$")["BenchmarkDispatchAB"]
 	perSec := func(ms float64) float64 {
 		if ms == 0 {
@@ -298,8 +301,9 @@ type function struct {
 	err                   error
 }
 
-// spread is a median with its interquartile range.
-type spread struct{ p25, p50, p75 float64 }
+// spread is a ratio's median with its extremes and interquartile range:
+// the extremes say how noisy the machine was, which the quartiles hide.
+type spread struct{ min, p25, p50, p75, max float64 }
 
 func spreadOf(vs []float64) spread {
 	if len(vs) == 0 {
@@ -308,12 +312,15 @@ func spreadOf(vs []float64) spread {
 	s := slices.Clone(vs)
 	slices.Sort(s)
 	at := func(q float64) float64 { return s[int(q*float64(len(s)-1)+0.5)] }
-	return spread{at(0.25), at(0.5), at(0.75)}
+	return spread{s[0], at(0.25), at(0.5), at(0.75), s[len(s)-1]}
 }
 
-func (s spread) String() string { return fmt.Sprintf("%.2f (%.2f-%.2f)", s.p50, s.p25, s.p75) }
+// String is "median (min-max; IQR p25-p75)".
+func (s spread) String() string {
+	return fmt.Sprintf("%.2f (%.2f-%.2f; IQR %.2f-%.2f)", s.p50, s.min, s.max, s.p25, s.p75)
+}
 
-func functions(out io.Writer, runs int) bool {
+func functions(out io.Writer, runs int, only string) bool {
 	tmp, err := os.MkdirTemp("", "bench-functions")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -324,6 +331,9 @@ func functions(out io.Writer, runs int) bool {
 	hello := &function{name: "hello world (baseline)", dir: "./scripts/bench/hello"}
 	var fns []*function
 	for _, d := range dirs {
+		if only != "" && filepath.Base(d) != only {
+			continue
+		}
 		if st, err := os.Stat(filepath.Join(d, "main.go")); err == nil && !st.IsDir() {
 			fns = append(fns, &function{name: filepath.Base(d), dir: "./" + d})
 		}
@@ -341,8 +351,8 @@ func functions(out io.Writer, runs int) bool {
 			ok = false
 		}
 	}
-	fmt.Fprintf(out, "Function (bootstrap linux/arm64, stripped; %d rounds of A B / B A with the hello world)\tMiB\tinit ms\thello init ms\tx hello init, median (IQR)\tstart to /next ms\thello start ms\tx hello start, median (IQR)\n", runs)
-	fmt.Fprintf(out, "  hello world (baseline)\t%.1f\t\t\t\t\t\t\n", float64(hello.size)/(1<<20))
+	fmt.Fprintf(out, "Function: MiB of its linux/arm64 stripped bootstrap (as deployed); init and start timed on a %s/%s build of the same flags (this machine's), %d rounds of A B / B A with the hello world\tMiB\tinit ms\thello init ms\tx hello init, median (min-max; IQR)\tstart to /next ms\thello start ms\tx hello start, median (min-max; IQR)\n", runtime.GOOS, runtime.GOARCH, runs)
+	fmt.Fprintf(out, "  hello world (baseline: scripts/bench/hello, aws-lambda-go's lambda.Start of a handler that returns a string)\t%.1f\t\t\t\t\t\t\n", float64(hello.size)/(1<<20))
 	for _, f := range fns {
 		if f.err != nil {
 			msg := f.err.Error()
@@ -589,12 +599,13 @@ func num2(v float64) string {
 func mib(bytes float64) string { return strconv.FormatFloat(bytes/(1<<20), 'f', 2, 64) }
 
 // abSpread is an abbench result's ratio: the median of the work's time
-// over its baseline's in the same round, with the interquartile range.
+// over its baseline's in the same round, with its extremes and
+// interquartile range.
 func abSpread(r result) string {
 	if r["x-base-p50"] == 0 {
 		return "-"
 	}
-	return spread{r["x-base-p25"], r["x-base-p50"], r["x-base-p75"]}.String()
+	return spread{r["x-base-min"], r["x-base-p25"], r["x-base-p50"], r["x-base-p75"], r["x-base-max"]}.String()
 }
 
 func ratio(v, base float64) string {
@@ -602,6 +613,16 @@ func ratio(v, base float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v/base, 'f', 2, 64)
+}
+
+// loadAverage is /proc/loadavg's 1, 5 and 15 minute averages: how busy
+// the machine was, which every timing here depends on.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 func cpuModel() string {

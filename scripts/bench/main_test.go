@@ -58,7 +58,7 @@ func TestMissingEnv(t *testing.T) {
 
 func TestSpreadOf(t *testing.T) {
 	got := spreadOf([]float64{5, 1, 4, 2, 3})
-	if got != (spread{2, 3, 4}) || got.String() != "3.00 (2.00-4.00)" {
+	if got != (spread{1, 2, 3, 4, 5}) || got.String() != "3.00 (1.00-5.00; IQR 2.00-4.00)" {
 		t.Errorf("spreadOf = %+v %q", got, got)
 	}
 	if (spreadOf(nil) != spread{}) {

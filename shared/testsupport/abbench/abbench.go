@@ -16,9 +16,9 @@ import (
 
 // Run runs rounds of work and base until the benchmark's time is up and
 // reports, per round: a-ms and base-ms (median milliseconds), a-allocs
-// and base-allocs (median allocations), and x-base-p25, x-base-p50 and
-// x-base-p75 (the quartiles of work's time over base's in the same
-// round). Each function does one whole operation and fails b on error.
+// and base-allocs (median allocations), and x-base-min, x-base-p25,
+// x-base-p50, x-base-p75 and x-base-max (work's time over base's in the
+// same round: the extremes and the quartiles). Each function does one whole operation and fails b on error.
 func Run(b *testing.B, work, base func()) { RunWith(b, nil, work, base) }
 
 // RunWith is Run calling before (when not nil) at the start of each round,
@@ -61,9 +61,11 @@ func RunWith(b *testing.B, before, work, base func()) {
 	b.ReportMetric(Quantile(bt, 0.5), "base-ms")
 	b.ReportMetric(Quantile(aa, 0.5), "a-allocs")
 	b.ReportMetric(Quantile(ba, 0.5), "base-allocs")
+	b.ReportMetric(Quantile(ratios, 0), "x-base-min")
 	b.ReportMetric(Quantile(ratios, 0.25), "x-base-p25")
 	b.ReportMetric(Quantile(ratios, 0.5), "x-base-p50")
 	b.ReportMetric(Quantile(ratios, 0.75), "x-base-p75")
+	b.ReportMetric(Quantile(ratios, 1), "x-base-max")
 	b.ReportMetric(float64(round), "rounds")
 }
 
