@@ -93,7 +93,8 @@ type options struct {
 	publicURL    string
 	twilioAPIURL string
 	// demoData seeds rules, metric events and a conversation (demo.go).
-	demoData bool
+	demoData    bool
+	noRateLimit bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -126,6 +127,7 @@ Flags:
 	fs.StringVar(&o.tablePrefix, "table-prefix", "voiceops-local", "DynamoDB table name prefix (with AWS_ENDPOINT_URL)")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
+	fs.BoolVar(&o.noRateLimit, "no-rate-limit", false, "do not rate-limit API keys (for local load tests, which would otherwise time 429s)")
 	fs.BoolVar(&o.demoData, "demo-data", false, "give the first demo account rules, the last 100 minutes of metric events and a chat conversation, for the console")
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
@@ -251,13 +253,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	stopDialer := b.startDialer(ctx, &dialer.Dialer{Calls: callSvc, Pacer: b.pacer, Queue: b.dial, Provider: provider,
 		Now: time.Now, Sleep: dialer.SleepContext, Log: log, Telemetry: registry})
 	defer stopDialer()
+	guards := httpapi.NewGuards(b.requests, time.Now)
+	if o.noRateLimit {
+		guards.Limiter = nil
+	}
 	// Every group of both hosts, as the functions serve them (functions/*/main.go).
 	api := httpapi.New(httpapi.Config{
 		Keys: auth.New(b.stores.Accounts, region, time.Now), Projects: b.stores.Accounts,
 		InternalKey: httpapi.FixedDigest(keys.Digest(internalKey)), Now: time.Now, Log: log,
 		Deadline: httpapi.AgentDeadline, // one server for every route, conversation turns included
 		// The same rate limits and Idempotency-Key as the deployed stack.
-		Guards:  httpapi.NewGuards(b.requests, time.Now),
+		Guards:  guards,
 		Metrics: registry,
 		CountError: func(ctx context.Context, accountID, projectID string, at time.Time) error {
 			return recorder.Record(ctx, metrics.Count(metrics.APIErrors, accountID, projectID, at))
