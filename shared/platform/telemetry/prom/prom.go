@@ -38,7 +38,10 @@ func New() *Registry { return &Registry{series: map[string]map[string]*value{}} 
 
 // Record implements telemetry.Recorder.
 func (r *Registry) Record(m telemetry.Metric, v float64, dims ...string) {
-	labels := labelText(m.Dims, dims)
+	// The labels are rendered on the stack and looked up as string(labels),
+	// which does not allocate: only a new series keeps a copy.
+	var buf [256]byte
+	labels := appendLabels(buf[:0], m.Dims, dims)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	byLabels := r.series[m.Name]
@@ -46,10 +49,10 @@ func (r *Registry) Record(m telemetry.Metric, v float64, dims ...string) {
 		byLabels = map[string]*value{}
 		r.series[m.Name] = byLabels
 	}
-	val := byLabels[labels]
+	val := byLabels[string(labels)]
 	if val == nil {
 		val = &value{}
-		byLabels[labels] = val
+		byLabels[string(labels)] = val
 	}
 	val.sum += v
 	val.count++
@@ -57,26 +60,48 @@ func (r *Registry) Record(m telemetry.Metric, v float64, dims ...string) {
 
 // labelText renders {name="value",...} with the format's escaping.
 func labelText(names, values []string) string {
-	if len(names) == 0 || len(values) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteByte('{')
-	for i := range min(len(names), len(values)) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strings.ToLower(names[i]))
-		b.WriteString(`="`)
-		b.WriteString(escape(values[i]))
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
+	return string(appendLabels(nil, names, values))
 }
 
-func escape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+// appendLabels appends labelText's rendering to b.
+func appendLabels(b []byte, names, values []string) []byte {
+	if len(names) == 0 || len(values) == 0 {
+		return b
+	}
+	b = append(b, '{')
+	for i := range min(len(names), len(values)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		for _, c := range []byte(names[i]) { // ASCII dimension names, lowered
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+		b = append(b, '=', '"')
+		b = appendEscaped(b, values[i])
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
+// appendEscaped appends s with the label value escaping of the text
+// format: backslash, double quote and line feed.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '"':
+			b = append(b, '\\', '"')
+		case '\n':
+			b = append(b, '\\', 'n')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // Name is a metric's Prometheus name: voiceops_ and the snake-case name,
@@ -134,9 +159,9 @@ func (r *Registry) Write(w io.Writer) error {
 	return err
 }
 
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
