@@ -5,7 +5,7 @@
 # mappings, schedules and IAM checks): an alert through the metrics stream,
 # a chat ended by the sweeper, an outbound call through the dialer and a
 # Twilio stand-in, a failing receiver spending its retry schedule, the
-# issue-18 defects (deadline, JSON 404/405, Idempotency-Key with a comma),
+# API Gateway edge cases (deadline, JSON 404/405, Idempotency-Key with a comma),
 # the console calling the base host across origins (CSP, CORS; in headless
 # chromium when installed),
 # the template's alarms evaluated on the metrics the runner collects (every

@@ -62,7 +62,7 @@ echo "cfn-lint: ${#templates[@]} templates, nothing reported"
 echo "bundles (BUNDLE_SIZE_CHECK=$size_check):"
 # outbound links libphonenumber's metadata (about 10 MiB) and, for the
 # trigger's enqueue, the SQS client (0.6 MiB): 15.9 MiB. 16 MiB is the
-# budget of a function that parses phone numbers (issue 13): a dependency
+# budget of a function that parses phone numbers: a dependency
 # that pushes it over must be paid for elsewhere, not by raising the limit.
 go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=16 "$out"
 echo "synth-lint.sh: ${#templates[@]} templates synthesized, cfn-lint clean, bundles checked"

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestGuardsEndToEnd is issue 12's "done when" on the dev server with its
+// TestGuardsEndToEnd is the guards' end-to-end check on the dev server with its
 // defaults: a burst past one key's limit gets 429s with Retry-After and the
 // RateLimit headers while another tenant's requests all succeed; creates
 // with an Idempotency-Key replay their first response and create nothing

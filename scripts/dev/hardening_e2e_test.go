@@ -22,7 +22,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestHardeningEndToEnd replays issue 24's findings 4 to 9 against the dev
+// TestHardeningEndToEnd replays the adversarial suite's HTTP findings against the dev
 // server, embedded and on DynamoDB (moto): none of them is found.
 func TestHardeningEndToEnd(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) {

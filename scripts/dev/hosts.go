@@ -52,7 +52,7 @@ func (h hostNames) allows(hostHeader string) bool {
 	return ip != nil && (ip.IsLoopback() || h.anyIP || h.names[ip.String()])
 }
 
-// withHosts answers a request for another Host name 421 in doc 1's error
+// withHosts answers a request for another Host name 421 in the studio host's error
 // shape, and gives every answer nosniff (the documents, /metrics and the
 // operator endpoint are served outside the API's middleware).
 func withHosts(hosts hostNames, next http.Handler) http.Handler {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestOpenAPIPathsAreNotCleaned: over a real connection, the paths a
-// ServeMux would clean and redirect (issue 24, finding 9) reach the API's
+// ServeMux would clean and redirect reach the API's
 // guard and get its JSON 404 with a request ID; /openapi.json is the
 // document.
 func TestOpenAPIPathsAreNotCleaned(t *testing.T) {

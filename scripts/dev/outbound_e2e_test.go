@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestOutboundEndToEnd is issue 10's "done when" on the dev server with its
+// TestOutboundEndToEnd is the outbound calls' end-to-end check on the dev server with its
 // defaults (the simulated provider, 1 call per second per account):
 // +14155550100 goes queued, calling, success and its voice conversation
 // (with turns) is in the v3 list; the test numbers end in failure with

@@ -1,7 +1,6 @@
 // Command notifybench measures the time to notify: from the moment a
 // breaching metric event is accepted by the dev server to the moment its
-// alerts.triggered delivery reaches a receiver. It runs the experiment of
-// issue 9 against a running dev server (embedded, or on moto through the
+// alerts.triggered delivery reaches a receiver. It runs against a running dev server (embedded, or on moto through the
 // metrics table's stream): per round, 12 rules (api_errors,
 // function_errors, turn_latency_p95 on the 4 demo projects), each fed one
 // breaching event through the internal metric intake, -gap apart; then it

@@ -155,8 +155,7 @@ type jsonError struct {
 	RequestID string `json:"request_id"`
 }
 
-// Expected to pass once the stackfix branch merges (issue 18, defect 1):
-// the function's timeout must leave room for the request deadline.
+// The function's timeout must leave room for the request deadline.
 func TestDeadlineAnswersJSON500(t *testing.T) {
 	acct := st.Credentials.Accounts[0]
 	// Every AWS call of alerts hangs for 29 s (until the caller gives up):
@@ -171,7 +170,6 @@ func TestDeadlineAnswersJSON500(t *testing.T) {
 	}
 }
 
-// Expected to pass once the stackfix branch merges (issue 18, defect 4):
 // $default routes send unknown paths and methods to the service.
 func TestUnknownPathAndMethodAnswerJSON(t *testing.T) {
 	for _, tt := range []struct {
@@ -206,8 +204,7 @@ func TestUnknownPathAndMethodAnswerJSON(t *testing.T) {
 	}
 }
 
-// Expected to pass once the stackfix branch merges (issue 18, defect 3):
-// an Idempotency-Key with a comma replays only its own request.
+// An Idempotency-Key with a comma replays only its own request.
 func TestIdempotencyKeyWithComma(t *testing.T) {
 	acct := st.Credentials.Accounts[1]
 	create := func(key, name string) (int, string) {

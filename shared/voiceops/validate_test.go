@@ -7,7 +7,7 @@ import (
 
 // TestCheckURLRefusesEverySpellingOfANonPublicAddress: a host that a
 // resolver, inet_aton or IDNA turns into a non-public address is refused
-// when the URL is saved, however it is spelled (issue 14). The same check
+// when the URL is saved, however it is spelled. The same check
 // serves the create and the PATCH of an endpoint, and the URLs of an
 // agent's configuration.
 func TestCheckURLRefusesEverySpellingOfANonPublicAddress(t *testing.T) {

@@ -27,7 +27,7 @@ func (s diesAfterClaim) RecordAttempt(ctx context.Context, d voiceops.Delivery, 
 	return s.DeliveryStore.RecordAttempt(ctx, d, expectAttempts)
 }
 
-// TestDeadDispatchersClaimIsTakenOverAfterTimeoutPlusMargin (issue 14): a
+// TestDeadDispatchersClaimIsTakenOverAfterTimeoutPlusMargin: a
 // dispatcher killed during an attempt delays the delivery by the endpoint's
 // timeout plus delivery.LeaseMargin (10 s), not minutes. The claimer itself
 // queues the copy that will judge its claim, due when the lease ends, so

@@ -105,7 +105,7 @@ func (w *watched) wrap(guard func(string, string, syscall.RawConn) error) func(s
 	}
 }
 
-// disguised lists the spellings of non-public addresses of issue 14, each
+// disguised lists the spellings of non-public addresses, each
 // with the address a resolver may hand back for it: inet_aton reads the
 // numeric ones (glibc's getaddrinfo does), a DNS server may answer
 // anything for a name.

@@ -41,7 +41,7 @@ func TestValid(t *testing.T) {
 	}
 }
 
-// TestClassify: the numbers of issue 24's toll-fraud finding, as the
+// TestClassify: the toll-fraud numbers, as the
 // destination policy sees them.
 func TestClassify(t *testing.T) {
 	for n, want := range map[string]destination.Number{

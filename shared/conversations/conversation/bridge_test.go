@@ -13,7 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestBridgeEndedOnceAfterHandoff (issue 24, finding 8): bridge-ended is
+// TestBridgeEndedOnceAfterHandoff: bridge-ended is
 // accepted once per conversation, only after a handoff, with durations
 // that fit the conversation's own times; on memory and on DynamoDB.
 func TestBridgeEndedOnceAfterHandoff(t *testing.T) {

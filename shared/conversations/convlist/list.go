@@ -296,7 +296,7 @@ func readRuns(ctx context.Context, store voiceops.ConversationStore, accountID, 
 	out := make([][]voiceops.Turn, len(convs))
 	found := make([]bool, len(convs))
 	if pr, ok := store.(voiceops.PageTurnsReader); ok && len(convs) > 0 {
-		// The whole page by its turns' keys (issue 23): a few batched reads.
+		// The whole page by its turns' keys: a few batched reads.
 		m, err := pr.PageTurns(ctx, accountID, projectID, convs)
 		if err != nil {
 			return nil, err

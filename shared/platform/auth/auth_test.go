@@ -107,7 +107,7 @@ func TestStoreFailureIsInternal(t *testing.T) {
 	}
 }
 
-// TestRevocationWithinFiveSeconds (issue 14): a revoked key is refused on
+// TestRevocationWithinFiveSeconds: a revoked key is refused on
 // every warm instance at most 5 s after the revocation is written, and
 // within those 5 s a key costs no read per request: one read per key per
 // 5 s per instance.

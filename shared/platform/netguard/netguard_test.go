@@ -35,7 +35,7 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// TestReservedIPv6IsNotPublic: the whole of ::/8 is reserved (issue 14):
+// TestReservedIPv6IsNotPublic: the whole of ::/8 is reserved:
 // IPv4-compatible ::a.b.c.d, SIIT ::ffff:0:a.b.c.d and the rest. Mapped
 // ::ffff:a.b.c.d is judged as the IPv4 address it carries.
 func TestReservedIPv6IsNotPublic(t *testing.T) {

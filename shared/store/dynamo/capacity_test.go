@@ -141,7 +141,7 @@ func TestTurnAndPageCapacity(t *testing.T) {
 			}
 			return rec.Take()
 		}
-		// Issue 23's target: a page of 30 in at most 6 calls. The first
+		// The target: a page of 30 in at most 6 calls. The first
 		// listing of a project by a process (this store) also reads its
 		// legacy marker; with none yet, it reads the old layout's four
 		// partitions and writes the marker (no old entries here).
@@ -170,7 +170,7 @@ func TestTurnAndPageCapacity(t *testing.T) {
 				t.Errorf("%s: a page, %s: %d calls, want %d", p.project, tc.name, got.Calls, tc.want)
 			}
 			if got.Calls > 6 {
-				t.Errorf("%s: a page, %s: %d calls, issue 23 wants at most 6", p.project, tc.name, got.Calls)
+				t.Errorf("%s: a page, %s: %d calls, want at most 6", p.project, tc.name, got.Calls)
 			}
 		}
 	}

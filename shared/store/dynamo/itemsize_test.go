@@ -11,7 +11,7 @@ import (
 )
 
 // TestIntervalItemSize measures what the concurrency series reads per
-// conversation (issue 6): the item of a typical ended voice call, whole
+// conversation: the item of a typical ended voice call, whole
 // (what a Query is billed on: projections do not reduce read capacity)
 // and with the interval projection (what travels and is decoded), and
 // the estimate for one week of 100,000 conversations plus the day before

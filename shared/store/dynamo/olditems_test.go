@@ -390,7 +390,7 @@ func TestOldItems(t *testing.T) {
 					// custom metrics and no idle due (it never times out).
 					"custom_metrics": func(c *voiceops.Conversation) { c.Metrics = nil },
 					"idle_due":       func(c *voiceops.Conversation) { c.IdleDue = time.Time{} },
-					// Added for issue 23: a conversation from before has
+					// A conversation from before has
 					// every turn item committed (store-internal: no field).
 					"turns_to": none[voiceops.Conversation],
 				},
@@ -420,7 +420,7 @@ func TestOldItems(t *testing.T) {
 					"entities":                func(t *voiceops.Turn) { t.Entities = nil },
 					"metadata":                func(t *voiceops.Turn) { t.Metadata = nil },
 					"expires":                 none[voiceops.Turn], // the conversation's, for the store's reads
-					// Added for issue 23 (store-internal): the version a turn
+					// Store-internal: the version a turn
 					// builds on and when it was written, read only by a
 					// writer finding an uncommitted turn in its place.
 					"base":    none[voiceops.Turn],

@@ -19,7 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Turn writes cost what the turn changes (issue 23). AddTurn is no
+// Turn writes cost what the turn changes. AddTurn is no
 // transaction (which doubles the units of every item in it) but two
 // conditional writes in an order that keeps a transaction's guarantees:
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // conversationLister is the range listing the conversations list and the
-// concurrency series build on (issue 6). Both stores implement it.
+// concurrency series build on. Both stores implement it.
 type conversationLister interface {
 	ListConversations(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error)
 	ListConversationIntervals(ctx context.Context, accountID, projectID string, from, to time.Time, after string, limit int) ([]voiceops.Conversation, error)

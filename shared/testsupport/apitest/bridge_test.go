@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// TestBridgeEndedOnceAfterHandoff (issue 24, finding 8): over HTTP, in doc
-// 2's shapes: 409 for a conversation that did not hand off and for a
+// TestBridgeEndedOnceAfterHandoff: over HTTP, in the base host's
+// shapes: 409 for a conversation that did not hand off and for a
 // second notification, 400 for durations the conversation's times rule
 // out; nothing is recorded by a refused one.
 func TestBridgeEndedOnceAfterHandoff(t *testing.T) {

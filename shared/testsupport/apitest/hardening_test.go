@@ -12,7 +12,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// Findings of the adversarial suite (issue 14) that live in the HTTP floor.
+// Findings of the adversarial suite that live in the HTTP floor.
 
 // TestNonCanonicalPathsAreJSON404: the mux would clean these paths and
 // redirect (307, text/html, no X-Request-Id) to another route.

@@ -9,7 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// The size limits of the fields that reach a stored record (issue 14): over
+// The size limits of the fields that reach a stored record: over
 // its limit a field is 400 in the base host's shape, naming the field, and nothing
 // changes. (On DynamoDB these bodies were 500s: the item limit.)
 func TestFieldSizeLimits(t *testing.T) {

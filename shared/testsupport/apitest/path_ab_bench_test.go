@@ -78,7 +78,7 @@ func BenchmarkRequestPathAB(b *testing.B) {
 		})
 	}
 	// Creates, as deployed, and without the access line and the request
-	// metrics (issue 13's scope: adapter, auth, decode, validate, store).
+	// metrics (the request path's own work: adapter, auth, decode, validate, store).
 	for _, quiet := range []bool{false, true} {
 		name := "create"
 		if quiet {

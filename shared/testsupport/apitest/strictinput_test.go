@@ -9,7 +9,7 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/idempotency"
 )
 
-// Findings 5 and 7 of issue 24: an empty Idempotency-Key, and repeated
+// Strict input: an empty Idempotency-Key, and repeated
 // JSON object keys.
 
 // TestEmptyIdempotencyKeyIs400: a header sent empty is a malformed key,
