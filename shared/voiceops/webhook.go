@@ -206,11 +206,14 @@ func RotateSecret(e WebhookEndpoint, secret string, overlap time.Duration, now t
 	return e
 }
 
-// CheckKindFields returns the errors of the fields sent (p) that do not fit
-// an endpoint of kind: create passes every field it read, PATCH those sent
-// with the stored endpoint's kind (a kind never changes). The URL has
-// passed CheckURL already when sent.
-func (pol URLPolicy) CheckKindFields(kind EndpointKind, p EndpointPatch, create bool) []FieldError {
+// CheckKindFields returns the errors of the fields read (p) that do not
+// fit an endpoint of kind: create passes every field it read and sent,
+// which says whether a field was in the request at all (a required one
+// that was sent but unreadable has its own error); PATCH passes those it
+// read with the stored endpoint's kind (a kind never changes) and nil.
+// The URL has passed CheckURL already when read.
+func (pol URLPolicy) CheckKindFields(kind EndpointKind, p EndpointPatch, sent func(field string) bool) []FieldError {
+	create := sent != nil
 	var errs []FieldError
 	if p.Headers != nil && len(*p.Headers) > 0 && kind != EndpointWebhook {
 		errs = append(errs, FieldError{"headers", "must be empty for kind " + string(kind) + ": it sends no custom headers"})
@@ -220,11 +223,11 @@ func (pol URLPolicy) CheckKindFields(kind EndpointKind, p EndpointPatch, create 
 	}
 	switch kind {
 	case EndpointWebhook, EndpointSlack:
-		if create && p.URL == nil {
+		if create && !sent("url") {
 			errs = append(errs, FieldError{"url", "is required"})
 		}
 	case EndpointPagerDuty:
-		if create && p.RoutingKey == nil {
+		if create && !sent("routing_key") {
 			errs = append(errs, FieldError{"routing_key", "is required for kind pagerduty"})
 		}
 		if p.RoutingKey != nil {

@@ -141,7 +141,7 @@ func (h *Webhooks) createEndpoint(w http.ResponseWriter, r *http.Request, p http
 	}
 	f := h.readEndpointFields(o, true)
 	if kind != "" {
-		o.FailAll(h.URLPolicy.CheckKindFields(kind, f, true)...)
+		o.FailAll(h.URLPolicy.CheckKindFields(kind, f, o.Has)...)
 	}
 	if err := o.Done(); err != nil {
 		return err
@@ -251,7 +251,7 @@ func (h *Webhooks) patchEndpoint(w http.ResponseWriter, r *http.Request, p httpa
 	// one read here is the one the patch applies to.
 	cur, getErr := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id)
 	if getErr == nil {
-		o.FailAll(h.URLPolicy.CheckKindFields(cur.Kind, patch, false)...)
+		o.FailAll(h.URLPolicy.CheckKindFields(cur.Kind, patch, nil)...)
 	}
 	if err := o.Done(); err != nil {
 		return err
