@@ -144,7 +144,7 @@ func slackMessage(ev voiceops.EventBody, link string) slackMsg {
 			{"mrkdwn", "<" + link + "|Open the rule in the console>"},
 		}})
 	}
-	return slackMsg{Text: truncate(summary(ev), 3000), Blocks: blocks}
+	return slackMsg{Text: mrkdwnEscape.Replace(truncate(summary(ev), 3000)), Blocks: blocks}
 }
 
 type pdPayload struct {

@@ -229,10 +229,8 @@ func ValidatePagerDuty(body []byte) (PagerDutyEvent, error) {
 		default:
 			bad("payload.severity must be critical, error, warning or info")
 		}
-		if p.Timestamp != "" {
-			if _, err := time.Parse(time.RFC3339Nano, p.Timestamp); err != nil {
-				bad("payload.timestamp is not ISO 8601: %v", err)
-			}
+		if p.Timestamp != "" && !isISO8601(p.Timestamp) {
+			bad("payload.timestamp %q is not an ISO 8601 time", p.Timestamp)
 		}
 	}
 	for i, l := range e.Links {
@@ -246,4 +244,15 @@ func ValidatePagerDuty(body []byte) (PagerDutyEvent, error) {
 		}
 	}
 	return e, errors.Join(errs...)
+}
+
+// isISO8601 accepts the forms the documentation shows: RFC 3339, and its
+// examples' offsets without a colon (+0000).
+func isISO8601(s string) bool {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999-0700"} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return true
+		}
+	}
+	return false
 }
