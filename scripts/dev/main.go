@@ -414,7 +414,10 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	sender := webhook.NewSender(webhook.Options{AllowLoopback: o.allowLoopback})
 	var d *delivery.Dispatcher
 	dispatcherConfig := func(s voiceops.Stores, q queue.Queue) delivery.Config {
-		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log, Telemetry: rec}
+		// The console as -addr names it: Slack and PagerDuty messages link
+		// to their rule's page there.
+		return delivery.Config{Stores: s, Queue: q, Sender: sender, Schedule: o.schedule, Logger: log, Telemetry: rec,
+			ConsoleURL: "http://" + o.addr + "/console/"}
 	}
 	endpoint := getenv("AWS_ENDPOINT_URL")
 	if endpoint == "" {

@@ -4,6 +4,10 @@
 // event. Use it with the dev server's -allow-loopback-webhooks flag.
 //
 //	go run ./scripts/receiver -addr 127.0.0.1:9000 -secret whsec_... [-fail-first]
+//	go run ./scripts/receiver -addr 127.0.0.1:9002 -kind slack|pagerduty
+//
+// With -kind slack or pagerduty it stands in for the vendor instead
+// (kinds.go): it checks each payload against the vendor's pinned format.
 package main
 
 import (
@@ -39,8 +43,14 @@ or "REJECTED ..." (401). Events of a rule older than the last one printed
 acknowledged and printed as ignored. A GET answers 200 and prints nothing, so that a
 script can wait for it. Use it with the dev server's -allow-loopback-webhooks.
 
+With -kind slack or -kind pagerduty it stands in for Slack's incoming
+webhooks or PagerDuty's Events API: no secret; each POST is checked against
+the vendor's format (shared/alerts/notify/vendorformat), printed "valid ..."
+or "INVALID ..." (400), and answered as the vendor does (200 "ok"; 202).
+
 Example:
   go run ./scripts/receiver -addr 127.0.0.1:9000 -secret "$SECRET" -fail-first
+  go run ./scripts/receiver -addr 127.0.0.1:9002 -kind pagerduty
 
 Flags:
 `)
@@ -48,13 +58,20 @@ Flags:
 	}
 	addr := flag.String("addr", "127.0.0.1:9000", "`HOST:PORT` to listen on")
 	secret := flag.String("secret", os.Getenv("SIGNING_SECRET"), "the endpoint's signing secret (whsec_...; default $SIGNING_SECRET)")
-	failFirst := flag.Bool("fail-first", false, "answer 500 to the first attempt of each event, to watch a retry")
+	failFirst := flag.Bool("fail-first", false, "answer 500 to the first attempt of each event (with -kind: the first request), to watch a retry")
+	kind := flag.String("kind", "webhook", "what to receive: `webhook` (signed deliveries), slack or pagerduty (a stand-in for the vendor)")
 	flag.Parse()
-	if !strings.HasPrefix(*secret, "whsec_") {
-		fmt.Fprintln(os.Stderr, "receiver: -secret whsec_... is required (the signing_secret of the endpoint)")
-		os.Exit(2)
+	var h http.Handler
+	var err error
+	if *kind != "webhook" {
+		h, err = newStandIn(*kind, *failFirst, os.Stdout)
+	} else {
+		if !strings.HasPrefix(*secret, "whsec_") {
+			fmt.Fprintln(os.Stderr, "receiver: -secret whsec_... is required (the signing_secret of the endpoint)")
+			os.Exit(2)
+		}
+		h, err = newHandler(*secret, *failFirst, os.Stdout)
 	}
-	h, err := newHandler(*secret, *failFirst, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "receiver:", err)
 		os.Exit(2)

@@ -1,9 +1,14 @@
 package voiceops
 
 import (
+	"fmt"
 	"maps"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/voiceops/opsapi/shared/platform/netguard"
 )
 
 // EventType is the type of an alert event delivered to webhook endpoints.
@@ -30,12 +35,39 @@ const (
 	SigningSecretBytes = 32
 )
 
+// EndpointKind says what an endpoint receives: signed Standard Webhooks
+// deliveries of the event body, or a message in a vendor's own format.
+type EndpointKind string
+
+const (
+	EndpointWebhook   EndpointKind = "webhook" // the default, and what records without a kind are
+	EndpointSlack     EndpointKind = "slack"
+	EndpointPagerDuty EndpointKind = "pagerduty"
+)
+
+// EndpointKinds lists every kind.
+var EndpointKinds = []EndpointKind{EndpointWebhook, EndpointSlack, EndpointPagerDuty}
+
+const (
+	// SlackHost is the only host a slack endpoint's URL may name (Slack's
+	// incoming webhooks: https://api.slack.com/messaging/webhooks).
+	SlackHost = "hooks.slack.com"
+	// PagerDutyEventsURL is where a pagerduty endpoint posts
+	// (https://developer.pagerduty.com/docs/events-api-v2/overview/).
+	PagerDutyEventsURL = "https://events.pagerduty.com/v2/enqueue"
+	// RoutingKeyLength is the length of a PagerDuty integration key.
+	RoutingKeyLength = 32
+)
+
 // WebhookEndpoint is a subscriber of alert events.
 type WebhookEndpoint struct {
-	ID         string
-	AccountID  string
-	Name       string
-	URL        string
+	ID        string
+	AccountID string
+	Name      string
+	Kind      EndpointKind
+	URL       string
+	// RoutingKey is a pagerduty endpoint's integration key.
+	RoutingKey string
 	EventTypes []EventType
 	Headers    map[string]string
 	TimeoutMS  int64
@@ -60,6 +92,12 @@ func (e WebhookEndpoint) Subscribes(t EventType) bool {
 	return false
 }
 
+// Signed reports whether deliveries to the endpoint carry signatures: a
+// webhook's do; Slack and PagerDuty check none.
+func (e WebhookEndpoint) Signed() bool {
+	return e.Kind != EndpointSlack && e.Kind != EndpointPagerDuty
+}
+
 // ValidSecrets returns the secrets that sign a delivery made at now.
 func (e WebhookEndpoint) ValidSecrets(now time.Time) []string {
 	s := []string{e.Secret}
@@ -72,7 +110,9 @@ func (e WebhookEndpoint) ValidSecrets(now time.Time) []string {
 // EndpointInput is a validated create request.
 type EndpointInput struct {
 	Name       string
-	URL        string
+	Kind       EndpointKind // "" is EndpointWebhook
+	URL        string       // "" on pagerduty is PagerDutyEventsURL
+	RoutingKey string
 	EventTypes []EventType
 	Headers    map[string]string
 	TimeoutMS  *int64
@@ -93,8 +133,15 @@ func NewEndpoint(id, accountID, secret string, in EndpointInput, now time.Time) 
 	if headers == nil {
 		headers = map[string]string{}
 	}
+	kind, u := in.Kind, in.URL
+	if kind == "" {
+		kind = EndpointWebhook
+	}
+	if kind == EndpointPagerDuty && u == "" {
+		u = PagerDutyEventsURL
+	}
 	return WebhookEndpoint{
-		ID: id, AccountID: accountID, Name: in.Name, URL: in.URL, EventTypes: in.EventTypes,
+		ID: id, AccountID: accountID, Name: in.Name, Kind: kind, URL: u, RoutingKey: in.RoutingKey, EventTypes: in.EventTypes,
 		Headers: headers, TimeoutMS: timeout, Enabled: enabled, CreatedAt: now, UpdatedAt: now,
 		Secret: secret, Version: 1,
 	}
@@ -104,6 +151,7 @@ func NewEndpoint(id, accountID, secret string, in EndpointInput, now time.Time) 
 type EndpointPatch struct {
 	Name       *string
 	URL        *string
+	RoutingKey *string
 	EventTypes *[]EventType
 	Headers    *map[string]string
 	TimeoutMS  *int64
@@ -120,6 +168,9 @@ func (p EndpointPatch) Apply(e WebhookEndpoint, now time.Time) (WebhookEndpoint,
 	if p.URL != nil {
 		out.URL = *p.URL
 	}
+	if p.RoutingKey != nil {
+		out.RoutingKey = *p.RoutingKey
+	}
 	if p.EventTypes != nil {
 		out.EventTypes = *p.EventTypes
 	}
@@ -132,7 +183,7 @@ func (p EndpointPatch) Apply(e WebhookEndpoint, now time.Time) (WebhookEndpoint,
 	if p.Enabled != nil {
 		out.Enabled = *p.Enabled
 	}
-	changed := out.Name != e.Name || out.URL != e.URL || !slices.Equal(out.EventTypes, e.EventTypes) ||
+	changed := out.Name != e.Name || out.URL != e.URL || out.RoutingKey != e.RoutingKey || !slices.Equal(out.EventTypes, e.EventTypes) ||
 		!maps.Equal(out.Headers, e.Headers) || out.TimeoutMS != e.TimeoutMS || out.Enabled != e.Enabled
 	if !changed {
 		return e, false
@@ -153,4 +204,80 @@ func RotateSecret(e WebhookEndpoint, secret string, overlap time.Duration, now t
 	e.Secret = secret
 	e.UpdatedAt = now
 	return e
+}
+
+// CheckKindFields returns the errors of the fields read (p) that do not
+// fit an endpoint of kind: create passes every field it read and sent,
+// which says whether a field was in the request at all (a required one
+// that was sent but unreadable has its own error); PATCH passes those it
+// read with the stored endpoint's kind (a kind never changes) and nil.
+// The URL has passed CheckURL already when read.
+func (pol URLPolicy) CheckKindFields(kind EndpointKind, p EndpointPatch, sent func(field string) bool) []FieldError {
+	create := sent != nil
+	var errs []FieldError
+	if p.Headers != nil && len(*p.Headers) > 0 && kind != EndpointWebhook {
+		errs = append(errs, FieldError{"headers", "must be empty for kind " + string(kind) + ": it sends no custom headers"})
+	}
+	if p.RoutingKey != nil && kind != EndpointPagerDuty {
+		errs = append(errs, FieldError{"routing_key", "must not be set for kind " + string(kind) + ": only pagerduty takes a routing key"})
+	}
+	switch kind {
+	case EndpointWebhook, EndpointSlack:
+		if create && !sent("url") {
+			errs = append(errs, FieldError{"url", "is required"})
+		}
+	case EndpointPagerDuty:
+		if create && !sent("routing_key") {
+			errs = append(errs, FieldError{"routing_key", "is required for kind pagerduty"})
+		}
+		if p.RoutingKey != nil {
+			if msg := checkRoutingKey(*p.RoutingKey); msg != "" {
+				errs = append(errs, FieldError{"routing_key", msg})
+			}
+		}
+	}
+	if p.URL != nil && pol.CheckURL(*p.URL) == "" {
+		if msg := pol.checkKindURL(kind, *p.URL); msg != "" {
+			errs = append(errs, FieldError{"url", msg})
+		}
+	}
+	return errs
+}
+
+// checkKindURL checks the host of a valid URL against its kind: Slack's
+// incoming-webhook host, PagerDuty's Events API; a loopback stand-in for
+// either where the policy allows loopback receivers.
+func (pol URLPolicy) checkKindURL(kind EndpointKind, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "must be an absolute https:// URL with a host"
+	}
+	if pol.AllowLoopback && netguard.IsLoopbackName(u.Hostname()) {
+		return ""
+	}
+	switch kind {
+	case EndpointSlack:
+		if !strings.EqualFold(u.Hostname(), SlackHost) || u.Port() != "" {
+			return "must be a Slack incoming-webhook URL on " + SlackHost
+		}
+	case EndpointPagerDuty:
+		if raw != PagerDutyEventsURL {
+			return "must be " + PagerDutyEventsURL + " or left out"
+		}
+	}
+	return ""
+}
+
+// checkRoutingKey validates a PagerDuty integration key: 32 letters and
+// digits.
+func checkRoutingKey(k string) string {
+	if len(k) != RoutingKeyLength {
+		return fmt.Sprintf("must be %d characters", RoutingKeyLength)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return fmt.Sprintf("must be %d letters and digits", RoutingKeyLength)
+		}
+	}
+	return ""
 }

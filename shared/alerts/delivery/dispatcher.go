@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/voiceops/opsapi/shared/alerts/notify"
 	"github.com/voiceops/opsapi/shared/alerts/webhook"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -63,6 +64,9 @@ type Config struct {
 	Telemetry telemetry.Recorder
 	// Tracer traces each POST (X-Ray); nil: none.
 	Tracer *tracing.Tracer
+	// ConsoleURL is the console's address (https://host/console/), linked
+	// from Slack and PagerDuty messages; "" for no link.
+	ConsoleURL string
 }
 
 // Dispatcher makes queued delivery attempts. It is safe for concurrent use.
@@ -75,6 +79,7 @@ type Dispatcher struct {
 	log      *slog.Logger
 	metrics  telemetry.Recorder
 	tracer   *tracing.Tracer
+	console  string
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -82,7 +87,7 @@ func NewDispatcher(c Config) *Dispatcher {
 	d := &Dispatcher{
 		Outbox: NewOutbox(c.Stores, c.Queue, c.Now),
 		sender: c.Sender, schedule: c.Schedule, rand: c.Rand, lease: c.Lease, log: c.Logger,
-		metrics: telemetry.Or(c.Telemetry), tracer: c.Tracer,
+		metrics: telemetry.Or(c.Telemetry), tracer: c.Tracer, console: c.ConsoleURL,
 	}
 	if d.schedule == nil {
 		d.schedule = webhook.DefaultSchedule
@@ -240,10 +245,19 @@ func (d *Dispatcher) attempt(ctx context.Context, m queue.Message, dl voiceops.D
 		return err
 	}
 
+	body, err := notify.Body(ep, ev.Body, d.console)
+	if err != nil {
+		// A stored body that is no event never becomes one: no retry.
+		a := &dl.Attempts[n]
+		a.Error = "the event cannot be rendered for a " + string(ep.Kind) + " endpoint"
+		d.log.Error("webhook attempt not rendered", "delivery_id", dl.ID, "event_id", ev.ID, "error", err)
+		return d.finish(ctx, m, dl, webhook.Failed, 0)
+	}
 	sctx, seg := d.tracer.Begin(ctx, traceName(ep.URL), "remote")
 	res := d.sender.Send(sctx, webhook.Attempt{
-		URL: ep.URL, Headers: ep.Headers, Body: ev.Body, EventID: ev.ID,
+		URL: ep.URL, Headers: ep.Headers, Body: body, EventID: ev.ID,
 		Secrets: ep.ValidSecrets(at), Timeout: time.Duration(ep.TimeoutMS) * time.Millisecond,
+		Unsigned: !ep.Signed(),
 	})
 	seg.SetHTTP(http.MethodPost, traceURL(ep.URL), res.StatusCode)
 	seg.End(res.StatusCode, errorOf(res.Error))

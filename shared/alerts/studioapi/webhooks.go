@@ -39,11 +39,16 @@ func (h *Webhooks) Routes() []httpapi.Route {
 }
 
 // endpointJSON is the webhook endpoint record. SigningSecret is set only in
-// the create response.
+// the create response of a webhook endpoint (the others are not signed).
+// Kind is left out for webhook endpoints, so a vendor client that never
+// sends it sees the record as before; RoutingKey is a pagerduty
+// endpoint's alone.
 type endpointJSON struct {
 	ID            string            `json:"id"`
 	Name          string            `json:"name"`
+	Kind          string            `json:"kind,omitempty"`
 	URL           string            `json:"url"`
+	RoutingKey    string            `json:"routing_key,omitempty"`
 	EventTypes    []string          `json:"event_types"`
 	Headers       map[string]string `json:"headers"`
 	TimeoutMS     int64             `json:"timeout_ms"`
@@ -62,8 +67,12 @@ func toEndpointJSON(e voiceops.WebhookEndpoint) endpointJSON {
 	if headers == nil {
 		headers = map[string]string{}
 	}
+	kind := string(e.Kind)
+	if e.Kind == voiceops.EndpointWebhook {
+		kind = ""
+	}
 	return endpointJSON{
-		ID: e.ID, Name: e.Name, URL: e.URL, EventTypes: types, Headers: headers, TimeoutMS: e.TimeoutMS,
+		ID: e.ID, Name: e.Name, Kind: kind, URL: e.URL, RoutingKey: e.RoutingKey, EventTypes: types, Headers: headers, TimeoutMS: e.TimeoutMS,
 		Enabled: e.Enabled, CreatedAt: httpapi.Time(e.CreatedAt), UpdatedAt: httpapi.Time(e.UpdatedAt),
 	}
 }
@@ -84,11 +93,14 @@ func (h *Webhooks) readEndpointFields(o *httpapi.Object, create bool) voiceops.E
 		}
 		p.Name = &name
 	}
-	if u, ok := o.Str("url", create); ok {
+	if u, ok := o.Str("url", false); ok { // required by kind: CheckKindFields
 		if msg := h.URLPolicy.CheckURL(u); msg != "" {
 			o.Fail("url", msg)
 		}
 		p.URL = &u
+	}
+	if k, ok := o.Str("routing_key", false); ok {
+		p.RoutingKey = &k
 	}
 	if ts, ok := o.StringList("event_types", create); ok {
 		types, msg := voiceops.CheckEventTypes(ts)
@@ -121,21 +133,40 @@ func (h *Webhooks) createEndpoint(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return err
 	}
+	kind := voiceops.EndpointWebhook
+	if k, ok := o.Str("kind", false); ok {
+		if kind, ok = voiceops.ParseEnum(k, voiceops.EndpointKinds); !ok {
+			o.Fail("kind", voiceops.OneOf(voiceops.EndpointKinds))
+		}
+	}
 	f := h.readEndpointFields(o, true)
+	if kind != "" {
+		o.FailAll(h.URLPolicy.CheckKindFields(kind, f, o.Has)...)
+	}
 	if err := o.Done(); err != nil {
 		return err
 	}
-	in := voiceops.EndpointInput{Name: *f.Name, URL: *f.URL, EventTypes: *f.EventTypes, TimeoutMS: f.TimeoutMS, Enabled: f.Enabled}
+	in := voiceops.EndpointInput{Name: *f.Name, Kind: kind, EventTypes: *f.EventTypes, TimeoutMS: f.TimeoutMS, Enabled: f.Enabled}
+	if f.URL != nil {
+		in.URL = *f.URL
+	}
+	if f.RoutingKey != nil {
+		in.RoutingKey = *f.RoutingKey
+	}
 	if f.Headers != nil {
 		in.Headers = *f.Headers
 	}
+	// Every endpoint has a secret, so the store and rotation need no case
+	// for kinds that sign nothing; only a webhook's is shown.
 	secret := newSigningSecret()
 	e, err := h.Service.CreateEndpoint(r.Context(), p.AccountID, secret, in)
 	if err != nil {
 		return err
 	}
 	out := toEndpointJSON(e)
-	out.SigningSecret = secret
+	if e.Kind == voiceops.EndpointWebhook {
+		out.SigningSecret = secret
+	}
 	httpapi.WriteJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -211,9 +242,22 @@ func (h *Webhooks) patchEndpoint(w http.ResponseWriter, r *http.Request, p httpa
 	if err != nil {
 		return err
 	}
+	if o.Has("kind") {
+		o.Take("kind", false, true)
+		o.Fail("kind", "cannot be changed: create an endpoint of the other kind")
+	}
 	patch := h.readEndpointFields(o, false)
+	// The kind decides which fields fit; it never changes, so the stored
+	// one read here is the one the patch applies to.
+	cur, getErr := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id)
+	if getErr == nil {
+		o.FailAll(h.URLPolicy.CheckKindFields(cur.Kind, patch, nil)...)
+	}
 	if err := o.Done(); err != nil {
 		return err
+	}
+	if getErr != nil {
+		return httpapi.NotFoundAs(getErr, "webhook endpoint")
 	}
 	e, err := h.Service.PatchEndpoint(r.Context(), p.AccountID, id, patch)
 	if err != nil {

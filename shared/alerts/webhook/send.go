@@ -74,6 +74,9 @@ type Attempt struct {
 	EventID string            // webhook-id, the same on every attempt
 	Secrets []string          // the endpoint's valid secrets at this time
 	Timeout time.Duration     // for the whole attempt; DefaultTimeout if <= 0
+	// Unsigned sends no signature headers (and needs no Secrets): for the
+	// vendor kinds, whose receivers check none.
+	Unsigned bool
 }
 
 // Result is what the delivery log keeps of an attempt.
@@ -179,9 +182,12 @@ func (s *Sender) Send(ctx context.Context, a Attempt) Result {
 	if u.User != nil {
 		return done(Failed, "URL must not contain credentials")
 	}
-	sig, err := Sign(a.EventID, start, a.Body, a.Secrets)
-	if err != nil {
-		return done(Failed, err.Error())
+	var sig http.Header
+	if !a.Unsigned {
+		var err error
+		if sig, err = Sign(a.EventID, start, a.Body, a.Secrets); err != nil {
+			return done(Failed, err.Error())
+		}
 	}
 
 	timeout := a.Timeout
@@ -203,6 +209,9 @@ func (s *Sender) Send(ctx context.Context, a Attempt) Result {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", s.userAgent)
 	for _, name := range signatureHeaders {
+		if sig == nil {
+			break
+		}
 		// Custom headers cannot replace a signature header: drop any
 		// canonical-case copy, then write the wire spelling.
 		canon := http.CanonicalHeaderKey(name)

@@ -12,6 +12,7 @@ import (
 // Attributes of a webhook endpoint.
 const (
 	attrURL               = "url"
+	attrRoutingKey        = "routing_key"
 	attrEventTypes        = "event_types"
 	attrHeaders           = "headers"
 	attrTimeoutMS         = "timeout_ms"
@@ -26,6 +27,8 @@ func encodeEndpoint(e voiceops.WebhookEndpoint) item {
 	it[attrAccountID] = avS(e.AccountID)
 	it[attrName] = avS(e.Name)
 	it[attrURL] = avS(e.URL)
+	it[attrKind] = avS(string(e.Kind))
+	setNonEmpty(it, attrRoutingKey, e.RoutingKey)
 	it[attrEventTypes] = avStrings(e.EventTypes)
 	it[attrHeaders] = avStringMap(e.Headers)
 	it[attrTimeoutMS] = avN(e.TimeoutMS)
@@ -48,6 +51,10 @@ func decodeEndpoint(it item) (voiceops.WebhookEndpoint, error) {
 		CreatedAt: r.time(attrCreatedAt), UpdatedAt: r.time(attrUpdatedAt),
 		Secret: r.str(attrSecret), PreviousSecret: r.str(attrPreviousSecret), PreviousExpiresAt: r.optTime(attrPreviousExpiresAt),
 		Version: r.num(attrVersion),
+		Kind:    voiceops.EndpointKind(r.str(attrKind)), RoutingKey: r.str(attrRoutingKey),
+	}
+	if e.Kind == "" {
+		e.Kind = voiceops.EndpointWebhook // written before kinds existed
 	}
 	return e, r.err
 }

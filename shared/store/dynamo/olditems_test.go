@@ -275,7 +275,8 @@ func TestOldItems(t *testing.T) {
 		s, names := newStores(t)
 		a := voiceops.Account{ID: voiceops.NewID(voiceops.PrefixAccount), Name: "Old Co", CreatedAt: old}
 		mustDo(t, s.Accounts.CreateAccount(t.Context(), a))
-		e := voiceops.WebhookEndpoint{ID: voiceops.NewID(voiceops.PrefixEndpoint), AccountID: a.ID, Name: "ops", URL: "https://hooks.example.com/x",
+		e := voiceops.WebhookEndpoint{ID: voiceops.NewID(voiceops.PrefixEndpoint), AccountID: a.ID, Name: "ops",
+			Kind: voiceops.EndpointPagerDuty, URL: "https://hooks.example.com/x", RoutingKey: voiceops.RandomBase62(32),
 			EventTypes: []voiceops.EventType{voiceops.EventTriggered, voiceops.EventResolved}, Headers: map[string]string{"X-A": "1"},
 			TimeoutMS: 2500, Enabled: true, CreatedAt: old, UpdatedAt: old.Add(time.Minute), Secret: "whsec_new",
 			PreviousSecret: "whsec_old", PreviousExpiresAt: aws.Time(old.Add(time.Hour)), Version: 3}
@@ -293,6 +294,8 @@ func TestOldItems(t *testing.T) {
 				"headers":             func(e *voiceops.WebhookEndpoint) { e.Headers = map[string]string{} },
 				"previous_secret":     func(e *voiceops.WebhookEndpoint) { e.PreviousSecret = "" },
 				"previous_expires_at": func(e *voiceops.WebhookEndpoint) { e.PreviousExpiresAt = nil },
+				// Written before kinds: a webhook endpoint.
+				"kind": func(e *voiceops.WebhookEndpoint) { e.Kind = voiceops.EndpointWebhook },
 			},
 		}.run(t, c, tables.Config)
 	})

@@ -113,6 +113,9 @@ func fullEndpoint(accountID string, n int) voiceops.WebhookEndpoint {
 	e.Headers = map[string]string{"X-Team": "ops \u00e9", "X-N": time.Duration(n).String()}
 	e.TimeoutMS = int64(1000 + n)
 	e.PreviousSecret, e.PreviousExpiresAt = "whsec_"+voiceops.RandomBase62(43), ptr(at(n+1))
+	// A kind and a routing key, so the round trip covers them; the stores
+	// keep records as given (the API checks which fields fit a kind).
+	e.Kind, e.RoutingKey = []voiceops.EndpointKind{voiceops.EndpointPagerDuty, voiceops.EndpointSlack}[n%2], voiceops.RandomBase62(32)
 	return e
 }
 

@@ -116,7 +116,7 @@ func mustRule(t *testing.T, s voiceops.Stores, accountID string, n int) voiceops
 func newEndpoint(accountID string, n int) voiceops.WebhookEndpoint {
 	return voiceops.WebhookEndpoint{
 		ID: voiceops.NewID(voiceops.PrefixEndpoint), AccountID: accountID, Name: fmt.Sprintf("endpoint %d", n),
-		URL: fmt.Sprintf("https://hooks.example.com/%d", n), EventTypes: []voiceops.EventType{voiceops.EventTriggered},
+		Kind: voiceops.EndpointWebhook, URL: fmt.Sprintf("https://hooks.example.com/%d", n), EventTypes: []voiceops.EventType{voiceops.EventTriggered},
 		Headers: map[string]string{}, TimeoutMS: voiceops.DefaultTimeoutMS, Enabled: true, CreatedAt: at(n), UpdatedAt: at(n),
 		Secret: "whsec_" + voiceops.RandomBase62(43), Version: 1,
 	}
@@ -774,7 +774,7 @@ func testEndpoints(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 		s := newStores(t)
 		a := mustAccount(t, s)
 		full := voiceops.WebhookEndpoint{
-			ID: voiceops.NewID(voiceops.PrefixEndpoint), AccountID: a.ID, Name: "PagerDuty – prod", URL: "https://events.example.com/hook?x=1&y=%20",
+			ID: voiceops.NewID(voiceops.PrefixEndpoint), AccountID: a.ID, Name: "PagerDuty – prod", Kind: voiceops.EndpointWebhook, URL: "https://events.example.com/hook?x=1&y=%20",
 			EventTypes: []voiceops.EventType{voiceops.EventResolved, voiceops.EventTriggered},
 			Headers:    map[string]string{"Authorization": "Bearer abc.def", "X-Team": "ops", "X-Empty": "", "x-lower.case_~": "v=1; w=2"},
 			TimeoutMS:  voiceops.MaxTimeoutMS, Enabled: false, CreatedAt: at(1), UpdatedAt: at(2),
@@ -782,12 +782,18 @@ func testEndpoints(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 			PreviousExpiresAt: ptr(at(3)), Version: 4,
 		}
 		plain := newEndpoint(a.ID, 5)
+		slack := newEndpoint(a.ID, 6)
+		slack.Kind, slack.URL = voiceops.EndpointSlack, "https://hooks.slack.com/services/T000/B000/XXXX"
+		pagerduty := newEndpoint(a.ID, 7)
+		pagerduty.Kind, pagerduty.URL, pagerduty.RoutingKey = voiceops.EndpointPagerDuty, voiceops.PagerDutyEventsURL, "R0123456789abcdefABCDEF012345678"
 		cases := []struct {
 			name string
 			e    voiceops.WebhookEndpoint
 		}{
 			{"endpoint with headers and a previous secret", full},
 			{"endpoint without headers or previous secret", plain},
+			{"slack endpoint", slack},
+			{"pagerduty endpoint with its routing key", pagerduty},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
