@@ -23,7 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestEndpointKindsEndToEnd is issue 31's "done when" for endpoint kinds:
+// TestEndpointKindsEndToEnd is the end-to-end check of endpoint kinds:
 // a Slack and a PagerDuty stand-in on loopback receive payloads valid in
 // their vendors' pinned formats, and PagerDuty's trigger and resolve share
 // their dedup key; on the embedded dev server and on DynamoDB (moto).
