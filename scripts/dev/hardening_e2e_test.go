@@ -2,24 +2,14 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/voiceops/opsapi/shared/platform/tables"
-	"github.com/voiceops/opsapi/shared/store/dynamo"
-	"github.com/voiceops/opsapi/shared/testsupport/awstest"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // TestHardeningEndToEnd replays the adversarial suite's HTTP findings against the dev
@@ -31,22 +21,10 @@ func TestHardeningEndToEnd(t *testing.T) {
 		hardeningFindings(t, creds)
 	})
 	t.Run("moto", func(t *testing.T) {
-		if !awstest.Available(t) {
+		creds, stop, ok := startDevOnMoto(t, "-eval-every", "1h")
+		if !ok {
 			return
 		}
-		t.Setenv("AWS_ENDPOINT_URL", os.Getenv(awstest.EndpointEnv))
-		t.Setenv("AWS_REGION", "us-east-1")
-		t.Setenv("AWS_ACCESS_KEY_ID", "test")
-		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-		prefix := "dev-" + strings.ToLower(voiceops.RandomBase62(10))
-		db := awstest.DynamoDB(t)
-		t.Cleanup(func() { // moto slows as data grows
-			names := dynamo.TableNamesFor(prefix)
-			for _, tbl := range tables.All {
-				_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tbl))})
-			}
-		})
-		creds, stop := startDevEnv(t, os.Getenv, "-eval-every", "1h", "-table-prefix", prefix)
 		defer func() { _ = stop() }()
 		hardeningFindings(t, creds)
 	})

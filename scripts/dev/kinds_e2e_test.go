@@ -1,26 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/voiceops/opsapi/shared/alerts/notify/vendorformat"
-	"github.com/voiceops/opsapi/shared/platform/tables"
-	"github.com/voiceops/opsapi/shared/store/dynamo"
-	"github.com/voiceops/opsapi/shared/testsupport/awstest"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // TestEndpointKindsEndToEnd is the end-to-end check of endpoint kinds:
@@ -35,22 +26,10 @@ func TestEndpointKindsEndToEnd(t *testing.T) {
 		endpointKinds(t, creds)
 	})
 	t.Run("moto", func(t *testing.T) {
-		if !awstest.Available(t) {
+		creds, stop, ok := startDevOnMoto(t, args...)
+		if !ok {
 			return
 		}
-		t.Setenv("AWS_ENDPOINT_URL", os.Getenv(awstest.EndpointEnv))
-		t.Setenv("AWS_REGION", "us-east-1")
-		t.Setenv("AWS_ACCESS_KEY_ID", "test")
-		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-		prefix := "dev-" + strings.ToLower(voiceops.RandomBase62(10))
-		db := awstest.DynamoDB(t)
-		t.Cleanup(func() { // moto slows as data grows
-			names := dynamo.TableNamesFor(prefix)
-			for _, tbl := range tables.All {
-				_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tbl))})
-			}
-		})
-		creds, stop := startDevEnv(t, os.Getenv, append(args, "-table-prefix", prefix)...)
 		defer func() { _ = stop() }()
 		endpointKinds(t, creds)
 	})

@@ -11,6 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/voiceops/opsapi/shared/platform/tables"
+	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
+	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // startDev runs the dev server on a free port and returns its credentials.
@@ -40,6 +48,30 @@ func startDevEnv(t *testing.T, getenv func(string) string, args ...string) (Cred
 		t.Fatal("dev server not ready after 60s")
 	}
 	return Credentials{}, nil
+}
+
+// startDevOnMoto runs the dev server on tables of its own on the test's
+// moto server (dropped after the test: moto slows as data grows); ok is
+// false when no moto server is configured.
+func startDevOnMoto(t *testing.T, args ...string) (creds Credentials, stop func() error, ok bool) {
+	t.Helper()
+	if !awstest.Available(t) {
+		return Credentials{}, nil, false
+	}
+	t.Setenv("AWS_ENDPOINT_URL", os.Getenv(awstest.EndpointEnv))
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	prefix := "dev-" + strings.ToLower(voiceops.RandomBase62(10))
+	db := awstest.DynamoDB(t)
+	t.Cleanup(func() {
+		names := dynamo.TableNamesFor(prefix)
+		for _, tbl := range tables.All {
+			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tbl))})
+		}
+	})
+	creds, stop = startDevEnv(t, os.Getenv, append(args, "-table-prefix", prefix)...)
+	return creds, stop, true
 }
 
 func TestDevServerServesTheAPIAndWritesCredentials(t *testing.T) {

@@ -1,24 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/voiceops/opsapi/shared/platform/tables"
-	"github.com/voiceops/opsapi/shared/store/dynamo"
-	"github.com/voiceops/opsapi/shared/testsupport/awstest"
-	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
 // TestStoredDataFiresTheRule: with the schedule an hour away, a breaching
@@ -36,23 +25,10 @@ func TestStoredDataFiresTheRule(t *testing.T) {
 		storedDataFires(t, creds)
 	})
 	t.Run("moto stream", func(t *testing.T) {
-		if !awstest.Available(t) {
+		creds, stop, ok := startDevOnMoto(t, "-eval-every", "1h", "-allow-loopback-webhooks")
+		if !ok {
 			return
 		}
-		endpoint := os.Getenv(awstest.EndpointEnv)
-		t.Setenv("AWS_ENDPOINT_URL", endpoint)
-		t.Setenv("AWS_REGION", "us-east-1")
-		t.Setenv("AWS_ACCESS_KEY_ID", "test")
-		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-		prefix := "dev-" + strings.ToLower(voiceops.RandomBase62(10))
-		db := awstest.DynamoDB(t)
-		t.Cleanup(func() { // moto slows as data grows
-			names := dynamo.TableNamesFor(prefix)
-			for _, tbl := range tables.All {
-				_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(names.Of(tbl))})
-			}
-		})
-		creds, stop := startDevEnv(t, os.Getenv, "-eval-every", "1h", "-allow-loopback-webhooks", "-table-prefix", prefix)
 		defer func() { _ = stop() }()
 		storedDataFires(t, creds)
 	})
