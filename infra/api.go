@@ -184,3 +184,23 @@ func baseURLEnv(env string, cfg StackConfig, fns []Function, lambdas map[string]
 		}
 	}
 }
+
+// consoleURLEnv sets CONSOLE_URL, on the functions whose environment names
+// it, to the console on the studio host: its custom domain, else its HTTP
+// API's endpoint, and /console/. The studio API references only its own
+// routes' functions, none of which reads it, so this adds no cycle.
+func consoleURLEnv(cfg StackConfig, fns []Function, lambdas map[string]awslambda.Function, apis map[Host]httpAPI) {
+	url := jsii.String("https://" + cfg.Domains[StudioHost] + "/console/")
+	if cfg.Domains[StudioHost] == "" {
+		api, ok := apis[StudioHost]
+		if !ok {
+			return
+		}
+		url = awscdk.Fn_Join(jsii.String(""), &[]*string{api.api.ApiEndpoint(), jsii.String("/console/")})
+	}
+	for _, f := range fns {
+		if slices.Contains(lambdamain.Names(envOf(f)), lambdamain.ConsoleURLEnv) {
+			lambdas[f.Name].AddEnvironment(jsii.String(lambdamain.ConsoleURLEnv), url, nil)
+		}
+	}
+}

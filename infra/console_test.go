@@ -54,6 +54,14 @@ func TestConsoleReachesTheBaseHost(t *testing.T) {
 				})},
 			})
 		})
+		check(t, name+" CONSOLE_URL", func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), obj{
+				"Description": "VoiceOps dispatcher (" + r.Name + ")",
+				"Environment": obj{"Variables": objectLike(obj{
+					lambdamain.ConsoleURLEnv: obj{"Fn::Join": []any{"", []any{obj{"Fn::GetAtt": []any{apis[string(StudioHost)], "ApiEndpoint"}}, "/console/"}}},
+				})},
+			})
+		})
 		if cycle := findCycle(s.json[name]); cycle != nil {
 			t.Errorf("%s: dependency cycle %v", name, cycle)
 		}

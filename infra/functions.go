@@ -105,6 +105,9 @@ type Function struct {
 	// they are empty): the functions that answer turns of Bedrock agents
 	// (bedrock.go).
 	InvokesModels bool
+	// LinksConsole sets CONSOLE_URL, the console on the studio host: the
+	// dispatcher's Slack and PagerDuty messages link to it.
+	LinksConsole bool
 	// InvokesItself grants lambda:InvokeFunction on the function itself
 	// and sets its asynchronous invocations to run once, within a minute:
 	// the calls function runs each claimed step of a voice call in an
@@ -269,6 +272,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		SendsToQueue: true, // retries and early messages go back to the queue
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
 		Reserved:     20, // the queue mapping's MaxConcurrency
+		LinksConsole: true,
 	},
 	{
 		// Drains the outbound queue: places each queued call through
@@ -643,6 +647,7 @@ func envDisagreements(f Function) []string {
 	agree(lambdamain.TwilioSecretEnv, f.ReadsTwilio, "ReadsTwilio")
 	agree(lambdamain.PublicBaseURLEnv, f.ReadsTwilio, "ReadsTwilio (Twilio calls the base host back)")
 	agree(lambdamain.ConsoleBaseURLEnv, servesConsole(f), "a /console route (the console calls the base host)")
+	agree(lambdamain.ConsoleURLEnv, f.LinksConsole, "LinksConsole")
 	delete(names, lambdamain.RegionEnv) // the stack's region: any function may read it
 	for n := range names {
 		out = append(out, fmt.Sprintf("environment names %s, which infra does not set", n))

@@ -227,6 +227,7 @@ func NewRegionalStack(scope constructs.Construct, cfg StackConfig, fns []Functio
 	apis := newAPIs(stack, cfg, fns, lambdas)
 	baseURLEnv(lambdamain.PublicBaseURLEnv, cfg, fns, lambdas, apis)
 	baseURLEnv(lambdamain.ConsoleBaseURLEnv, cfg, fns, lambdas, apis)
+	consoleURLEnv(cfg, fns, lambdas, apis)
 	addSchedules(stack, fns, lambdas)
 	addQueueConsumers(fns, lambdas, d.queue)
 	ev := addEvaluatorSources(stack, cfg, fns, lambdas, d.tables)

@@ -222,7 +222,7 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 				switch v {
 				case lambdamain.RegionEnv:
 					vars[v] = r.Name
-				case lambdamain.PublicBaseURLEnv, lambdamain.ConsoleBaseURLEnv:
+				case lambdamain.PublicBaseURLEnv, lambdamain.ConsoleBaseURLEnv, lambdamain.ConsoleURLEnv:
 					vars[v] = assertions.Match_AnyValue()
 				default:
 					vars[v] = obj{"Ref": assertions.Match_AnyValue()}

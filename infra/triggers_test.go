@@ -36,6 +36,7 @@ var testFunctions = []Function{
 		Tables:       []Access{on(tables.Config, getItem), on(tables.Deliveries, getItem, putItem)},
 		SendsToQueue: true,
 		Queue:        &QueueConsumer{BatchSize: 10, MaxConcurrency: 20},
+		LinksConsole: true,
 	},
 	{
 		Name: "test-base", MemoryMB: 256, Timeout: 10 * time.Second, Deadline: 5 * time.Second, Env: struct {

@@ -47,6 +47,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		// (the local stack runner may allow loopback).
 		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
 		Logger: log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
+		ConsoleURL: env.ConsoleURL,
 	})
 	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil

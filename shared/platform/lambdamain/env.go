@@ -52,6 +52,8 @@ type Dispatcher struct {
 	ConfigTable     string `env:"CONFIG_TABLE"`
 	DeliveriesTable string `env:"DELIVERIES_TABLE"`
 	DeliveryQueue   string `env:"DELIVERY_QUEUE_URL"`
+	// The console that Slack and PagerDuty messages link to.
+	ConsoleURL string `env:"CONSOLE_URL"`
 }
 
 // Dialer is the environment of functions/dialer.
@@ -140,7 +142,7 @@ var Environments = map[string]any{
 // Known lists every variable an environment struct may name: the
 // constants of lambdamain.go, the tables' (shared/platform/tables) and TwilioAPIEnv.
 func Known() []string {
-	names := []string{RegionEnv, QueueEnv, ShardQueueEnv, OutboundQueueEnv, TwilioSecretEnv, PublicBaseURLEnv, ConsoleBaseURLEnv, InternalKeyEnv, TwilioAPIEnv}
+	names := []string{RegionEnv, QueueEnv, ShardQueueEnv, OutboundQueueEnv, TwilioSecretEnv, PublicBaseURLEnv, ConsoleBaseURLEnv, ConsoleURLEnv, InternalKeyEnv, TwilioAPIEnv}
 	for _, t := range tables.All {
 		names = append(names, t.EnvVar)
 	}

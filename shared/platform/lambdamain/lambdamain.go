@@ -40,6 +40,10 @@ const (
 	// (served by the studio host) calls it: the console's config.json and
 	// its CSP's connect-src name it (shared/alerts/console).
 	ConsoleBaseURLEnv = "CONSOLE_BASE_URL"
+	// ConsoleURLEnv is the operators' console on the studio host
+	// (https://<studio host>/console/), which Slack and PagerDuty messages
+	// link to.
+	ConsoleURLEnv = "CONSOLE_URL"
 	// InternalKeyEnv names the Secrets Manager secret (ARN or name) that
 	// holds the internal key (infra/secrets.go sets it on the functions
 	// that serve internal routes).
