@@ -69,7 +69,3 @@ require (
 	golang.org/x/tools/cmd/godoc v0.1.0-deprecated // indirect
 	golang.org/x/tools/godoc v0.1.0-deprecated // indirect
 )
-
-// libphonenumber's metadata decoded per region on first use instead of at
-// package init (third_party/phonenumbers/README.md).
-replace github.com/nyaruka/phonenumbers v1.8.1 => ./third_party/phonenumbers

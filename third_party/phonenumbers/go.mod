@@ -1,5 +1,0 @@
-module github.com/nyaruka/phonenumbers
-
-go 1.23.0
-
-require google.golang.org/protobuf v1.36.11
