@@ -88,7 +88,7 @@ func TestOpsctlAgainstTheDevServer(t *testing.T) {
 	}
 
 	// Agent configurations, DNI pools, limits, outbound rates, accounts.
-	if out := must("agent", "load", "-account", acct, "-project", proj, "-file", filepath.Join(root, "examples", "agent.json")); !strings.Contains(out, "Demo IVR") {
+	if out := must("agent", "load", "-account", acct, "-project", proj, "-file", filepath.Join(root, "docs", "examples", "agent.json")); !strings.Contains(out, "Demo IVR") {
 		t.Errorf("agent load:\n%s", out)
 	}
 	if out := must("agent", "show", "-account", acct, "-project", proj); !strings.Contains(out, `"retention_days": 90`) {

@@ -62,12 +62,12 @@ func TestMissingTableNamesTheTableAndTheFlag(t *testing.T) {
 
 // The example docs/conversations.md loads is a valid configuration.
 func TestTheExampleAgentConfigurationLoads(t *testing.T) {
-	c, err := loadAgentConfig(filepath.Join("..", "..", "examples", "agent.json"), "acct_acme", "proj_ivr")
+	c, err := loadAgentConfig(filepath.Join("..", "..", "docs", "examples", "agent.json"), "acct_acme", "proj_ivr")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := c.Variant(""); !ok {
-		t.Error("examples/agent.json has no default variant")
+		t.Error("docs/examples/agent.json has no default variant")
 	}
 }
 
