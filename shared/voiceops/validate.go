@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/voiceops/opsapi/shared/platform/netguard"
+	"github.com/voiceops/opsapi/shared/voiceops/netguard"
 )
 
 // Each Check function returns "" when the value is valid, else a message that

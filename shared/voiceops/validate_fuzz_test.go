@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/voiceops/opsapi/shared/platform/netguard"
+	"github.com/voiceops/opsapi/shared/voiceops/netguard"
 )
 
 // FuzzCheckURL: a webhook URL that CheckURL accepts is one the dispatcher

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/platform/netguard"
+	"github.com/voiceops/opsapi/shared/voiceops/netguard"
 )
 
 // EventType is the type of an alert event delivered to webhook endpoints.

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/platform/netguard"
 	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/voiceops/netguard"
 )
 
 // Outcome is what a delivery attempt means for the delivery.

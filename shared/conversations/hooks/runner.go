@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/voiceops/opsapi/shared/alerts/webhook"
-	"github.com/voiceops/opsapi/shared/platform/netguard"
 	"github.com/voiceops/opsapi/shared/voiceops"
+	"github.com/voiceops/opsapi/shared/voiceops/netguard"
 )
 
 const (
