@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -95,29 +93,11 @@ func TestWantsHTML(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log written by the server's goroutines and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The start-up line says where to go first and prints durations as
 // durations, in the JSON log a redirected stderr gets.
 func TestStartupLineNamesConsoleDocsAndCredentials(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "creds.json")
-	var log syncBuffer
+	var log lockedBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan Credentials, 1)
 	done := make(chan error, 1)
