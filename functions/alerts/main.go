@@ -74,7 +74,7 @@ type deps struct {
 	// deliveries it shows), the metric series and the preview.
 	History   voiceops.HistoryStore
 	Endpoints voiceops.EndpointStore
-	Projects  httpapi.ProjectReader
+	Projects  studioapi.Projects
 	Series    *series.Reader
 	Silences  voiceops.SilenceStore
 	// Console is the console's routes (console.RoutesWith the base

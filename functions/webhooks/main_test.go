@@ -18,6 +18,6 @@ func TestReplayEvents(t *testing.T) {
 		"webhooks-delete-endpoint.json": 204,
 	}
 	samples.ReplayHTTP(t, "webhooks-", want, func(t *testing.T, m *samples.Memory) samples.Lambda {
-		return handler(deps{HTTP: m.HTTP(), Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Outbox: m.Outbox})
+		return handler(deps{HTTP: m.HTTP(), Endpoints: m.Stores.Endpoints, Deliveries: m.Stores.Deliveries, Events: m.Stores.Events, Outbox: m.Outbox})
 	})
 }

@@ -20,7 +20,7 @@ type Alerts struct {
 	// with its events' deliveries, the metric series and the preview.
 	History   voiceops.HistoryStore
 	Endpoints voiceops.EndpointStore
-	Projects  httpapi.ProjectReader
+	Projects  Projects
 	Series    *series.Reader
 	Silences  voiceops.SilenceStore
 	Now       func() time.Time
@@ -42,6 +42,7 @@ func (a *Alerts) Routes() []httpapi.Route {
 		studioRoute("POST", "/v1/silences", a.createSilence).Creates(),
 		studioRoute("GET", "/v1/silences", a.listSilences),
 		studioRoute("DELETE", "/v1/silences/{silence_id}", a.deleteSilence),
+		studioRoute("GET", "/v1/account", a.getAccount),
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
+	"github.com/voiceops/opsapi/shared/alerts/notify"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -120,17 +122,78 @@ func (h *Webhooks) listDeliveries(w http.ResponseWriter, r *http.Request, p http
 	return nil
 }
 
+// MaxPayloadView bounds the body GET .../payload shows: an alert event is
+// about 1 KB, so only a body far beyond any event's size is cut.
+const MaxPayloadView = 16 << 10
+
+// payloadJSON is what every attempt of a delivery posts (our addition):
+// the same bytes each time, built once from the stored event.
+type payloadJSON struct {
+	DeliveryID  string `json:"delivery_id"`
+	EventID     string `json:"event_id"`
+	ContentType string `json:"content_type"`
+	Body        string `json:"body"`
+	Truncated   bool   `json:"truncated"`
+}
+
+func (h *Webhooks) deliveryPayload(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
+	id, err := pathEndpointID(r)
+	if err != nil {
+		return err
+	}
+	dlv, err := pathDeliveryID(r)
+	if err != nil {
+		return err
+	}
+	ep, err := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "webhook endpoint")
+	}
+	d, err := h.Deliveries.GetDelivery(r.Context(), p.AccountID, id, dlv)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "delivery")
+	}
+	e, err := h.Events.GetEvent(r.Context(), p.AccountID, d.EventID)
+	if err != nil {
+		return httpapi.NotFoundAs(err, "delivery's event")
+	}
+	body, err := notify.Body(ep, e.Body, h.ConsoleURL)
+	if err != nil {
+		return err
+	}
+	out := payloadJSON{DeliveryID: d.ID, EventID: d.EventID, ContentType: "application/json"}
+	if len(body) > MaxPayloadView {
+		body = body[:MaxPayloadView]
+		for len(body) > 0 && !utf8.Valid(body) { // never cut a character in two
+			body = body[:len(body)-1]
+		}
+		out.Truncated = true
+	}
+	out.Body = string(body)
+	httpapi.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// pathDeliveryID reads {delivery_id}: malformed is 422, too long to be one is 404.
+func pathDeliveryID(r *http.Request) (string, error) {
+	dlv := r.PathValue("delivery_id")
+	if !voiceops.ValidDeliveryID(dlv) {
+		return "", voiceops.Invalid(voiceops.FieldError{Field: "delivery_id", Message: "must match ^dlv_[A-Za-z0-9]+$"})
+	}
+	if len(dlv) > voiceops.MaxIDLength {
+		return "", voiceops.Errorf(voiceops.KindNotFound, "delivery not found")
+	}
+	return dlv, nil
+}
+
 func (h *Webhooks) retryDelivery(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
 	id, err := pathEndpointID(r)
 	if err != nil {
 		return err
 	}
-	dlv := r.PathValue("delivery_id")
-	if !voiceops.ValidDeliveryID(dlv) {
-		return voiceops.Invalid(voiceops.FieldError{Field: "delivery_id", Message: "must match ^dlv_[A-Za-z0-9]+$"})
-	}
-	if len(dlv) > voiceops.MaxIDLength {
-		return voiceops.Errorf(voiceops.KindNotFound, "delivery not found")
+	dlv, err := pathDeliveryID(r)
+	if err != nil {
+		return err
 	}
 	d, err := h.Outbox.Retry(r.Context(), p.AccountID, id, dlv)
 	if err != nil {

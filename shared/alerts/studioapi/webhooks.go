@@ -21,6 +21,11 @@ type Webhooks struct {
 	// URLPolicy decides which webhook URLs may be saved (the dev server may
 	// allow loopback receivers).
 	URLPolicy voiceops.URLPolicy
+	// Events and ConsoleURL show what a delivery posts (deliveryPayload):
+	// the stored event, rendered for the endpoint's kind with the console
+	// links the dispatcher adds ("" leaves them out).
+	Events     voiceops.EventStore
+	ConsoleURL string
 }
 
 // Routes lists every route of the webhooks group (the studio host).
@@ -35,6 +40,7 @@ func (h *Webhooks) Routes() []httpapi.Route {
 		studioRoute("POST", "/v1/webhook-endpoints/{endpoint_id}/test", h.testEndpoint).Creates(),
 		studioRoute("GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries", h.listDeliveries),
 		studioRoute("POST", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry", h.retryDelivery).Creates(),
+		studioRoute("GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/payload", h.deliveryPayload), // our addition
 	}
 }
 

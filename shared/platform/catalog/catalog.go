@@ -96,6 +96,7 @@ var (
 		{"POST", "/v1/silences"},
 		{"GET", "/v1/silences"},
 		{"DELETE", "/v1/silences/{silence_id}"},
+		{"GET", "/v1/account"},
 	}}
 	Webhooks = Group{Name: "studioapi.Webhooks", Host: Studio, Routes: []Route{
 		{"POST", "/v1/webhook-endpoints"},
@@ -107,6 +108,7 @@ var (
 		{"POST", "/v1/webhook-endpoints/{endpoint_id}/test"},
 		{"GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries"},
 		{"POST", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry"},
+		{"GET", "/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/payload"},
 	}}
 	Intake = Group{Name: "studioapi.Intake", Host: Studio, Routes: []Route{
 		{"POST", "/internal/v1/metric-events"},

@@ -96,7 +96,7 @@ func (r Route) Pattern() string { return r.Method + " " + r.Path }
 
 // familyOf tells which document a path that matched no route belongs to:
 // the studio host lives under /v1/alert*, /v1/webhook* and /internal/v1/metric*, and
-// the studio host's additions (/v1/metrics, /v1/silences, /console): the catalog's
+// the studio host's additions (/v1/metrics, /v1/silences, /v1/account, /console): the catalog's
 // studio paths (shared/platform/catalog; family_catalog_test.go).
 func familyOf(r *http.Request) Family {
 	p := r.URL.Path
@@ -105,7 +105,7 @@ func familyOf(r *http.Request) Family {
 			return StudioErrors
 		}
 	}
-	if p == "/" {
+	if p == "/" || p == "/v1/account" { // exactly: /v1/{account_id}/... is the base host's
 		return StudioErrors
 	}
 	return BaseErrors

@@ -103,7 +103,7 @@ func (d Deps) studio() [][]httpapi.Route {
 	return [][]httpapi.Route{
 		(&studioapi.Alerts{Rules: g.Rules, Service: svc, History: d.Stores.History, Endpoints: d.Stores.Endpoints,
 			Projects: d.Stores.Accounts, Series: d.Series, Silences: d.Stores.Silences, Now: d.now()}).Routes(),
-		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy}).Routes(),
+		(&studioapi.Webhooks{Endpoints: d.Stores.Endpoints, Deliveries: d.Stores.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy, Events: d.Stores.Events}).Routes(),
 		(&studioapi.Intake{Metrics: recorder, Now: d.now()}).Routes(),
 		console.Routes(),
 	}
