@@ -101,9 +101,9 @@ func TestConsoleInTheBrowserAcrossHosts(t *testing.T) {
 		}
 	}
 	open("#/conversations")
-	do("open conversations", chromedp.WaitVisible(chromedp.ID("s-account")))
-	do("name the scope", chromedp.SendKeys(chromedp.ID("s-account"), acct.AccountID),
-		chromedp.SendKeys(chromedp.ID("s-project"), acct.Projects[0].ProjectID), chromedp.Click(chromedp.ID("s-show")))
+	// The account and project come from the key (GET /v1/account): nothing to type.
+	do("open conversations", chromedp.WaitVisible(chromedp.ID("s-project")))
+	until("the key's project is picked", `document.getElementById("s-project").value === "`+acct.Projects[0].ProjectID+`"`)
 	// The base host's answer: the seeded project has no conversation.
 	until("list conversations", `document.querySelector("#conversations tbody").innerText.includes("No conversations.") || document.querySelector("#conversations tbody a") !== null`)
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](errorsOnPage)); err != nil || n != 0 {
