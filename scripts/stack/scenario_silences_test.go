@@ -102,28 +102,26 @@ type historyChange struct {
 	Silenced bool    `json:"silenced"`
 }
 
-// newestChange is the newest entry of a rule's history.
-func newestChange(t *testing.T, acct AccountCredentials, ruleID string) historyChange {
+// history is a rule's history, newest first.
+func history(t *testing.T, acct AccountCredentials, ruleID string) []historyChange {
 	t.Helper()
 	var h struct{ Data []historyChange }
 	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/alert-rules/"+ruleID+"/history", map[string]string{"x-api-key": acct.APIKey}, nil, &h); code != 200 || len(h.Data) == 0 {
 		t.Fatalf("history of %s: %d %s", ruleID, code, b)
 	}
-	return h.Data[0]
+	return h.Data
+}
+
+// loggedDelivery is an entry of an endpoint's delivery log.
+type loggedDelivery struct {
+	EventID string `json:"event_id"`
+	Status  string `json:"status"`
 }
 
 // deliveryLog is an endpoint's delivery log.
-func deliveryLog(t *testing.T, acct AccountCredentials, endpointID string) []struct {
-	EventID string `json:"event_id"`
-	Status  string `json:"status"`
-} {
+func deliveryLog(t *testing.T, acct AccountCredentials, endpointID string) []loggedDelivery {
 	t.Helper()
-	var log struct {
-		Data []struct {
-			EventID string `json:"event_id"`
-			Status  string `json:"status"`
-		}
-	}
+	var log struct{ Data []loggedDelivery }
 	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/webhook-endpoints/"+endpointID+"/deliveries", map[string]string{"x-api-key": acct.APIKey}, nil, &log); code != 200 {
 		t.Fatalf("delivery log: %d %s", code, b)
 	}
@@ -160,12 +158,8 @@ func deliveriesOfRules(rc *receiver, d time.Duration, rules ...string) []string 
 // eventsOf lists the event IDs of a rule's history, newest first.
 func eventsOf(t *testing.T, acct AccountCredentials, ruleID string) []string {
 	t.Helper()
-	var h struct{ Data []historyChange }
-	if code, _, b := call(t, "GET", st.Credentials.AgentStudioURL+"/v1/alert-rules/"+ruleID+"/history", map[string]string{"x-api-key": acct.APIKey}, nil, &h); code != 200 {
-		t.Fatalf("history of %s: %d %s", ruleID, code, b)
-	}
 	var out []string
-	for _, c := range h.Data {
+	for _, c := range history(t, acct, ruleID) {
 		if c.EventID != nil {
 			out = append(out, *c.EventID)
 		}
@@ -210,13 +204,13 @@ func TestSilenceHoldsBackAndItsEndDeliversOnce(t *testing.T) {
 	waitState(t, acct, firing, "alert", 20*time.Second)
 	waitState(t, acct, flapping, "alert", 20*time.Second)
 	for _, id := range []string{firing, flapping} {
-		if c := newestChange(t, acct, id); c.ToState != "alert" || !c.Silenced || c.EventID != nil {
+		if c := history(t, acct, id)[0]; c.ToState != "alert" || !c.Silenced || c.EventID != nil {
 			t.Fatalf("rule %s: newest change %+v, want to alert, silenced, no event", id, c)
 		}
 	}
 	patchRule(t, acct, flapping, map[string]any{"threshold_value": 1000})
 	waitState(t, acct, flapping, "ok", 20*time.Second)
-	if c := newestChange(t, acct, flapping); c.ToState != "ok" || !c.Silenced || c.EventID != nil {
+	if c := history(t, acct, flapping)[0]; c.ToState != "ok" || !c.Silenced || c.EventID != nil {
 		t.Fatalf("the resolution under the silence: %+v, want to ok, silenced, no event", c)
 	}
 	// A scheduled run (every 2 s here) or two under the silences: nothing
