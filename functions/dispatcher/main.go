@@ -43,14 +43,20 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Schedule: schedule,
 		Stores:   dynamo.NewStores(dynamodb.NewFromConfig(cfg), dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable}),
 		Queue:    queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue),
-		// Deployed stacks never deliver to loopback or private addresses
-		// (the local stack runner may allow loopback).
-		Sender: webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)}),
-		Logger: log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
+		Sender:   sender(getenv),
+		Logger:   log, Telemetry: batch, Tracer: lambdamain.Tracer(getenv),
 		ConsoleURL: env.ConsoleURL,
 	})
 	lambda.StartWithOptions(emf.Flushing(batch, handler(d)), lambda.WithContext(ctx))
 	return nil
+}
+
+// sender is the dispatcher's Sender, for every endpoint kind. Deployed
+// stacks never deliver to loopback or private addresses; the local stack
+// runner's -allow-loopback-webhooks (lambdamain.LocalLoopbackEnv, never in
+// the template) lets it reach loopback stand-ins.
+func sender(getenv func(string) string) *webhook.Sender {
+	return webhook.NewSender(webhook.Options{AllowLoopback: lambdamain.AllowLoopback(getenv)})
 }
 
 // handler is the function's Lambda handler; the tests replay events/

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/alerts/delivery"
 	"github.com/voiceops/opsapi/shared/alerts/webhook"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
@@ -170,5 +172,44 @@ func TestRunNeedsItsEnvironment(t *testing.T) {
 		if err := run(t.Context(), func(k string) string { return env[k] }); err == nil {
 			t.Errorf("%s: run started", name)
 		}
+	}
+}
+
+// TestSenderReachesLoopbackOnlyUnderTheRunner: the dispatcher's sender, in
+// the deployed environment (no VOICEOPS_LOCAL_ALLOW_LOOPBACK, or any value
+// but "true"), refuses a loopback stand-in for every kind (the vendor
+// kinds' unsigned attempts too), over http:// and https://, and never
+// reaches it; under the local stack runner ("true") it delivers.
+func TestSenderReachesLoopbackOnlyUnderTheRunner(t *testing.T) {
+	var hits atomic.Int32
+	standIn := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits.Add(1); w.WriteHeader(http.StatusAccepted) })
+	plain, tlsSrv := httptest.NewServer(standIn), httptest.NewTLSServer(standIn)
+	defer plain.Close()
+	defer tlsSrv.Close()
+	envWith := func(v string) func(string) string {
+		return func(k string) string {
+			if k == lambdamain.LocalLoopbackEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, v := range []string{"", "1", "TRUE", "yes"} {
+		for _, u := range []string{plain.URL + "/v2/enqueue", tlsSrv.URL + "/services/T0/B0/x"} {
+			for _, unsigned := range []bool{false, true} {
+				res := sender(envWith(v)).Send(t.Context(), webhook.Attempt{URL: u, Body: []byte(`{}`), EventID: "evt_1",
+					Secrets: []string{sampleSecret}, Unsigned: unsigned})
+				if res.Outcome == webhook.Delivered || res.StatusCode != 0 {
+					t.Errorf("%s=%q: %s (unsigned %v) = %+v, want refused", lambdamain.LocalLoopbackEnv, v, u, unsigned, res)
+				}
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the stand-in was reached %d times without the runner's variable", n)
+	}
+	res := sender(envWith("true")).Send(t.Context(), webhook.Attempt{URL: plain.URL + "/v2/enqueue", Body: []byte(`{}`), EventID: "evt_1", Unsigned: true})
+	if res.Outcome != webhook.Delivered || hits.Load() != 1 {
+		t.Errorf("under the runner: %+v, %d hits; want delivered once", res, hits.Load())
 	}
 }

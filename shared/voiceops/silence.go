@@ -63,7 +63,13 @@ func (s Silence) Ended(at time.Time) bool { return !at.Before(s.EndsAt) }
 
 // Covers reports whether the silence is in effect at `at` and selects r.
 func (s Silence) Covers(r AlertRule, at time.Time) bool {
-	if r.AccountID != s.AccountID || at.Before(s.StartsAt) || s.Ended(at) {
+	return !at.Before(s.StartsAt) && !s.Ended(at) && s.Selects(r)
+}
+
+// Selects reports whether r is a rule of the silence's account that every
+// matcher matches, whenever the silence is in effect.
+func (s Silence) Selects(r AlertRule) bool {
+	if r.AccountID != s.AccountID {
 		return false
 	}
 	for _, m := range s.Matchers {

@@ -69,6 +69,41 @@ func (s *Service) evaluateSoon(ctx context.Context, r voiceops.AlertRule) {
 	}
 }
 
+// SilenceEnded asks for an evaluation of the scopes of the enabled rules
+// that sil, ended at `at` (DELETE /v1/silences/{id}), selects: a rule it
+// held back then sends the event its receivers missed within a poll of
+// the stream, instead of at the next scheduled run (up to a minute
+// later). Every selected rule's scope is woken, not only those holding
+// an event back now: an evaluation that read the silences before the end
+// may still write one. A silence removed before it started (zero) or
+// ended before `at` holds nothing back that `at` changes: nothing is
+// woken. Best effort, like a rule's wake-up: the schedule notices the end
+// anyway.
+func (s *Service) SilenceEnded(ctx context.Context, sil voiceops.Silence, at time.Time) {
+	if s.EvaluateSoon == nil || sil.ID == "" || sil.EndsAt.Before(at.UTC().Truncate(time.Millisecond)) {
+		return
+	}
+	rules, err := s.Rules.ListRules(ctx, sil.AccountID)
+	if err != nil {
+		s.Log.ErrorContext(ctx, "listing the rules of an ended silence", "silence_id", sil.ID, "error", err)
+		return
+	}
+	woken := map[string]bool{} // by project, "" for the account-wide rules
+	for _, r := range rules {
+		var project string
+		if r.ProjectID != nil {
+			project = *r.ProjectID
+		}
+		if !r.Enabled || !sil.Selects(r) || woken[project] {
+			continue
+		}
+		woken[project] = true
+		if err := s.EvaluateSoon(ctx, r.AccountID, project); err != nil {
+			s.Log.ErrorContext(ctx, "asking for an evaluation", "silence_id", sil.ID, "rule_id", r.ID, "error", err)
+		}
+	}
+}
+
 // PatchRule applies a patch to a rule. Disabling a firing rule resolves it:
 // the event is written with the change (docs/alerting.md).
 func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voiceops.RulePatch) (voiceops.AlertRule, error) {

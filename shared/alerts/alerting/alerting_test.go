@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -161,6 +162,60 @@ func TestDisablingOrDeletingAHeldBackRuleTellsWhatTheReceiversKnew(t *testing.T)
 			if want := c.resolved; (len(sent) == 1 && sent[0] == voiceops.EventResolved) != want || len(sent) > 1 {
 				t.Errorf("%s (delete %v): sent %v, want alerts.resolved: %v", c.name, remove, sent, want)
 			}
+		}
+	}
+}
+
+// TestEndingASilenceWakesTheScopesItSelects: a silence ended now wakes the
+// scope of each enabled rule it selects, once per scope (the rules whose
+// event it held back then send it within a poll of the stream); a silence
+// removed before it started, or one that had already ended, wakes nothing.
+func TestEndingASilenceWakesTheScopesItSelects(t *testing.T) {
+	stores, svc, woken, now := setup(t)
+	ctx := context.Background()
+	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p2", AccountID: "acct_a", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(project string, m voiceops.Metric, enabled bool) voiceops.AlertRule {
+		t.Helper()
+		in := voiceops.RuleInput{Name: "r", Metric: m, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
+		if project != "" {
+			in.ProjectID = &project
+		}
+		p := in.Patch()
+		p.Enabled = &enabled
+		r, err := svc.CreateRule(ctx, "acct_a", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	create("p1", voiceops.MetricAPIErrors, true)
+	create("p1", voiceops.MetricAPIErrors, true) // the same scope: woken once
+	accountWide := create("", voiceops.MetricAPIErrors, true)
+	create("p2", voiceops.MetricAPIErrors, false)  // disabled: not evaluated
+	create("p2", voiceops.MetricCallCrashes, true) // not selected
+	apiErrors, ruleID := string(voiceops.MetricAPIErrors), accountWide.ID
+	byMetric := voiceops.Silence{ID: "sil_1", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchMetric, Value: &apiErrors}},
+		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
+	byRule := voiceops.Silence{ID: "sil_2", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchRuleID, Value: &ruleID}},
+		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
+	*now = t0.Add(time.Minute)
+	for _, c := range []struct {
+		name string
+		sil  voiceops.Silence
+		want []string
+	}{
+		{"ended now, by metric", byMetric, []string{"acct_a/", "acct_a/p1"}},
+		{"ended now, by rule", byRule, []string{"acct_a/"}},
+		{"removed before it started", voiceops.Silence{}, nil},
+		{"ended before", func() voiceops.Silence { s := byMetric; s.EndsAt = t0.Add(30 * time.Second); return s }(), nil},
+	} {
+		*woken = nil
+		svc.SilenceEnded(ctx, c.sil, *now)
+		got := slices.Sorted(slices.Values(*woken))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: woken %v, want %v", c.name, got, c.want)
 		}
 	}
 }

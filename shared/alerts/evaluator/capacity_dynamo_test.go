@@ -19,9 +19,10 @@ import (
 )
 
 // TestSilenceReadCapacity measures on DynamoDB (moto) what silences cost
-// the evaluator: a scheduled run reads each account's silences once (one
-// Query: the run with silences makes exactly one call per account more
-// than the run without, whatever its rules), and that Query reads the
+// the evaluator: a scheduled run, and a stream batch of several scopes per
+// account, read each account's silences once (one Query: with silences
+// exactly one call per account more than without, whatever its rules and
+// scopes, none per rule), and that Query reads the
 // silences not ended only, however many ended ones are kept. The units
 // are computed from the items' sizes (shared/testsupport/capacity).
 func TestSilenceReadCapacity(t *testing.T) {
@@ -92,6 +93,28 @@ func TestSilenceReadCapacity(t *testing.T) {
 	}
 	t.Logf("a scheduled run, %d accounts of %d rules: %d calls and %.1f RRU with silences, %d calls and %.1f RRU without",
 		accounts, rulesPerAccount, with.Calls, with.RRU, without.Calls, without.RRU)
+
+	// A stream batch holding both scopes of every account (the project's
+	// and the account-wide one) reads each account's silences once too.
+	var scopes []metrics.Scope
+	for a := range accounts {
+		acct := fmt.Sprintf("acct_cap%d", a)
+		scopes = append(scopes, metrics.Scope{AccountID: acct, ProjectID: "p1"}, metrics.Scope{AccountID: acct})
+	}
+	rec.Take()
+	st, err = newEv(true).EvaluateScopes(ctx, scopes)
+	must(t, err)
+	withStream := rec.Take()
+	_, err = newEv(false).EvaluateScopes(ctx, scopes)
+	must(t, err)
+	withoutStream := rec.Take()
+	if st.Rules != accounts*rulesPerAccount || st.SilenceReads != accounts {
+		t.Errorf("stream batch stats %+v: want %d rules, %d silence reads", st, accounts*rulesPerAccount, accounts)
+	}
+	if extra := withStream.Calls - withoutStream.Calls; extra != accounts {
+		t.Errorf("the stream batch with silences made %d calls more than without, want %d (one per account): %+v vs %+v", extra, accounts, withStream, withoutStream)
+	}
+	t.Logf("a stream batch of %d scopes: %d calls with silences, %d without", len(scopes), withStream.Calls, withoutStream.Calls)
 
 	// The one read of an account with silences reads those not ended only.
 	rec.Take()

@@ -189,7 +189,8 @@ func (a *Alerts) listSilences(w http.ResponseWriter, r *http.Request, p httpapi.
 	return nil
 }
 
-// deleteSilence ends the silence now (one not started yet is removed).
+// deleteSilence ends the silence now (one not started yet is removed),
+// and wakes the evaluator for the rules it held back.
 func (a *Alerts) deleteSilence(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
 	id := r.PathValue("silence_id")
 	if !voiceops.ValidSilenceID(id) {
@@ -198,9 +199,12 @@ func (a *Alerts) deleteSilence(w http.ResponseWriter, r *http.Request, p httpapi
 	if len(id) > voiceops.MaxIDLength {
 		return httpapi.NotFoundAs(voiceops.ErrNotFound, "silence")
 	}
-	if _, err := a.Silences.EndSilence(r.Context(), p.AccountID, id, a.Now()); err != nil {
+	now := a.Now()
+	ended, err := a.Silences.EndSilence(r.Context(), p.AccountID, id, now)
+	if err != nil {
 		return httpapi.NotFoundAs(err, "silence")
 	}
+	a.Service.SilenceEnded(r.Context(), ended, now)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -124,7 +124,8 @@ func TestSilenceLimit(t *testing.T) {
 
 // TestSilenceHoldsBackTheAlert is the walk: a breach on a silenced
 // rule is recorded and sends nothing; ending the silence while it still
-// fires sends one alerts.triggered at the next scheduled run.
+// fires wakes the rule's scope, whose evaluation sends one alerts.triggered
+// (the scheduled runs after it, nothing more).
 func TestSilenceHoldsBackTheAlert(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
@@ -151,14 +152,22 @@ func TestSilenceHoldsBackTheAlert(t *testing.T) {
 	}
 	h.clock.Advance(30 * time.Second)
 	h.do("DELETE", "/v1/silences/"+sil, h.keyA, nil).Expect(t, 204)
-	// The next scheduled run notices: one alerts.triggered, then nothing more.
+	// The DELETE wakes the rule's scope: its evaluation, on the stream,
+	// sends one alerts.triggered without waiting for the schedule.
+	if scopes, st := h.deliverStream(); len(scopes) != 1 || st.Events != 1 {
+		t.Fatalf("the DELETE's wake-up: scopes %v, %+v; want the rule's scope sending one event", scopes, st)
+	}
+	if len(h.fanned) != 1 || h.fanned[0].Type != voiceops.EventTriggered || h.fanned[0].RuleID != rule {
+		t.Fatalf("after the silence: %v, want one alerts.triggered", h.fanned)
+	}
+	// The scheduled runs after it send nothing more.
 	for range 2 {
 		h.clock.Advance(30 * time.Second)
 		if _, err := h.evaluator.RunShard(ctx, voiceops.RuleShardOf("acct_a")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(h.fanned) != 1 || h.fanned[0].Type != voiceops.EventTriggered || h.fanned[0].RuleID != rule {
-		t.Fatalf("after the silence: %v, want one alerts.triggered", h.fanned)
+	if len(h.fanned) != 1 {
+		t.Fatalf("after the scheduled runs: %v, want the one alerts.triggered", h.fanned)
 	}
 }
