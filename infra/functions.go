@@ -106,7 +106,8 @@ type Function struct {
 	// (bedrock.go).
 	InvokesModels bool
 	// LinksConsole sets CONSOLE_URL, the console on the studio host: the
-	// dispatcher's Slack and PagerDuty messages link to it.
+	// dispatcher's Slack and PagerDuty messages link to it, and so do the
+	// payloads the webhooks function shows in the delivery log.
 	LinksConsole bool
 	// InvokesItself grants lambda:InvokeFunction on the function itself
 	// and sets its asynchronous invocations to run once, within a minute:
@@ -260,6 +261,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		SendsToQueue: true, // test and retry enqueue deliveries
 		Throttle:     &Throttle{RateLimit: 100, BurstLimit: 200},
 		Reserved:     25,
+		LinksConsole: true, // the delivery log's payloads of Slack and PagerDuty messages
 	},
 	{
 		// Drains the delivery queue: signs and sends each attempt, writes

@@ -41,8 +41,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
 		HTTP:      dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
 		Endpoints: stores.Endpoints, Deliveries: stores.Deliveries, Events: stores.Events,
-		Outbox:    delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
-		URLPolicy: voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
+		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
+		URLPolicy:  voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
+		ConsoleURL: env.ConsoleURL,
 	})), lambda.WithContext(ctx))
 	return nil
 }
@@ -58,11 +59,12 @@ type deps struct {
 	Events     voiceops.EventStore
 	Outbox     studioapi.Outbox
 	URLPolicy  voiceops.URLPolicy
+	ConsoleURL string
 }
 
 // handler is the function's Lambda handler; the tests replay events/ through it.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	svc := alertgraph.New(alertgraph.Deps{Endpoints: d.Endpoints, Now: d.HTTP.Now, Log: d.HTTP.Log}).Service // endpoints only: no rule changes here
 	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
-		(&studioapi.Webhooks{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy, Events: d.Events}).Routes()))
+		(&studioapi.Webhooks{Endpoints: d.Endpoints, Deliveries: d.Deliveries, Service: svc, Outbox: d.Outbox, URLPolicy: d.URLPolicy, Events: d.Events, ConsoleURL: d.ConsoleURL}).Routes()))
 }

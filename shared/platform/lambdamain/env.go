@@ -45,6 +45,10 @@ type Webhooks struct {
 	MetricsTable    string              `env:"METRICS_TABLE"`
 	RequestsTable   string              `env:"REQUESTS_TABLE"`
 	DeliveryQueue   string              `env:"DELIVERY_QUEUE_URL"`
+	// ConsoleURL is the console on the studio host: a Slack or PagerDuty
+	// delivery's payload, as the delivery log shows it, links to it as
+	// the dispatcher's message does.
+	ConsoleURL string `env:"CONSOLE_URL"`
 }
 
 // Dispatcher is the environment of functions/dispatcher.
