@@ -46,7 +46,7 @@ func standin(t *testing.T, secretKey string) (*bedrockstandin.Server, *bedrockco
 
 func TestConverseWire(t *testing.T) {
 	s, m := standin(t, secret)
-	s.Script(bedrockstandin.Step{ToolUses: []bedrockstandin.ToolUse{{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}, InputTokens: 30, OutputTokens: 7})
+	s.Script(bedrockstandin.Step{ToolUses: []bedrockstandin.ToolUse{{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}, InputTokens: 30, OutputTokens: 7, LatencyMS: 317})
 	temp := 0.5
 	out, err := m.Converse(context.Background(), agent.ModelInput{
 		ModelID: "anthropic.claude-3-haiku-20240307-v1:0", System: "be brief", Temperature: &temp, MaxTokens: 100,
@@ -57,7 +57,7 @@ func TestConverseWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := agent.ModelOutput{StopReason: agent.StopToolUse, InputTokens: 30, OutputTokens: 7, Latency: 42 * time.Millisecond,
+	want := agent.ModelOutput{StopReason: agent.StopToolUse, InputTokens: 30, OutputTokens: 7, Latency: 317 * time.Millisecond,
 		Message: agent.ModelMessage{Role: agent.RoleAssistant, Content: []agent.ModelBlock{{ToolUse: &agent.ModelToolUse{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}}}}
 	if !reflect.DeepEqual(out, want) {
 		t.Errorf("output:\n got %+v\nwant %+v", out, want)
