@@ -370,7 +370,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
-		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		InvokesProjectFunctions: true, // a project's hooks and Bedrock tools (the Bedrock scenarios' tool is a loopback URL, not a Lambda)
 		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
 		Reserved:                150,
 	},
@@ -419,7 +419,7 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
-		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		InvokesProjectFunctions: true, // a project's hooks and Bedrock tools (the Bedrock scenarios' tool is a loopback URL, not a Lambda)
 		ReadsInternalKey:        true, // the voice intake's internal routes (no scenario calls them)
 		ReadsTwilio:             true,
 		InvokesItself:           true, // a voice call's step (the answer, a turn) runs in its own invocation

@@ -28,7 +28,6 @@ import (
 	"github.com/voiceops/opsapi/scripts/stack/awsproxy"
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 	"github.com/voiceops/opsapi/shared/calls/callstest/twiliofake"
-	"github.com/voiceops/opsapi/shared/calls/telephony/twilio"
 	"github.com/voiceops/opsapi/shared/conversations/agent"
 	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockstandin"
 	"github.com/voiceops/opsapi/shared/ops/provision"
@@ -482,8 +481,18 @@ func playBedrockCall(t *testing.T, bp bedrockProject, speech string) []string {
 			secretID = id
 		}
 	}
-	if err := twilio.SetAccount(context.Background(), secretsmanager.NewFromConfig(st.AWS), secretID, bp.account,
-		twilio.Account{AccountSID: twiliofake.AccountSID, AuthToken: twiliofake.AuthToken, FromNumber: twiliofake.FromNumber}); err != nil {
+	// Every demo account, not only this project's: the dialer caches the
+	// secret and reads it again for an unknown account only after 5 s, so
+	// a scenario that sets its own account just after this one would be
+	// refused.
+	var accounts []string
+	for _, a := range st.Credentials.Accounts {
+		accounts = append(accounts, a.AccountID)
+	}
+	if !slices.Contains(accounts, bp.account) {
+		t.Fatalf("the project's account %s is not a demo account", bp.account)
+	}
+	if err := setStandInAccounts(context.Background(), secretsmanager.NewFromConfig(st.AWS), secretID, accounts); err != nil {
 		t.Fatal(err)
 	}
 	type played struct {
