@@ -366,12 +366,13 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// conversation's commit is an UpdateItem when its turns_to is
 			// not known; a turn whose commit is refused is deleted again).
 			// Unused by the stack scenarios, kept: UpdateItem and
-			// DeleteItem, those two rarer paths.
-			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
+			// DeleteItem, those two rarer paths. Query: a Bedrock agent's
+			// history, the conversation's turns partition (Store.Turns).
+			on(tables.Conversations, getItem, putItem, updateItem, deleteItem, query),
 			on(tables.Metrics, updateItem), // the turns' metrics; api_errors
 			requestGuards,
 		},
-		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		InvokesProjectFunctions: true, // a project's hooks and Bedrock tools (the Bedrock scenarios' tool is a loopback URL, not a Lambda)
 		Throttle:                &Throttle{RateLimit: 200, BurstLimit: 400},
 		Reserved:                150,
 	},
@@ -413,13 +414,14 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// (Reserve: Query and Update; Consume: Update).
 			on(tables.Config, getItem, query, updateItem),
 			// As chat's: turns, and their commits (shared/store/dynamo/turnwrite.go);
-			// UpdateItem and DeleteItem unused by the stack scenarios, kept.
-			on(tables.Conversations, getItem, putItem, updateItem, deleteItem),
+			// UpdateItem and DeleteItem unused by the stack scenarios, kept;
+			// Query, a Bedrock agent's history.
+			on(tables.Conversations, getItem, putItem, updateItem, deleteItem, query),
 			on(tables.Calls, getItem, updateItem), // Twilio's callbacks move the call
 			on(tables.Metrics, updateItem),
 			requestGuards,
 		},
-		InvokesProjectFunctions: true, // a project's hooks (no scenario's project has any)
+		InvokesProjectFunctions: true, // a project's hooks and Bedrock tools (the Bedrock scenarios' tool is a loopback URL, not a Lambda)
 		ReadsInternalKey:        true, // the voice intake's internal routes (no scenario calls them)
 		ReadsTwilio:             true,
 		InvokesItself:           true, // a voice call's step (the answer, a turn) runs in its own invocation

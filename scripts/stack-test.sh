@@ -4,7 +4,9 @@
 # machine and run under the Lambda RIE, the HTTP APIs, event source
 # mappings, schedules and IAM checks): an alert through the metrics stream,
 # a chat ended by the sweeper, an outbound call through the dialer and a
-# Twilio stand-in, a failing receiver spending its retry schedule, a
+# Twilio stand-in, a Bedrock agent's chat and call against the Bedrock
+# stand-in (the stack synthesized with one model in bedrockModels; another
+# model refused), a failing receiver spending its retry schedule, a
 # silence holding back an alert and its DELETE delivering it once, Slack
 # and PagerDuty endpoints receiving valid payloads at loopback stand-ins, the
 # API Gateway edge cases (deadline, JSON 404/405, Idempotency-Key with a comma),

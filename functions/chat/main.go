@@ -46,7 +46,9 @@ func run(ctx context.Context, getenv func(string) string) error {
 		HTTP: platform,
 		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log,
-			Model: bedrockconverse.New(bedrockconverse.NewClient(cfg))}),
+			Model:         bedrockconverse.New(bedrockconverse.NewClient(cfg)),
+			AllowLoopback: lambdamain.AllowLoopback(getenv), // the local stack runner's agents and project functions only
+		}),
 	})), lambda.WithContext(ctx))
 	return nil
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // startBedrock serves the Bedrock Runtime stand-in on loopback until ctx
-// ends. The functions reach it through the AWS proxy, which checks each
+// ends. The functions reach it through the AWS proxy's Bedrock Runtime
+// endpoint (their AWS_ENDPOINT_URL_BEDROCK_RUNTIME), which checks each
 // Converse against the function's policy (context bedrockModels and
 // bedrockGuardrails) before forwarding it.
 func startBedrock(ctx context.Context) (*bedrockstandin.Server, *url.URL, error) {

@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	log.Info("serving", "agent_studio_url", s.Credentials.AgentStudioURL, "base_url", s.Credentials.BaseURL,
-		"aws_endpoint", s.ProxyURL, "moto", s.MotoURL, "function_logs", s.LogDir)
+		"aws_endpoint", s.ProxyURL, "bedrock_endpoint", s.BedrockURL, "moto", s.MotoURL, "function_logs", s.LogDir)
 	if ready != nil {
 		ready <- s
 	}

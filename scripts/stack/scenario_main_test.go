@@ -63,9 +63,10 @@ func TestMain(m *testing.M) {
 	twilioSrv := httptest.NewServer(twilioStandIn)
 	defer twilioSrv.Close()
 	// The template as deployed by default (its own alarm topic, notified
-	// on ALARM and OK); the alarms run sixty times faster: a 5-minute
-	// period is 5 s.
-	o := options{telephony: telephonyTwilio, alarmTimeScale: 60,
+	// on ALARM and OK), but for one Bedrock model allowed (the Bedrock
+	// scenario's); the alarms run sixty times faster: a 5-minute period is
+	// 5 s.
+	o := options{telephony: telephonyTwilio, alarmTimeScale: 60, context: map[string]string{"bedrockModels": bedrockModel},
 		twilioAPIURL: twilioSrv.URL, region: "us", assembly: os.Getenv("STACK_ASSEMBLY"), studioAddr: "127.0.0.1:0", baseAddr: "127.0.0.1:0",
 		scheduleEvery: 2 * time.Second, allowLoopback: true, retrySchedule: "0s,1s,2s", cache: os.Getenv("STACK_CACHE"), root: "../..", concurrency: 4}
 	if o.cache == "" {

@@ -53,13 +53,16 @@ const account = "123456789012"
 type Stack struct {
 	Credentials Credentials
 	ProxyURL    string
-	MotoURL     string
-	LogDir      string
-	Proxy       *awsproxy.Proxy
-	Runner      *lambdas.Runner
-	Topology    topology
-	AWS         aws.Config // the emulator, with the runner's own credentials
-	Values      *cfn.Values
+	// BedrockURL is the proxy's Bedrock Runtime endpoint, the functions'
+	// AWS_ENDPOINT_URL_BEDROCK_RUNTIME.
+	BedrockURL string
+	MotoURL    string
+	LogDir     string
+	Proxy      *awsproxy.Proxy
+	Runner     *lambdas.Runner
+	Topology   topology
+	AWS        aws.Config // the emulator, with the runner's own credentials
+	Values     *cfn.Values
 	// Alarms are the template's alarms, evaluated on the metrics the
 	// runner collects; AlarmTopics are the SNS topics their actions name.
 	Alarms      *alarms.Evaluator
@@ -286,13 +289,19 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return nil, err
 	}
 	s.ProxyURL = "http://" + proxyLn.Addr().String()
+	// Bedrock Runtime has its own endpoint, the SDK's standard variable.
+	bedrockLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.BedrockURL = "http://" + bedrockLn.Addr().String()
 	twilioURL := o.twilioAPIURL
 	if o.telephony == telephonyStandIn {
 		if twilioURL, err = startStandIn(runCtx, log); err != nil {
 			return nil, err
 		}
 	}
-	s.Runner = &lambdas.Runner{RIE: rie, Region: awsRegion, AWSEndpoint: s.ProxyURL, LogDir: s.LogDir, Log: log}
+	s.Runner = &lambdas.Runner{RIE: rie, Region: awsRegion, AWSEndpoint: s.ProxyURL, BedrockEndpoint: s.BedrockURL, LogDir: s.LogDir, Log: log}
 	s.closers = append(s.closers, s.Runner.Close)
 	upstream, err := url.Parse(s.MotoURL)
 	if err != nil {
@@ -346,6 +355,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		return invoke(ctx, fn, payload)
 	}
 	s.serve(proxyLn, s.Proxy)
+	s.serve(bedrockLn, s.Proxy.BedrockRuntime())
 	for id, a := range apis {
 		router, err := apigw.NewRouter(a.Routes)
 		if err != nil {

@@ -118,6 +118,24 @@ func (p *Proxy) Denials() []Denial {
 	return slices.Clone(p.denials)
 }
 
+// TakeDenials removes the refused calls that match and returns them: a
+// scenario that provokes a refusal on purpose asserts it and takes it out
+// of the run's record, which must otherwise stay empty.
+func (p *Proxy) TakeDenials(match func(Denial) bool) []Denial {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var taken, kept []Denial
+	for _, d := range p.denials {
+		if match(d) {
+			taken = append(taken, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	p.denials = kept
+	return taken
+}
+
 // Unused lists, per function, the grants of its role that no call used.
 func (p *Proxy) Unused() map[string][]iam.Grant {
 	p.mu.Lock()
@@ -206,10 +224,30 @@ func AccessKeyID(authorization string) string {
 	return m[1]
 }
 
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP is the functions' AWS_ENDPOINT_URL: every service but
+// Bedrock Runtime, which has its own endpoint (BedrockRuntime).
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.serve(w, r, false) }
+
+// BedrockRuntime is the functions' AWS_ENDPOINT_URL_BEDROCK_RUNTIME: the
+// same checks, for Bedrock Runtime's calls only. Each endpoint refuses
+// the other's calls, so a function that reached the stand-in did so
+// through the SDK's standard variable.
+func (p *Proxy) BedrockRuntime() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(w, r, true) })
+}
+
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bool) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if IsBedrock(r.URL.Path) != bedrockEndpoint {
+		msg := "Bedrock Runtime is not served here: its endpoint is AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
+		if bedrockEndpoint {
+			msg = "only Bedrock Runtime is served here: the other services' endpoint is AWS_ENDPOINT_URL"
+		}
+		writeError(w, r, http.StatusNotFound, "UnknownOperationException", msg)
 		return
 	}
 	key := AccessKeyID(r.Header.Get("Authorization"))

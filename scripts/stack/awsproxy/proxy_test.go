@@ -170,10 +170,12 @@ func TestBedrockCalls(t *testing.T) {
 			{Effect: "Allow", Actions: []string{"bedrock:ApplyGuardrail"}, Resource: []string{"arn:aws:bedrock:eu-west-2:123456789012:guardrail/gr1"}},
 		}}}},
 	}
-	srv := httptest.NewServer(p)
+	srv := httptest.NewServer(p.BedrockRuntime())
 	defer srv.Close()
-	converse := func(modelID, body string) (int, http.Header, string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/model/"+url.PathEscape(modelID)+"/converse", strings.NewReader(body))
+	general := httptest.NewServer(p)
+	defer general.Close()
+	converseAt := func(base, modelID, body string) (int, http.Header, string) {
+		req, _ := http.NewRequest("POST", base+"/model/"+url.PathEscape(modelID)+"/converse", strings.NewReader(body))
 		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEYCHAT/20260101/eu-west-2/bedrock/aws4_request, SignedHeaders=host, Signature=x")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -182,6 +184,21 @@ func TestBedrockCalls(t *testing.T) {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, resp.Header, string(b)
+	}
+	converse := func(modelID, body string) (int, http.Header, string) { return converseAt(srv.URL, modelID, body) }
+	// Bedrock Runtime only at its own endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME),
+	// and nothing else there.
+	if code, h, b := converseAt(general.URL, model, `{}`); code != 404 || h.Get("X-Amzn-ErrorType") != "UnknownOperationException" ||
+		!strings.Contains(b, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME") {
+		t.Errorf("a Converse at the general endpoint: %d %s %s, want UnknownOperationException", code, h.Get("X-Amzn-ErrorType"), b)
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"TableName":"t"}`))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEYCHAT/20260101/eu-west-2/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 404 {
+		t.Errorf("a DynamoDB call at the Bedrock Runtime endpoint: %v %v, want 404", resp.StatusCode, err)
+	} else {
+		resp.Body.Close()
 	}
 	if code, _, b := converse(model, `{"guardrailConfig":{"guardrailIdentifier":"gr1","guardrailVersion":"1"}}`); code != 200 || !strings.Contains(b, "end_turn") {
 		t.Errorf("an allowed model and guardrail: %d %s", code, b)
@@ -200,6 +217,13 @@ func TestBedrockCalls(t *testing.T) {
 	}
 	if d := p.Denials(); len(d) != 2 || d[0].Function != "chat" {
 		t.Errorf("denials: %v", d)
+	}
+	taken := p.TakeDenials(func(d Denial) bool { return d.Request.Action == "bedrock:ApplyGuardrail" })
+	if len(taken) != 1 || taken[0].Request.Resource != "arn:aws:bedrock:eu-west-2:123456789012:guardrail/gr2" {
+		t.Errorf("taken denials: %v", taken)
+	}
+	if d := p.Denials(); len(d) != 1 || d[0].Request.Resource != "arn:aws:bedrock:eu-west-2::foundation-model/amazon.titan-text-lite-v1" {
+		t.Errorf("denials left: %v", d)
 	}
 	p.Bedrock = nil
 	if code, h, _ := converse(model, `{}`); code != 503 || h.Get("X-Amzn-ErrorType") != "ServiceUnavailableException" {

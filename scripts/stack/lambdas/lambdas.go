@@ -80,13 +80,21 @@ type Spec struct {
 	Concurrency int
 }
 
+// BedrockEndpointEnv is the SDK's endpoint variable of Bedrock Runtime:
+// the functions reach the runner's Bedrock stand-in through it, as they
+// would a regional endpoint, with no variable of the project's own.
+const BedrockEndpointEnv = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
+
 // Runner invokes functions.
 type Runner struct {
 	RIE         string
 	Region      string
 	AWSEndpoint string // the AWS proxy
-	LogDir      string // one <function>.log per function
-	Log         *slog.Logger
+	// BedrockEndpoint is the proxy's Bedrock Runtime endpoint, set as the
+	// SDK's standard AWS_ENDPOINT_URL_BEDROCK_RUNTIME; none when empty.
+	BedrockEndpoint string
+	LogDir          string // one <function>.log per function
+	Log             *slog.Logger
 
 	mu    sync.Mutex
 	pools map[string]*pool
@@ -296,6 +304,9 @@ func (p *pool) start() (*instance, error) {
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"_HANDLER=bootstrap",
 		"TZ=:UTC",
+	}
+	if p.runner.BedrockEndpoint != "" {
+		env = append(env, BedrockEndpointEnv+"="+p.runner.BedrockEndpoint)
 	}
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)

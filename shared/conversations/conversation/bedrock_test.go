@@ -24,17 +24,25 @@ type scriptedModel struct {
 type modelStep struct {
 	out agent.ModelOutput
 	err error
+	// hang: no answer until the turn's deadline, then the client's error
+	// (bedrockconverse's for a cancelled call).
+	hang bool
 }
 
-func (m *scriptedModel) Converse(_ context.Context, in agent.ModelInput) (agent.ModelOutput, error) {
+func (m *scriptedModel) Converse(ctx context.Context, in agent.ModelInput) (agent.ModelOutput, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.inputs = append(m.inputs, in)
 	if len(m.steps) == 0 {
+		m.mu.Unlock()
 		return agent.ModelOutput{}, &agent.ModelError{Code: "NoScript"}
 	}
 	s := m.steps[0]
 	m.steps = m.steps[1:]
+	m.mu.Unlock()
+	if s.hang {
+		<-ctx.Done()
+		return agent.ModelOutput{}, &agent.ModelError{Code: "DeadlineExceeded"}
+	}
 	return s.out, s.err
 }
 
@@ -51,9 +59,15 @@ func useTool(name string, args map[string]any) modelStep {
 // bedrockFixture is the engine with a Bedrock agent whose tool is the
 // fixture's project function.
 func bedrockFixture(t *testing.T, model *scriptedModel) *fixture {
-	f := newFixture(t, nil)
+	return bedrockFixtureOn(t, model, memoryBackend(t), 0)
+}
+
+// bedrockFixtureOn is bedrockFixture on the backend b, the agent's turn
+// bounded by timeoutMS (the default when 0).
+func bedrockFixtureOn(t *testing.T, model *scriptedModel, b backend, timeoutMS int) *fixture {
+	f := newFixtureOn(t, nil, b)
 	cfg := agent.Config{AccountID: "acct", ProjectID: "proj", Variants: []agent.Variant{{ID: "llm", Default: true, Agent: agent.AgentSpec{
-		Type: agent.TypeBedrock, Bedrock: &agent.BedrockSpec{ModelID: "m1", SystemPrompt: "p", Fallback: "One moment.",
+		Type: agent.TypeBedrock, Bedrock: &agent.BedrockSpec{ModelID: "m1", SystemPrompt: "p", Fallback: "One moment.", TimeoutMS: timeoutMS,
 			Tools: []string{"lookup"}, Handoff: &agent.Handoff{Destination: "support"}}}}},
 		Tools: map[string]agent.ToolSpec{"lookup": {Description: "d", InputSchema: map[string]any{"type": "object"},
 			Function: agent.FunctionSpec{URL: f.fnURL, SigningSecret: fnSecret, TimeoutMS: 300}}}}
@@ -150,5 +164,74 @@ func TestBedrockWithoutModel(t *testing.T) {
 	}
 	if s := f.counts(); s.Counts.Of(metrics.APIErrors) != 1 {
 		t.Errorf("api errors %d", s.Counts.Of(metrics.APIErrors))
+	}
+}
+
+// TestBedrockFailuresRecorded: each failure of the docs' list, through the
+// engine on the memory store and on DynamoDB (moto): the caller gets the
+// answer the docs give (a retried throttle's answer, else the fallback;
+// a guardrail's text), the turn is written once with that answer and its
+// model metadata (stop_reason error, or the guardrail's action), and each
+// failed model call is one api_errors event, a retried throttle too.
+func TestBedrockFailuresRecorded(t *testing.T) {
+	throttled := modelStep{err: &agent.ModelError{Code: "ThrottlingException", Throttled: true}}
+	guardrail := say("I can't discuss that.")
+	guardrail.out.StopReason = agent.StopGuardrail
+	cases := []struct {
+		name      string
+		steps     []modelStep
+		response  string
+		stop      string
+		guardrail string
+		apiErrors int64
+	}{
+		{"throttling retried", []modelStep{throttled, throttled, say("Here it is.")}, "Here it is.", "end_turn", "none", 2},
+		{"throttling past the retries", []modelStep{throttled, throttled, throttled}, "One moment.", "error", "none", 3},
+		{"validation error", []modelStep{{err: &agent.ModelError{Code: "ValidationException"}}}, "One moment.", "error", "none", 1},
+		{"model timeout", []modelStep{{err: &agent.ModelError{Code: "ModelTimeoutException"}}}, "One moment.", "error", "none", 1},
+		{"slow answer past the deadline", []modelStep{{hang: true}}, "One moment.", "error", "none", 1},
+		{"guardrail intervention", []modelStep{guardrail}, "I can't discuss that.", "guardrail_intervened", "intervened", 0},
+	}
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			model := &scriptedModel{}
+			f := bedrockFixtureOn(t, model, b, 1000) // the shortest deadline: the slow answer waits for it
+			ctx := context.Background()
+			var apiErrors int64
+			for _, tc := range cases {
+				model.steps = append([]modelStep{say("Hello.")}, tc.steps...)
+				id := f.start().Conversation.ID
+				began := time.Now()
+				ans := f.say(id, TurnInput{Message: "where is my order"})
+				if tc.name == "slow answer past the deadline" && time.Since(began) > 3*time.Second {
+					t.Errorf("%s: the turn took %v, past its 1 s deadline", tc.name, time.Since(began))
+				}
+				if ans.Response != tc.response || ans.End {
+					t.Errorf("%s: answered %q (end %v), want %q", tc.name, ans.Response, ans.End, tc.response)
+				}
+				c, err := f.e.Store.GetConversation(ctx, "acct", "proj", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				turns, err := f.e.Store.Turns(ctx, "acct", "proj", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.NumTurns != 2 || len(turns) != 2 || !c.InProgress {
+					t.Fatalf("%s: %d turns stored (conversation says %d, in progress %v), want the greeting and the turn, once", tc.name, len(turns), c.NumTurns, c.InProgress)
+				}
+				m := turns[1].Model
+				if turns[1].AgentResponse != tc.response || m == nil || m.StopReason != tc.stop || m.GuardrailAction != tc.guardrail || m.ModelID != "m1" {
+					t.Errorf("%s: stored turn %q, model %+v; want %q, stop_reason %s, guardrail_action %s", tc.name, turns[1].AgentResponse, m, tc.response, tc.stop, tc.guardrail)
+				}
+				apiErrors += tc.apiErrors
+				if got := f.counts().Counts.Of(metrics.APIErrors); got != apiErrors {
+					t.Errorf("%s: api_errors %d in all, want %d", tc.name, got, apiErrors)
+				}
+				if len(model.steps) != 0 {
+					t.Errorf("%s: %d scripted answers not asked for", tc.name, len(model.steps))
+				}
+			}
+		})
 	}
 }

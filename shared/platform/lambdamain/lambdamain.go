@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -96,7 +97,9 @@ func AllowLoopback(getenv func(string) string) bool { return getenv(LocalLoopbac
 // AWSConfig builds the SDK configuration from the Lambda environment:
 // AWS_REGION and the execution role's credentials in AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; AWS_ENDPOINT_URL, when set,
-// points every client at an emulator (LocalStack, moto). It does not use
+// points every client at an emulator (LocalStack, moto), and
+// AWS_ENDPOINT_URL_<SERVICE> (AWS_ENDPOINT_URL_BEDROCK_RUNTIME) one
+// service's client, as the SDK's own loader does. It does not use
 // config.LoadDefaultConfig: that links the shared-config, SSO and STS
 // machinery (about 2.4 MB and milliseconds of init) that a function never
 // needs.
@@ -119,8 +122,19 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 	if url := getenv("AWS_ENDPOINT_URL"); url != "" {
 		cfg.BaseEndpoint = aws.String(url)
 	}
+	cfg.ConfigSources = append(cfg.ConfigSources, serviceEndpoints(getenv))
 	traceSDK(&cfg, getenv)
 	return cfg, nil
+}
+
+// serviceEndpoints is the config source of the service-specific endpoint
+// variables: each client asks it for its service ID ("Bedrock Runtime"
+// reads AWS_ENDPOINT_URL_BEDROCK_RUNTIME), as config.EnvConfig answers.
+type serviceEndpoints func(string) string
+
+func (e serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	url := e("AWS_ENDPOINT_URL_" + strings.ReplaceAll(strings.ToUpper(sdkID), " ", "_"))
+	return url, url != "", nil
 }
 
 // Logger is the functions' structured logger (JSON lines for CloudWatch);

@@ -3,6 +3,7 @@ package bedrockconverse_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/voiceops/opsapi/shared/conversations/agent"
 	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockconverse"
 	"github.com/voiceops/opsapi/shared/conversations/agent/bedrockstandin"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -46,7 +48,7 @@ func standin(t *testing.T, secretKey string) (*bedrockstandin.Server, *bedrockco
 
 func TestConverseWire(t *testing.T) {
 	s, m := standin(t, secret)
-	s.Script(bedrockstandin.Step{ToolUses: []bedrockstandin.ToolUse{{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}, InputTokens: 30, OutputTokens: 7})
+	s.Script(bedrockstandin.Step{ToolUses: []bedrockstandin.ToolUse{{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}, InputTokens: 30, OutputTokens: 7, LatencyMS: 317})
 	temp := 0.5
 	out, err := m.Converse(context.Background(), agent.ModelInput{
 		ModelID: "anthropic.claude-3-haiku-20240307-v1:0", System: "be brief", Temperature: &temp, MaxTokens: 100,
@@ -57,7 +59,7 @@ func TestConverseWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := agent.ModelOutput{StopReason: agent.StopToolUse, InputTokens: 30, OutputTokens: 7, Latency: 42 * time.Millisecond,
+	want := agent.ModelOutput{StopReason: agent.StopToolUse, InputTokens: 30, OutputTokens: 7, Latency: 317 * time.Millisecond,
 		Message: agent.ModelMessage{Role: agent.RoleAssistant, Content: []agent.ModelBlock{{ToolUse: &agent.ModelToolUse{ID: "tu1", Name: "lookup", Input: map[string]any{"order": "A-1"}}}}}}
 	if !reflect.DeepEqual(out, want) {
 		t.Errorf("output:\n got %+v\nwant %+v", out, want)
@@ -229,5 +231,35 @@ func TestBedrockAgentHistory(t *testing.T) {
 	want := []string{"user:first", "assistant:r1", "user:[keypad: 1]", "assistant:r2", "user:third"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("messages\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestConverseThroughTheFunctionsConfig: the functions build their SDK
+// configuration with lambdamain.AWSConfig, not the SDK's loader; the
+// Bedrock Runtime client still goes to AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+// rather than AWS_ENDPOINT_URL (the other services' emulator).
+func TestConverseThroughTheFunctionsConfig(t *testing.T) {
+	s := bedrockstandin.New()
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the Bedrock call went to AWS_ENDPOINT_URL: %s %s", r.Method, r.URL.Path)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	env := map[string]string{"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": akid, "AWS_SECRET_ACCESS_KEY": secret,
+		"AWS_ENDPOINT_URL": elsewhere.URL, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": srv.URL}
+	for k, v := range env {
+		t.Setenv(k, v) // the client's own lookup reads the process environment
+	}
+	cfg, err := lambdamain.AWSConfig(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Script(bedrockstandin.Step{Text: "reached"})
+	out, err := bedrockconverse.New(bedrockconverse.NewClient(cfg)).Converse(context.Background(), agent.ModelInput{ModelID: "m1",
+		Messages: []agent.ModelMessage{{Role: agent.RoleUser, Content: []agent.ModelBlock{{Text: "hi"}}}}})
+	if err != nil || len(out.Message.Content) != 1 || out.Message.Content[0].Text != "reached" || len(s.Requests()) != 1 {
+		t.Fatalf("Converse: %+v, %v; the stand-in got %d requests", out, err, len(s.Requests()))
 	}
 }

@@ -48,6 +48,9 @@ type Step struct {
 	// InputTokens and OutputTokens are the usage reported (10 and 5 when
 	// zero).
 	InputTokens, OutputTokens int
+	// LatencyMS is the model latency reported in the answer's metrics (42
+	// when zero); Delay is what the answer really takes.
+	LatencyMS int
 }
 
 // ToolUse is a tool call in an answer.
@@ -271,11 +274,15 @@ func writeAnswer(w http.ResponseWriter, step Step, req Request) {
 	if out == 0 {
 		out = 5
 	}
+	latency := step.LatencyMS
+	if latency == 0 {
+		latency = 42
+	}
 	ans := map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
 		"stopReason": stop,
 		"usage":      map[string]any{"inputTokens": in, "outputTokens": out, "totalTokens": in + out},
-		"metrics":    map[string]any{"latencyMs": 42},
+		"metrics":    map[string]any{"latencyMs": latency},
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("x-amzn-RequestId", "standin-request")
