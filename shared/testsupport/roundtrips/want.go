@@ -1,0 +1,59 @@
+package roundtrips
+
+import "strings"
+
+// Row is a route's AWS calls on a warm function: Path is the steps the
+// request waits for in turn (Path's notation), the calls of a step running
+// in parallel.
+type Row struct {
+	Path string
+}
+
+// Want is every route's row, by host and route pattern ("studio GET
+// /v1/alerts"). Each function's round-trip test measures its routes and
+// holds them to it; docs/performance.md shows it and a test holds the page
+// to it. A route with no row fails the catalog test.
+var Want = map[string]Row{
+	"studio DELETE /v1/alert-rules/{rule_id}":                                        {"UpdateItem requests → UpdateItem requests → GetItem config → TransactWriteItems config"},
+	"studio DELETE /v1/silences/{silence_id}":                                        {"UpdateItem requests → UpdateItem requests → Query config → TransactWriteItems config"},
+	"studio DELETE /v1/webhook-endpoints/{endpoint_id}":                              {"UpdateItem requests → UpdateItem requests → GetItem config → TransactWriteItems config"},
+	"studio GET /console":                                                            {"—"},
+	"studio GET /console/{file...}":                                                  {"—"},
+	"studio GET /docs":                                                               {"—"},
+	"studio GET /openapi.json":                                                       {"—"},
+	"studio GET /v1/alert-rules":                                                     {"UpdateItem requests → UpdateItem requests → Query config → Query config"},
+	"studio GET /v1/alert-rules/{rule_id}":                                           {"UpdateItem requests → UpdateItem requests → GetItem config → GetItem config"},
+	"studio GET /v1/alert-rules/{rule_id}/history":                                   {"UpdateItem requests → UpdateItem requests → GetItem config → GetItem config → Query deliveries"},
+	"studio GET /v1/alerts":                                                          {"UpdateItem requests → UpdateItem requests → Query config → Query config"},
+	"studio GET /v1/metrics":                                                         {"UpdateItem requests → UpdateItem requests → GetItem config → Query metrics ‖ Query metrics"},
+	"studio GET /v1/silences":                                                        {"UpdateItem requests → UpdateItem requests → Query config"},
+	"studio GET /v1/webhook-endpoints":                                               {"UpdateItem requests → UpdateItem requests → Query config"},
+	"studio GET /v1/webhook-endpoints/{endpoint_id}":                                 {"UpdateItem requests → UpdateItem requests → GetItem config"},
+	"studio GET /v1/webhook-endpoints/{endpoint_id}/deliveries":                      {"UpdateItem requests → UpdateItem requests → GetItem config → Query deliveries"},
+	"studio PATCH /v1/alert-rules/{rule_id}":                                         {"UpdateItem requests → UpdateItem requests → GetItem config → PutItem config → PutItem metrics"},
+	"studio PATCH /v1/webhook-endpoints/{endpoint_id}":                               {"UpdateItem requests → UpdateItem requests → GetItem config → GetItem config → PutItem config"},
+	"studio POST /internal/v1/metric-events":                                         {"UpdateItem metrics ‖ UpdateItem metrics"},
+	"studio POST /v1/alert-rules":                                                    {"UpdateItem requests → UpdateItem requests → TransactWriteItems config → PutItem metrics"},
+	"studio POST /v1/alert-rules/preview":                                            {"UpdateItem requests → UpdateItem requests → GetItem config → Query metrics ‖ Query metrics"},
+	"studio POST /v1/silences":                                                       {"UpdateItem requests → UpdateItem requests → GetItem config → GetItem config → Query config → TransactWriteItems config"},
+	"studio POST /v1/webhook-endpoints":                                              {"UpdateItem requests → UpdateItem requests → TransactWriteItems config"},
+	"studio POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry": {"UpdateItem requests → UpdateItem requests → GetItem config → GetItem deliveries → PutItem deliveries → SendMessage deliveries"},
+	"studio POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret":                  {"UpdateItem requests → UpdateItem requests → GetItem config → PutItem config"},
+	"studio POST /v1/webhook-endpoints/{endpoint_id}/test":                           {"UpdateItem requests → UpdateItem requests → GetItem config → PutItem deliveries → GetItem config → TransactWriteItems deliveries → SendMessage deliveries → UpdateItem deliveries → GetItem deliveries"},
+}
+
+// count is the sequential round trips of a path: its steps.
+func count(path string) int {
+	if path == "—" || path == "" {
+		return 0
+	}
+	return strings.Count(path, " → ") + 1
+}
+
+// calls is the number of calls of a path.
+func calls(path string) int {
+	if path == "—" || path == "" {
+		return 0
+	}
+	return strings.Count(path, " → ") + strings.Count(path, " ‖ ") + 1
+}
