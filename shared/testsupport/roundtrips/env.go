@@ -3,6 +3,7 @@ package roundtrips
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/voiceops/opsapi/shared/conversations/agent"
+	"github.com/voiceops/opsapi/shared/conversations/conversation"
+	"github.com/voiceops/opsapi/shared/conversations/convgraph"
 	"github.com/voiceops/opsapi/shared/ops/provision"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
+	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 	"github.com/voiceops/opsapi/shared/testsupport/apifixture"
 	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -39,7 +43,11 @@ type Env struct {
 	Config   *dynamo.Config
 	Names    dynamo.TableNames
 	Recorder *Recorder
-	vars     map[string]string
+	// Events is an events key of acct_a/proj_a1 (X-Api-Key of the events routes).
+	Events string
+	// Engine is the conversation engine on the env's tables, for fixtures.
+	Engine *conversation.Engine
+	vars   map[string]string
 }
 
 // Getenv is the functions' environment (what infra sets, pointing at moto
@@ -93,6 +101,12 @@ func NewEnv(t *testing.T) *Env {
 	e.Config = dynamo.NewConfig(db, names.Config, names.Deliveries)
 	e.Stores = dynamo.NewStores(db, names)
 	e.Keys = apifixture.Provision(t, provision.Provisioner{Accounts: e.Stores.Accounts, Region: voiceops.RegionUS, Now: time.Now})
+	prov := provision.Provisioner{Accounts: e.Stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
+	if e.Events, _, err = prov.CreateKey(ctx, voiceops.KeyEvents, "acct_a", "proj_a1"); err != nil {
+		t.Fatal(err)
+	}
+	e.Engine = convgraph.New(convgraph.Deps{Conversations: e.Stores.Conversations, Configs: e.Config.AgentConfigs(), DNI: e.Config.DNI(),
+		Metrics: metricstore.New(db, names.Metrics), Now: time.Now, Log: slog.New(slog.DiscardHandler)})
 	for _, p := range []string{"proj_a1", "proj_a2"} {
 		if err := agent.PutConfig(ctx, e.Config.AgentConfigs(), agent.DemoConfig("acct_a", p)); err != nil {
 			t.Fatal(err)
