@@ -41,6 +41,7 @@ type Env struct {
 	Keys     apifixture.Keys
 	Stores   voiceops.Stores
 	Config   *dynamo.Config
+	Calls    voiceops.CallStore
 	Names    dynamo.TableNames
 	Recorder *Recorder
 	// Events is an events key of acct_a/proj_a1 (X-Api-Key of the events routes).
@@ -100,6 +101,7 @@ func NewEnv(t *testing.T) *Env {
 	}}
 	e.Config = dynamo.NewConfig(db, names.Config, names.Deliveries)
 	e.Stores = dynamo.NewStores(db, names)
+	e.Calls = dynamo.NewCalls(db, names.Calls)
 	e.Keys = apifixture.Provision(t, provision.Provisioner{Accounts: e.Stores.Accounts, Region: voiceops.RegionUS, Now: time.Now})
 	prov := provision.Provisioner{Accounts: e.Stores.Accounts, Region: voiceops.RegionUS, Now: time.Now}
 	if e.Events, _, err = prov.CreateKey(ctx, voiceops.KeyEvents, "acct_a", "proj_a1"); err != nil {

@@ -40,6 +40,10 @@ type Recorder struct {
 	Latency time.Duration
 	// TablePrefix is stripped from table names ("test-x-config" is "config").
 	TablePrefix string
+	// OnInvoke, when set, is Lambda: an asynchronous Invoke (the calls
+	// function's steps) is answered 202 here and its payload handed to it,
+	// as Lambda queues the event and runs it at once.
+	OnInvoke func(function string, payload []byte)
 
 	srv   *httptest.Server
 	mu    sync.Mutex
@@ -60,8 +64,13 @@ func NewRecorder(endpoint, tablePrefix string, latency time.Duration) (*Recorder
 		body, _ := io.ReadAll(req.Body)
 		req.Body = io.NopCloser(bytes.NewReader(body))
 		time.Sleep(r.Latency)
-		proxy.ServeHTTP(w, req)
 		op, res := r.decode(req, body)
+		if op == "Invoke" && r.OnInvoke != nil {
+			w.WriteHeader(http.StatusAccepted)
+			go r.OnInvoke(res, body)
+		} else {
+			proxy.ServeHTTP(w, req)
+		}
 		r.mu.Lock()
 		r.calls = append(r.calls, Call{Op: op, Resource: res, Start: start, End: time.Now()})
 		r.mu.Unlock()
@@ -87,6 +96,9 @@ func (r *Recorder) Take() []Call {
 // Secrets Manager) and the table, queue or secret its body names.
 func (r *Recorder) decode(req *http.Request, body []byte) (op, resource string) {
 	target := req.Header.Get("X-Amz-Target")
+	if fn, ok := strings.CutPrefix(req.URL.Path, "/2015-03-31/functions/"); ok {
+		return "Invoke", strings.TrimSuffix(fn, "/invocations")
+	}
 	if target == "" {
 		return req.Method + " " + req.URL.Path, ""
 	}
