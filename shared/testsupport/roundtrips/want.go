@@ -1,6 +1,11 @@
 package roundtrips
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/voiceops/opsapi/shared/platform/catalog"
+)
 
 // Row is a route's AWS calls on a warm function: Path is the steps the
 // request waits for in turn (Path's notation), the calls of a step running
@@ -77,4 +82,19 @@ func calls(path string) int {
 		return 0
 	}
 	return strings.Count(path, " → ") + strings.Count(path, " ‖ ") + 1
+}
+
+// Table is the markdown table of Want that docs/performance.md shows: by
+// function in the catalog's order, then by route.
+func Table() string {
+	var b strings.Builder
+	b.WriteString("| Function | Route | Sequential | Calls | AWS calls in order (→ waits, ‖ in parallel) |\n")
+	b.WriteString("|---|---|--:|--:|---|\n")
+	for _, fn := range catalog.Functions {
+		for _, r := range fn.Routes() {
+			row := Want[string(fn.Groups[0].Host)+" "+r.Pattern()]
+			fmt.Fprintf(&b, "| %s | `%s` | %d | %d | %s |\n", fn.Name, r.Pattern(), count(row.Path), calls(row.Path), row.Path)
+		}
+	}
+	return b.String()
 }
