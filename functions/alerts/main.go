@@ -31,30 +31,40 @@ import (
 func main() { lambdamain.Main("alerts", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Alerts]("alerts", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Alerts]("alerts", getenv)
+	if err != nil {
+		return nil, err
 	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	consoleRoutes, err := console.RoutesWith(env.ConsoleBaseURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
 	metrics := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP:  dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
 		Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: dynamo.NewMetricCounts(db, env.MetricsTable).Touch,
 		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts, Silences: stores.Silences,
 		Series:  &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
 		Console: consoleRoutes,
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the alerts group runs on.

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -36,17 +37,28 @@ import (
 func main() { lambdamain.Main("calls", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Calls]("calls", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, json.RawMessage) (any, error), error) {
+	env, err := lambdamain.Load[lambdamain.Calls]("calls", getenv)
+	if err != nil {
+		return nil, err
 	}
 	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Read on the first internal request: public requests never wait for it.
 	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
@@ -70,8 +82,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		// A claimed step runs in an asynchronous invocation of this function.
 		Handoff: stepinvoke.Handoff(invoker, lambdacontext.FunctionName),
 	}
-	lambda.StartWithOptions(emf.Flushing(metrics, stepinvoke.Handler(handler(d), d.service().RunStep, log, time.Now)), lambda.WithContext(ctx))
-	return nil
+	return emf.Flushing(metrics, stepinvoke.Handler(handler(d), d.service().RunStep, log, time.Now)), nil
 }
 
 // deps is what the function's groups run on.

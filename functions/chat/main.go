@@ -24,17 +24,28 @@ import (
 func main() { lambdamain.Main("chat", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Chat]("chat", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Chat]("chat", getenv)
+	if err != nil {
+		return nil, err
 	}
 	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
@@ -42,15 +53,14 @@ func run(ctx context.Context, getenv func(string) string) error {
 	metrics := lambdamain.Metrics()
 	platform := dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics)
 	platform.Projects = config
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform,
 		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log,
 			Model:         bedrockconverse.New(bedrockconverse.NewClient(cfg)),
 			AllowLoopback: lambdamain.AllowLoopback(getenv), // the local stack runner's agents and project functions only
 		}),
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the chat group runs on.

@@ -23,23 +23,33 @@ import (
 func main() { lambdamain.Main("conversations", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Conversations]("conversations", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
 	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Conversations]("conversations", getenv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "")
 	metrics := lambdamain.Metrics()
 	platform := dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
 	platform.Projects = config
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform, Conversations: dynamo.NewConversations(db, env.ConversationsTable),
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the function's groups run on.

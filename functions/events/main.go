@@ -24,28 +24,38 @@ import (
 func main() { lambdamain.Main("events", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Events]("events", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Events]("events", getenv)
+	if err != nil {
+		return nil, err
 	}
 	idle, err := lambdamain.LocalChatIdleTimeout(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // no rule events here: no deliveries table
 	log := lambdamain.Logger()
 	metrics := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP: dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics),
 		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
 			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the events group runs on.

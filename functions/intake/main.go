@@ -28,24 +28,34 @@ func main() { lambdamain.Main("intake", run) }
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Intake]("intake", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
 	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Intake]("intake", getenv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Read on the first internal request: public requests never wait for it.
 	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
 	batch := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(batch, handler(deps{
+	return emf.Flushing(batch, handler(deps{
 		InternalKey: internalKey.Digest,
 		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env.MetricsTable)},
 		Now:         time.Now, Log: lambdamain.Logger(),
 		Telemetry: batch,
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the intake runs on.

@@ -32,13 +32,24 @@ import (
 func main() { lambdamain.Main("outbound", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Outbound]("outbound", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
 	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Outbound]("outbound", getenv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Read on the first internal request: public requests never wait for it.
 	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
@@ -47,12 +58,11 @@ func run(ctx context.Context, getenv func(string) string) error {
 	metrics := lambdamain.Metrics()
 	platform := dynamohttp.Config(db, configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
 	platform.InternalKey = internalKey.Digest
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform, Calls: dynamo.NewCalls(db, env.CallsTable),
 		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
 		Dial: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // configReads are the function's reads of the config table (a key by its

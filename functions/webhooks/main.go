@@ -27,25 +27,35 @@ import (
 func main() { lambdamain.Main("webhooks", run) }
 
 func run(ctx context.Context, getenv func(string) string) error {
-	env, err := lambdamain.Load[lambdamain.Webhooks]("webhooks", getenv)
+	h, err := build(getenv)
 	if err != nil {
 		return err
 	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return nil
+}
+
+// build composes the function's Lambda handler from its environment, as
+// it runs deployed (the round-trip tests drive it on moto).
+func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	env, err := lambdamain.Load[lambdamain.Webhooks]("webhooks", getenv)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := lambdamain.AWSConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
 	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
 	metrics := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(metrics, handler(deps{
+	return emf.Flushing(metrics, handler(deps{
 		HTTP:      dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
 		Endpoints: stores.Endpoints, Deliveries: stores.Deliveries, Events: stores.Events,
 		Outbox:     delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now),
 		URLPolicy:  voiceops.URLPolicy{AllowLoopback: lambdamain.AllowLoopback(getenv)}, // the local stack runner only
 		ConsoleURL: env.ConsoleURL,
-	})), lambda.WithContext(ctx))
-	return nil
+	})), nil
 }
 
 // deps is what the webhooks group runs on. A zero URLPolicy is the

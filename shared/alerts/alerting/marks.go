@@ -2,6 +2,7 @@ package alerting
 
 import (
 	"context"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -15,9 +16,10 @@ type markedRules struct {
 }
 
 // WithMarks returns rules whose GetRule and ListRules apply the scope's
-// evaluation mark (voiceops.AlertRule.WithMark), at one more read each: what
-// the API's reads use, so that last_evaluated_at stays truthful. Writers
-// (the Service, the evaluator) use the store itself.
+// evaluation mark (voiceops.AlertRule.WithMark), at one more read each (in
+// parallel with the rules' for ListRules): what the API's reads use, so
+// that last_evaluated_at stays truthful. Writers (the Service, the
+// evaluator) use the store itself.
 func WithMarks(rules voiceops.RuleStore, marks voiceops.EvaluationStore) voiceops.RuleStore {
 	if marks == nil {
 		return rules
@@ -37,12 +39,25 @@ func (m markedRules) GetRule(ctx context.Context, accountID, ruleID string) (voi
 	return r.WithMark(mark), nil
 }
 
+// ListRules reads the rules and the account's marks in parallel: neither
+// depends on the other, so the request waits for one round trip, not two
+// (an account without rules reads its few marks for nothing).
 func (m markedRules) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
+	type read struct {
+		marks map[string]time.Time
+		err   error
+	}
+	marked := make(chan read, 1)
+	go func() {
+		ms, err := m.marks.Marks(ctx, accountID)
+		marked <- read{ms, err}
+	}()
 	rules, err := m.RuleStore.ListRules(ctx, accountID)
+	mr := <-marked
 	if err != nil || len(rules) == 0 {
 		return rules, err
 	}
-	marks, err := m.marks.Marks(ctx, accountID)
+	marks, err := mr.marks, mr.err
 	if err != nil {
 		return nil, err
 	}

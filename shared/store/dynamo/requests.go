@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,9 +28,11 @@ import (
 //
 //	override            pk=ACCT#<account>  sk=RATELIMIT  rate burst
 //
-// A request costs the limiter ONE conditional UpdateItem when its bucket is
-// in use (the usual case under load) or refused, and two when the bucket
-// was idle and full (the first condition fails, the second sets it).
+// A request costs the limiter ONE conditional UpdateItem when the instance
+// guesses the bucket's state right (in use, refused, or idle and full: the
+// TAT it last saw for the bucket predicts which), and two when it guesses
+// wrong or has not seen the bucket and finds it idle (the first condition
+// fails, the second sets it).
 const (
 	skIdem      = "IDEM#"
 	skRate      = "RATE"
@@ -56,6 +59,35 @@ const bucketIdle = time.Hour
 type Requests struct {
 	store
 	config store
+
+	// lastTAT is, per bucket, the TAT this instance last saw: Take tries
+	// first the write that TAT predicts (the idle bucket's when it has
+	// passed), so a warm instance pays one UpdateItem whether its keys
+	// are busy or come every few seconds. It orders the two conditional
+	// writes and nothing else: a wrong guess costs the second write, as
+	// before.
+	mu      sync.Mutex
+	lastTAT map[ratelimit.Bucket]int64
+}
+
+// maxHints bounds lastTAT; past it the map is emptied (a guess lost costs
+// one write).
+const maxHints = 10000
+
+func (s *Requests) hint(b ratelimit.Bucket) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.lastTAT[b]
+	return t, ok
+}
+
+func (s *Requests) remember(b ratelimit.Bucket, tat int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastTAT == nil || len(s.lastTAT) >= maxHints {
+		s.lastTAT = map[ratelimit.Bucket]int64{}
+	}
+	s.lastTAT[b] = tat
 }
 
 // NewRequests returns the store on the requests table named table; the
@@ -189,7 +221,8 @@ func (s *Requests) Take(ctx context.Context, b ratelimit.Bucket, l ratelimit.Lim
 	n, iv := ratelimit.Micros(now), l.Interval()
 	k := rateKey(b)
 	expires := avN(ttlSeconds(now.Add(time.Duration(l.Window())*time.Microsecond + bucketIdle)))
-	for range takeAttempts {
+	// in use: add one interval while the result stays within the burst.
+	inUse := func() (ratelimit.Decision, bool, error) {
 		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                &s.table,
 			Key:                      k,
@@ -205,21 +238,26 @@ func (s *Requests) Take(ctx context.Context, b ratelimit.Bucket, l ratelimit.Lim
 		if err == nil {
 			next, perr := numAttr(out.Attributes, attrTAT)
 			if perr != nil {
-				return ratelimit.Decision{}, wrap("Take", perr)
+				return ratelimit.Decision{}, true, wrap("Take", perr)
 			}
-			return ratelimit.Allowed(next, n, l), nil
+			s.remember(b, next)
+			return ratelimit.Allowed(next, n, l), true, nil
 		}
 		old, failed := conditionFailed(err)
 		if !failed {
-			return ratelimit.Decision{}, wrap("Take", err)
+			return ratelimit.Decision{}, true, wrap("Take", err)
 		}
 		if len(old) > 0 {
 			if tat, perr := numAttr(old, attrTAT); perr == nil && tat >= n {
-				return ratelimit.Refused(tat, n, l), nil
+				s.remember(b, tat)
+				return ratelimit.Refused(tat, n, l), true, nil
 			}
 		}
-		// Idle or new: the bucket is full.
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		return ratelimit.Decision{}, false, nil // idle or new
+	}
+	// idle or new: the bucket is full; start it at now.
+	idle := func() (ratelimit.Decision, bool, error) {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                &s.table,
 			Key:                      k,
 			UpdateExpression:         aws.String("SET #tat = :next, #ttl = :exp"),
@@ -230,12 +268,26 @@ func (s *Requests) Take(ctx context.Context, b ratelimit.Bucket, l ratelimit.Lim
 			},
 		})
 		if err == nil {
-			return ratelimit.Allowed(n+iv, n, l), nil
+			s.remember(b, n+iv)
+			return ratelimit.Allowed(n+iv, n, l), true, nil
 		}
 		if _, failed := conditionFailed(err); !failed {
-			return ratelimit.Decision{}, wrap("Take", err)
+			return ratelimit.Decision{}, true, wrap("Take", err)
 		}
-		// Another request took the idle bucket meanwhile: try again.
+		return ratelimit.Decision{}, false, nil // in use
+	}
+	first, second := inUse, idle
+	if tat, ok := s.hint(b); ok && tat < n {
+		first, second = idle, inUse
+	}
+	for range takeAttempts {
+		if d, done, err := first(); done {
+			return d, err
+		}
+		if d, done, err := second(); done {
+			return d, err
+		}
+		// Another request changed the bucket between the two: try again.
 	}
 	return ratelimit.Decision{}, wrap("Take", voiceops.ErrConflictingWrite)
 }

@@ -55,6 +55,20 @@ func TestRequestGuardCallBudget(t *testing.T) {
 		{"Take of a new bucket (idle: two conditional updates)", func() (bool, error) { d, err := s.Take(ctx, b, l, now); return d.Allowed, err }, true, map[string]int{"UpdateItem": 2}},
 		{"Take of a bucket in use (one)", func() (bool, error) { d, err := s.Take(ctx, b, l, now); return d.Allowed, err }, true, map[string]int{"UpdateItem": 1}},
 		{"Take refused (one)", func() (bool, error) { d, err := s.Take(ctx, b, l, now); return d.Allowed, err }, false, map[string]int{"UpdateItem": 1}},
+		{"Take of a bucket gone idle that this instance saw (one: the idle write first)", func() (bool, error) {
+			d, err := s.Take(ctx, b, l, now.Add(time.Second))
+			return d.Allowed, err
+		}, true, map[string]int{"UpdateItem": 1}},
+		{"Take of it in use again (one)", func() (bool, error) { d, err := s.Take(ctx, b, l, now.Add(time.Second)); return d.Allowed, err }, true, map[string]int{"UpdateItem": 1}},
+		{"Take of a bucket another instance has just put in use, guessed idle (two: the wrong guess)", func() (bool, error) {
+			later := now.Add(time.Hour)
+			if _, err := dynamo.NewRequests(db, n.Requests, n.Config).Take(ctx, b, l, later); err != nil {
+				return false, err
+			}
+			db.take()
+			d, err := s.Take(ctx, b, l, later.Add(time.Millisecond))
+			return d.Allowed, err
+		}, true, map[string]int{"UpdateItem": 2}},
 		{"AccountLimit (one read; warm functions cache it a minute)", func() (bool, error) {
 			_, err := s.AccountLimit(ctx, "acct_a")
 			return true, ignoreNotFound(err)
