@@ -40,6 +40,7 @@ func TestRoundTrips(t *testing.T) {
 	f.Measure("GET /v1/silences", rt.Req{Method: "GET", Path: "/v1/silences", Header: key, Status: rt.OK})
 	f.Measure("DELETE /v1/silences/{silence_id}", rt.Req{Method: "DELETE", Path: "/v1/silences/" + sil, Header: key, Status: rt.NoContent})
 	f.Measure("DELETE /v1/alert-rules/{rule_id}", rt.Req{Method: "DELETE", Path: "/v1/alert-rules/" + id, Header: key, Status: rt.NoContent})
+	f.Measure("GET /v1/account", rt.Req{Method: "GET", Path: "/v1/account", Header: key, Status: rt.OK})
 	f.Measure("GET /console", rt.Req{Method: "GET", Path: "/console", Status: rt.OK})
 	f.Measure("GET /console/{file...}", rt.Req{Method: "GET", Path: "/console/app.js", Status: rt.OK})
 	f.Measure("GET /openapi.json", rt.Req{Method: "GET", Path: "/openapi.json", Status: rt.OK})

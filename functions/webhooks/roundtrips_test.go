@@ -42,6 +42,7 @@ func TestRoundTrips(t *testing.T) {
 	if err := env.Stores.Deliveries.RecordAttempt(ctx, d, 0); err != nil {
 		t.Fatal(err)
 	}
+	f.Measure("GET /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/payload", rt.Req{Method: "GET", Path: base + "/deliveries/" + dlv + "/payload", Header: key, Status: rt.OK})
 	f.Measure("POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry", rt.Req{Method: "POST", Path: base + "/deliveries/" + dlv + "/retry", Header: key, Status: rt.Accepted})
 	f.Measure("DELETE /v1/webhook-endpoints/{endpoint_id}", rt.Req{Method: "DELETE", Path: base, Header: key, Status: rt.NoContent})
 	f.Check()

@@ -98,6 +98,7 @@ func NewEnv(t *testing.T) *Env {
 		"DELIVERY_QUEUE_URL": queueURL("deliveries"), "OUTBOUND_QUEUE_URL": queueURL("outbound"),
 		"INTERNAL_KEY_PARAMETER": secret("internal", InternalKey), "TWILIO_SECRET": secret("twilio", string(twilio)),
 		"PUBLIC_BASE_URL": "https://base.example.com", "CONSOLE_BASE_URL": "https://base.example.com",
+		"CONSOLE_URL": "https://studio.example.com/console/",
 	}}
 	e.Config = dynamo.NewConfig(db, names.Config, names.Deliveries)
 	e.Stores = dynamo.NewStores(db, names)
