@@ -99,12 +99,28 @@ func shot(t *testing.T, ctx context.Context, name string) {
 }
 
 // layoutJS reports what a phone-sized page must not do: scroll sideways,
-// draw chart text under 10 px (its CSS size times the SVG's scale), repeat
-// an axis label, or draw a legend swatch larger than a small square.
+// put a control out of the window's width (where only a table's own
+// sideways scroll reaches it) or out of its label's box, break a state
+// badge or a table button's one word over lines, draw chart text under 10 px (its CSS size
+// times the SVG's scale), repeat an axis label, or draw a legend swatch
+// larger than a small square.
 const layoutJS = `(() => {
   const out = [];
   const se = document.scrollingElement;
   if (se.scrollWidth > innerWidth) out.push("page " + se.scrollWidth + " px wide in a " + innerWidth + " px window");
+  for (const c of document.querySelectorAll("main input, main select, main textarea, main button, main a.button")) {
+    const r = c.getBoundingClientRect();
+    if (r.width > 0 && (r.left < 0 || r.right > innerWidth)) { out.push((c.id || c.className || c.tagName) + " ends at " + Math.round(r.right) + " px in a " + innerWidth + " px window"); break; }
+  }
+  for (const b of [...document.querySelectorAll("main .badge, main td button")].filter((b) => !b.textContent.includes(" "))) {
+    const range = document.createRange();
+    range.selectNodeContents(b);
+    if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) { out.push(JSON.stringify(b.textContent) + " breaks over lines"); break; }
+  }
+  for (const c of document.querySelectorAll("main label > input, main label > select, main label > textarea")) {
+    const r = c.getBoundingClientRect(), box = c.parentElement.getBoundingClientRect();
+    if (r.width > 0 && r.right > box.right + 0.5) out.push((c.id || c.className) + " sticks out of its label by " + Math.round(r.right - box.right) + " px");
+  }
   for (const svg of document.querySelectorAll("svg.chart")) {
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     for (const t of svg.querySelectorAll("text")) {
@@ -125,10 +141,11 @@ const layoutJS = `(() => {
 
 // TestConsoleInTheBrowser walks every page of the console at 1280 px,
 // using it as an operator would (filters, forms with a field error,
-// endpoints of each kind, the delivery log's filter and payloads, a
-// silence made from a firing alert and ended, history with endpoint
-// names, conversations without typed IDs), then revisits each page at
-// 390 px: no sideways scroll, chart text at least 10 px, distinct ticks.
+// edits saved and refused, endpoints of each kind, the delivery log's
+// filter and payloads, silences of 1 h, 4 h and until a typed time,
+// history with endpoint names, conversations without typed IDs), then
+// revisits each page at 390 px: no sideways scroll, controls in reach,
+// chart text at least 10 px, distinct ticks.
 // No error in the browser's console.
 func TestConsoleInTheBrowser(t *testing.T) {
 	if testing.Short() {
@@ -573,23 +590,34 @@ func TestConsoleInTheBrowser(t *testing.T) {
 
 	// Every page again on a phone.
 	do("390 px", chromedp.EmulateViewport(390, 844))
-	for _, p := range []struct{ name, hash, ready string }{
-		{"rules", "#/rules", `document.querySelector('` + ruleRow + ` svg')`},
-		{"alerts", "#/alerts", `document.querySelector("#alerts .firing-for")`},
-		{"silences", "#/silences", `document.querySelector("#silences-past tr[data-silence]")`},
-		{"rule", "#/rules/" + ruleID, `document.querySelector("#rule-chart svg") && document.querySelector("#history .hist-delivery")`},
-		{"rule-new", "#/rules/new", `document.getElementById("rule-form")`},
-		{"endpoints", "#/endpoints", `document.querySelector("#endpoints tr[data-endpoint]")`},
-		{"endpoint-new", "#/endpoints/new", `document.getElementById("endpoint-form")`},
-		{"endpoint", "#/endpoints/" + epID, `document.querySelector("#deliveries tr[data-delivery]")`},
-		{"conversations", "#/conversations", `document.querySelector("#conversations tbody a")`},
-		{"transcript", "#/conversations/" + convID, `document.querySelector("#transcript .turn")`},
-		{"concurrency", "#/concurrency", `document.querySelector("#concurrency svg")`},
-	} {
-		open(p.hash, p.ready)
-		if p.name == "endpoint" {
+	// then puts a page in the state to check: a field error shown, a payload open.
+	for _, p := range []struct {
+		name, hash, ready string
+		then              func()
+	}{
+		{"rules", "#/rules", `document.querySelector('` + ruleRow + ` svg')`, nil},
+		{"alerts", "#/alerts", `document.querySelector("#alerts .firing-for")`, nil},
+		{"silences", "#/silences", `document.querySelector("#silences-past tr[data-silence]") && document.querySelector("#silences-active tr[data-silence]")`, nil},
+		{"rule", "#/rules/" + ruleID, `document.querySelector("#rule-chart svg") && document.querySelector("#history .hist-delivery") && document.querySelector("#rule-silence form.silence")`, nil},
+		{"rule-new", "#/rules/new", `document.getElementById("rule-form")`, func() {
+			set("#f-name", "Crashes")
+			set("#f-threshold", "-1")
+			click("#rule-save")
+			until("the threshold's error at 390 px", `document.querySelector('[data-field="threshold_value"] .field-error')`)
+		}},
+		{"endpoints", "#/endpoints", `document.querySelector("#endpoints tr[data-endpoint]")`, nil},
+		{"endpoint-new", "#/endpoints/new", `document.getElementById("endpoint-form")`, nil},
+		{"endpoint", "#/endpoints/" + epID, `document.querySelector("#deliveries tr[data-delivery]")`, func() {
 			click("#deliveries tbody tr:first-child button.show-payload")
 			until("the payload at 390 px", `document.querySelector("#deliveries pre.payload-body")`)
+		}},
+		{"conversations", "#/conversations", `document.querySelector("#conversations tbody a")`, nil},
+		{"transcript", "#/conversations/" + convID, `document.querySelector("#transcript .turn")`, nil},
+		{"concurrency", "#/concurrency", `document.querySelector("#concurrency svg")`, nil},
+	} {
+		open(p.hash, p.ready)
+		if p.then != nil {
+			p.then()
 		}
 		layout(p.name + " at 390 px")
 		shot(t, ctx, p.name+"-phone")
@@ -602,8 +630,8 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	layout("sign-in at 390 px")
 	shot(t, ctx, "signin-phone")
 
-	// The 422s the forms were made to answer (two new, two edits) are the
-	// only errors.
+	// The 422s the forms were made to answer (two new, two edits, one on
+	// the phone) are the only errors.
 	var unexpected []string
 	expected := 0
 	for _, e := range consoleErrors() {
@@ -616,7 +644,7 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if len(unexpected) > 0 {
 		t.Errorf("errors in the browser's console:\n%s", strings.Join(unexpected, "\n"))
 	}
-	if expected != 4 {
-		t.Errorf("%d 422s in the browser's log, want the 4 the forms were made to answer", expected)
+	if expected != 5 {
+		t.Errorf("%d 422s in the browser's log, want the 5 the forms were made to answer", expected)
 	}
 }
