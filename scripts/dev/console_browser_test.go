@@ -13,14 +13,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+	_ "time/tzdata" // the custom silence's end is entered in a fixed zone, whatever the host's
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
 // The console's browser test: headless Chromium (Debian's chromium,
 // installed by scripts/test.sh) driven by chromedp against the dev server.
-// Any error in the browser's console fails it, but for the two 422s the
-// forms are made to answer. With CONSOLE_SCREENSHOTS=docs/console it
+// Any error in the browser's console fails it, but for the 422s the forms
+// are made to answer. With CONSOLE_SCREENSHOTS=docs/console it
 // rewrites the screenshots of docs/console.md (a path relative to the
 // repository's root).
 
@@ -97,12 +99,28 @@ func shot(t *testing.T, ctx context.Context, name string) {
 }
 
 // layoutJS reports what a phone-sized page must not do: scroll sideways,
-// draw chart text under 10 px (its CSS size times the SVG's scale), repeat
-// an axis label, or draw a legend swatch larger than a small square.
+// put a control out of the window's width (where only a table's own
+// sideways scroll reaches it) or out of its label's box, break a state
+// badge or a table button's one word over lines, draw chart text under 10 px (its CSS size
+// times the SVG's scale), repeat an axis label, or draw a legend swatch
+// larger than a small square.
 const layoutJS = `(() => {
   const out = [];
   const se = document.scrollingElement;
   if (se.scrollWidth > innerWidth) out.push("page " + se.scrollWidth + " px wide in a " + innerWidth + " px window");
+  for (const c of document.querySelectorAll("main input, main select, main textarea, main button, main a.button")) {
+    const r = c.getBoundingClientRect();
+    if (r.width > 0 && (r.left < 0 || r.right > innerWidth)) { out.push((c.id || c.className || c.tagName) + " ends at " + Math.round(r.right) + " px in a " + innerWidth + " px window"); break; }
+  }
+  for (const b of [...document.querySelectorAll("main .badge, main td button")].filter((b) => !b.textContent.includes(" "))) {
+    const range = document.createRange();
+    range.selectNodeContents(b);
+    if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) { out.push(JSON.stringify(b.textContent) + " breaks over lines"); break; }
+  }
+  for (const c of document.querySelectorAll("main label > input, main label > select, main label > textarea")) {
+    const r = c.getBoundingClientRect(), box = c.parentElement.getBoundingClientRect();
+    if (r.width > 0 && r.right > box.right + 0.5) out.push((c.id || c.className) + " sticks out of its label by " + Math.round(r.right - box.right) + " px");
+  }
   for (const svg of document.querySelectorAll("svg.chart")) {
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     for (const t of svg.querySelectorAll("text")) {
@@ -123,10 +141,11 @@ const layoutJS = `(() => {
 
 // TestConsoleInTheBrowser walks every page of the console at 1280 px,
 // using it as an operator would (filters, forms with a field error,
-// endpoints of each kind, the delivery log's filter and payloads, a
-// silence made from a firing alert and ended, history with endpoint
-// names, conversations without typed IDs), then revisits each page at
-// 390 px: no sideways scroll, chart text at least 10 px, distinct ticks.
+// edits saved and refused, endpoints of each kind, the delivery log's
+// filter and payloads, silences of 1 h, 4 h and until a typed time,
+// history with endpoint names, conversations without typed IDs), then
+// revisits each page at 390 px: no sideways scroll, controls in reach,
+// chart text at least 10 px, distinct ticks.
 // No error in the browser's console.
 func TestConsoleInTheBrowser(t *testing.T) {
 	if testing.Short() {
@@ -253,6 +272,30 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		}
 	}
 	rows := func(table string) string { return `document.querySelectorAll("#` + table + ` tbody tr")` }
+	// get reads the API as the console's key does.
+	get := func(path string) map[string]any {
+		t.Helper()
+		return studioCall(t, studio, "GET", path, "x-api-key", acct.APIKey, "")
+	}
+	// silencedUntil lists, by ID, the ends of the rule's silences in effect.
+	silencedUntil := func(rule string) map[string]time.Time {
+		t.Helper()
+		out := map[string]time.Time{}
+		for _, raw := range get("/v1/silences")["data"].([]any) {
+			s := raw.(map[string]any)
+			ends, err := time.Parse(time.RFC3339Nano, s["ends_at"].(string))
+			if err != nil {
+				t.Fatalf("silence %v: %v", s["id"], err)
+			}
+			for _, m := range s["matchers"].([]any) {
+				if m := m.(map[string]any); m["name"] == "rule_id" && m["value"] == rule && ends.After(time.Now()) {
+					out[s["id"].(string)] = ends
+				}
+			}
+		}
+		return out
+	}
+	near := func(a, b time.Time) bool { d := a.Sub(b); return d > -time.Minute && d < time.Minute }
 
 	// Signed out: the key form, and neither the navigation nor "Sign out".
 	start := time.Now()
@@ -319,6 +362,56 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	shot(t, ctx, "silences")
 	click("#silences-active button.end")
 	until("the silence ended", `document.querySelector("#silences-past tr[data-silence] .badge[data-state=ended]") && document.querySelector("#silences-active tbody").innerText.includes("No silence in effect.")`)
+	if n := len(silencedUntil(ruleID)); n != 0 {
+		t.Errorf("%d silences of the rule in effect after ending it, want 0", n)
+	}
+
+	// Silences of 4 h and until a time entered in the browser's zone (set
+	// to one with a half-hour offset): the API keeps the ends asked for.
+	open("#/alerts", `document.querySelector('#alerts tr[data-rule="`+ruleID+`"] button.s-4h')`)
+	asked := time.Now()
+	click(`#alerts tr[data-rule="` + ruleID + `"] button.s-4h`)
+	until("silenced for 4 h", `document.getElementById("status").innerText.startsWith("Silenced API errors until")`)
+	fourHours := silencedUntil(ruleID)
+	if len(fourHours) != 1 {
+		t.Fatalf("silences of the rule in effect: %v, want the one of 4 h", fourHours)
+	}
+	for _, ends := range fourHours {
+		if !near(ends, asked.Add(4*time.Hour)) {
+			t.Errorf("the 4 h silence ends at %v, want within a minute of %v", ends, asked.Add(4*time.Hour))
+		}
+	}
+	zone, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: zone.String()}); err != nil {
+		t.Fatalf("the browser's time zone: %v", err)
+	}
+	entered := time.Now().In(zone).Add(150 * time.Minute).Truncate(time.Minute)
+	js(`(() => { document.getElementById("status").textContent = ""; return ""; })()`)
+	set(`#alerts tr[data-rule="`+ruleID+`"] input.s-until`, entered.Format("2006-01-02T15:04"))
+	click(`#alerts tr[data-rule="` + ruleID + `"] button.s-custom`)
+	until("silenced until the time entered", `document.getElementById("status").innerText.startsWith("Silenced API errors until")`)
+	custom := ""
+	for id, ends := range silencedUntil(ruleID) {
+		if _, old := fourHours[id]; !old {
+			custom = id
+			if !near(ends, entered) {
+				t.Errorf("the custom silence ends at %v, want within a minute of %v (entered %s in %s)", ends, entered, entered.Format("2006-01-02T15:04"), zone)
+			}
+		}
+	}
+	if custom == "" {
+		t.Fatalf("no new silence of the rule after the custom end was entered")
+	}
+	open("#/silences", `document.querySelectorAll("#silences-active tr[data-silence]").length === 2`)
+	if shown := text(`#silences-active tr[data-silence="` + custom + `"] td:nth-child(4)`); shown != entered.Format("2006-01-02 15:04:05") {
+		t.Errorf("the custom silence's end shown %q, want %q (the browser's local time)", shown, entered.Format("2006-01-02 15:04:05"))
+	}
+	if _, err := chromedp.Call(ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{}); err != nil {
+		t.Fatalf("the browser's time zone back: %v", err)
+	}
 
 	// The rule's page: chart, history naming the endpoint, preview.
 	open("#/rules/"+ruleID, `document.querySelector("#rule-chart svg") && document.querySelector("#history .hist-delivery a")`)
@@ -359,6 +452,37 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	click("#rule-save")
 	until("the new rule's page", `location.hash.startsWith("#/rules/ar_") && document.querySelector("#main h1").innerText.includes("Crashes")`)
 
+	// Editing it: a new name and threshold are saved; a refused edit shows
+	// its error by the field and changes nothing.
+	crashesID := strings.TrimPrefix(js(`location.hash`), "#/rules/")
+	until("the edit form", `document.getElementById("rule-form") && document.getElementById("f-name").value === "Crashes"`)
+	set("#f-name", "Crashes in calls")
+	set("#f-threshold", "5")
+	click("#rule-save")
+	until("the edit saved", `document.getElementById("status").innerText === "Saved." && document.querySelector("#main h1").innerText.includes("Crashes in calls")`)
+	if cond := text("#main dl.facts dd"); cond != "call_crashes >= 5 over 5m" {
+		t.Errorf("the edited rule's condition on its page: %q", cond)
+	}
+	checkRule := func(when, name string, threshold float64) {
+		t.Helper()
+		r := get("/v1/alert-rules/" + crashesID)
+		if r["name"] != name || r["threshold_value"] != threshold {
+			t.Errorf("%s, the API has the rule named %q with threshold %v, want %q and %v", when, r["name"], r["threshold_value"], name, threshold)
+		}
+	}
+	checkRule("after the edit", "Crashes in calls", 5)
+	set("#f-name", "Crashes, renamed again")
+	set("#f-threshold", "-1")
+	click("#rule-save")
+	until("the refused edit's error", `document.querySelector('#rule-form [data-field="threshold_value"] .field-error')`)
+	if n := count("#rule-form .field-error"); n != 1 {
+		t.Errorf("%d field errors on the refused edit, want 1", n)
+	}
+	checkRule("after the refused edit", "Crashes in calls", 5)
+	if h1 := text("#main h1"); !strings.Contains(h1, "Crashes in calls") {
+		t.Errorf("after the refused edit, the page's title is %q", h1)
+	}
+
 	// Endpoints of each kind through the form; a bad routing key first.
 	open("#/endpoints/new", `document.getElementById("endpoint-form")`)
 	set("#e-kind", "pagerduty")
@@ -393,6 +517,29 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if h := js(`document.getElementById("e-headers").value`); h != "X-Team: ops" {
 		t.Errorf("the webhook's headers in its form: %q", h)
 	}
+	ticketsID := strings.TrimPrefix(js(`location.hash`), "#/endpoints/")
+	checkEndpoint := func(when, name, url string) {
+		t.Helper()
+		e := get("/v1/webhook-endpoints/" + ticketsID)
+		if e["name"] != name || e["url"] != url {
+			t.Errorf("%s, the API has the endpoint %q at %q, want %q at %q", when, e["name"], e["url"], name, url)
+		}
+		if h, _ := e["headers"].(map[string]any); h["X-Team"] != "ops" {
+			t.Errorf("%s, the endpoint's headers are %v, want X-Team: ops", when, e["headers"])
+		}
+	}
+	set("#e-url", receiver.URL+"/tickets/v2")
+	click("#endpoint-save")
+	until("the endpoint's edit saved", `document.getElementById("status").innerText === "Saved." && document.querySelector("#main dl.facts").innerText.includes("/tickets/v2")`)
+	checkEndpoint("after the edit", "Ticketing", receiver.URL+"/tickets/v2")
+	set("#e-name", "Ticketing, renamed")
+	set("#e-url", "not a url")
+	click("#endpoint-save")
+	until("the refused URL's error", `document.querySelector('#endpoint-form [data-field="url"] .field-error')`)
+	if n := count("#endpoint-form .field-error"); n != 1 {
+		t.Errorf("%d field errors on the refused edit, want 1 (the URL's): %q", n, text("#endpoint-form"))
+	}
+	checkEndpoint("after the refused edit", "Ticketing", receiver.URL+"/tickets/v2")
 	open("#/endpoints", `document.querySelectorAll("#endpoints tbody tr[data-endpoint]").length === 4`)
 	if kinds := js(`[...document.querySelectorAll("#endpoints td.kind")].map((t) => t.textContent).sort().join(",")`); kinds != "pagerduty,slack,webhook,webhook" {
 		t.Errorf("endpoint kinds %q", kinds)
@@ -443,23 +590,34 @@ func TestConsoleInTheBrowser(t *testing.T) {
 
 	// Every page again on a phone.
 	do("390 px", chromedp.EmulateViewport(390, 844))
-	for _, p := range []struct{ name, hash, ready string }{
-		{"rules", "#/rules", `document.querySelector('` + ruleRow + ` svg')`},
-		{"alerts", "#/alerts", `document.querySelector("#alerts .firing-for")`},
-		{"silences", "#/silences", `document.querySelector("#silences-past tr[data-silence]")`},
-		{"rule", "#/rules/" + ruleID, `document.querySelector("#rule-chart svg") && document.querySelector("#history .hist-delivery")`},
-		{"rule-new", "#/rules/new", `document.getElementById("rule-form")`},
-		{"endpoints", "#/endpoints", `document.querySelector("#endpoints tr[data-endpoint]")`},
-		{"endpoint-new", "#/endpoints/new", `document.getElementById("endpoint-form")`},
-		{"endpoint", "#/endpoints/" + epID, `document.querySelector("#deliveries tr[data-delivery]")`},
-		{"conversations", "#/conversations", `document.querySelector("#conversations tbody a")`},
-		{"transcript", "#/conversations/" + convID, `document.querySelector("#transcript .turn")`},
-		{"concurrency", "#/concurrency", `document.querySelector("#concurrency svg")`},
-	} {
-		open(p.hash, p.ready)
-		if p.name == "endpoint" {
+	// then puts a page in the state to check: a field error shown, a payload open.
+	for _, p := range []struct {
+		name, hash, ready string
+		then              func()
+	}{
+		{"rules", "#/rules", `document.querySelector('` + ruleRow + ` svg')`, nil},
+		{"alerts", "#/alerts", `document.querySelector("#alerts .firing-for")`, nil},
+		{"silences", "#/silences", `document.querySelector("#silences-past tr[data-silence]") && document.querySelector("#silences-active tr[data-silence]")`, nil},
+		{"rule", "#/rules/" + ruleID, `document.querySelector("#rule-chart svg") && document.querySelector("#history .hist-delivery") && document.querySelector("#rule-silence form.silence")`, nil},
+		{"rule-new", "#/rules/new", `document.getElementById("rule-form")`, func() {
+			set("#f-name", "Crashes")
+			set("#f-threshold", "-1")
+			click("#rule-save")
+			until("the threshold's error at 390 px", `document.querySelector('[data-field="threshold_value"] .field-error')`)
+		}},
+		{"endpoints", "#/endpoints", `document.querySelector("#endpoints tr[data-endpoint]")`, nil},
+		{"endpoint-new", "#/endpoints/new", `document.getElementById("endpoint-form")`, nil},
+		{"endpoint", "#/endpoints/" + epID, `document.querySelector("#deliveries tr[data-delivery]")`, func() {
 			click("#deliveries tbody tr:first-child button.show-payload")
 			until("the payload at 390 px", `document.querySelector("#deliveries pre.payload-body")`)
+		}},
+		{"conversations", "#/conversations", `document.querySelector("#conversations tbody a")`, nil},
+		{"transcript", "#/conversations/" + convID, `document.querySelector("#transcript .turn")`, nil},
+		{"concurrency", "#/concurrency", `document.querySelector("#concurrency svg")`, nil},
+	} {
+		open(p.hash, p.ready)
+		if p.then != nil {
+			p.then()
 		}
 		layout(p.name + " at 390 px")
 		shot(t, ctx, p.name+"-phone")
@@ -472,7 +630,8 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	layout("sign-in at 390 px")
 	shot(t, ctx, "signin-phone")
 
-	// The two 422s the forms were made to answer are the only errors.
+	// The 422s the forms were made to answer (two new, two edits, one on
+	// the phone) are the only errors.
 	var unexpected []string
 	expected := 0
 	for _, e := range consoleErrors() {
@@ -485,7 +644,7 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if len(unexpected) > 0 {
 		t.Errorf("errors in the browser's console:\n%s", strings.Join(unexpected, "\n"))
 	}
-	if expected != 2 {
-		t.Errorf("%d 422s in the browser's log, want the 2 the forms were made to answer", expected)
+	if expected != 5 {
+		t.Errorf("%d 422s in the browser's log, want the 5 the forms were made to answer", expected)
 	}
 }

@@ -528,7 +528,7 @@ async function rulePage(id) {
 async function alertsPage() {
   const body = h("tbody");
   $main.append(h("h1", {}, "Active alerts"), h("div", { class: "scroll" }, h("table", { id: "alerts" },
-    h("thead", {}, h("tr", {}, h("th", {}, "Rule"), h("th", {}, "Value"), h("th", {}, "Condition"), h("th", {}, "Firing for"), h("th", {}, "Silence"))), body)));
+    h("thead", {}, h("tr", {}, h("th", {}, "Rule"), h("th", {}, "Value"), h("th", { class: "hide-narrow" }, "Condition"), h("th", {}, "Firing for"), h("th", {}, "Silence"))), body)));
   let shown = "";
   const draw = async () => {
     const a = (await api("/v1/alerts")).data;
@@ -538,7 +538,7 @@ async function alertsPage() {
     if (key !== shown) {
       shown = key;
       body.replaceChildren(...a.map((x) => h("tr", { "data-rule": x.alert_rule_id }, h("td", {}, h("a", { href: "#/rules/" + x.alert_rule_id }, x.name)),
-        h("td", {}, fmtVal(x.current_value)), h("td", {}, `${x.metric} ${x.operator} ${x.threshold_value} over ${x.window_duration}`),
+        h("td", {}, fmtVal(x.current_value)), h("td", { class: "hide-narrow" }, `${x.metric} ${x.operator} ${x.threshold_value} over ${x.window_duration}`),
         h("td", {}, h("span", { class: "firing-for", "data-since": x.since || "" }), h("br"), h("span", { class: "muted" }, "since ", fmtTime(x.since))),
         h("td", {}, silenceForm({ id: x.alert_rule_id, name: x.name })))));
       if (!a.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "Nothing is firing.")));
