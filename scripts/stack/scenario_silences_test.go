@@ -176,22 +176,7 @@ func eventsOf(t *testing.T, acct AccountCredentials, ruleID string) []string {
 func TestSilenceHoldsBackAndItsEndDeliversOnce(t *testing.T) {
 	acct := st.Credentials.Accounts[0]
 	studio, key := st.Credentials.AgentStudioURL, map[string]string{"x-api-key": acct.APIKey}
-	rc := newReceiver()
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
-	var ep struct {
-		ID            string `json:"id"`
-		SigningSecret string `json:"signing_secret"`
-	}
-	if code, _, b := call(t, "POST", studio+"/v1/webhook-endpoints", key, map[string]any{
-		"name": "silences", "url": srv.URL + "/hook", "event_types": []string{"alerts.triggered", "alerts.resolved"},
-	}, &ep); code != http.StatusCreated {
-		t.Fatalf("creating the endpoint: %d %s", code, b)
-	}
-	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/webhook-endpoints/"+ep.ID, key, nil, nil) })
-	if err := rc.setSecret(ep.SigningSecret); err != nil {
-		t.Fatal(err)
-	}
+	rc, epID := receiverEndpoint(t, acct, "silences")
 	// Created disabled, silenced, then enabled: no evaluation runs before
 	// the silences exist.
 	firing := ruleOn(t, acct, "Held back", "function_errors", false)
@@ -218,7 +203,7 @@ func TestSilenceHoldsBackAndItsEndDeliversOnce(t *testing.T) {
 	if got := deliveriesOfRules(rc, 3*time.Second, firing, flapping); len(got) != 0 {
 		t.Fatalf("delivered under the silences: %v", got)
 	}
-	if log := deliveryLog(t, acct, ep.ID); len(log) != 0 {
+	if log := deliveryLog(t, acct, epID); len(log) != 0 {
 		t.Fatalf("delivery log under the silences: %+v, want none", log)
 	}
 
@@ -247,7 +232,7 @@ func TestSilenceHoldsBackAndItsEndDeliversOnce(t *testing.T) {
 	if got := deliveriesOfRules(rc, 5*time.Second, firing, flapping); len(got) != 0 {
 		t.Fatalf("after the one alerts.triggered: %v, want nothing more", got)
 	}
-	log := deliveryLog(t, acct, ep.ID)
+	log := deliveryLog(t, acct, epID)
 	if len(log) != 1 || log[0].EventID != d.EventID || log[0].Status != "delivered" {
 		t.Fatalf("delivery log %+v, want the one alerts.triggered %s, delivered", log, d.EventID)
 	}

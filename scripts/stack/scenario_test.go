@@ -33,22 +33,7 @@ func alertSetupOn(t *testing.T, acct AccountCredentials, proj ProjectCredentials
 	t.Helper()
 	studio := st.Credentials.AgentStudioURL
 	key := map[string]string{"x-api-key": acct.APIKey}
-	rc := newReceiver()
-	srv := httptest.NewServer(rc)
-	t.Cleanup(srv.Close)
-	var ep struct {
-		ID            string `json:"id"`
-		SigningSecret string `json:"signing_secret"`
-	}
-	if code, _, b := call(t, "POST", studio+"/v1/webhook-endpoints", key, map[string]any{
-		"name": "local", "url": srv.URL + "/hook", "event_types": []string{"alerts.triggered", "alerts.resolved"},
-	}, &ep); code != http.StatusCreated {
-		t.Fatalf("creating the endpoint: %d %s", code, b)
-	}
-	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/webhook-endpoints/"+ep.ID, key, nil, nil) })
-	if err := rc.setSecret(ep.SigningSecret); err != nil {
-		t.Fatal(err)
-	}
+	rc, _ := receiverEndpoint(t, acct, "local")
 	var rule struct{ ID string }
 	if code, _, b := call(t, "POST", studio+"/v1/alert-rules", key, map[string]any{
 		"name": "Errors", "project_id": proj.ProjectID, "metric": "api_errors", "operator": ">=", "threshold_value": 3, "window_duration": "5m",
@@ -57,6 +42,33 @@ func alertSetupOn(t *testing.T, acct AccountCredentials, proj ProjectCredentials
 	}
 	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/alert-rules/"+rule.ID, key, nil, nil) })
 	return rc, rule.ID
+}
+
+// receiverEndpoint starts a local receiver of the account's alert events
+// and registers it as a webhook endpoint named name, both removed when the
+// test ends; it returns the receiver, set to verify the endpoint's
+// signatures, and the endpoint's ID.
+func receiverEndpoint(t *testing.T, acct AccountCredentials, name string) (*receiver, string) {
+	t.Helper()
+	studio := st.Credentials.AgentStudioURL
+	key := map[string]string{"x-api-key": acct.APIKey}
+	rc := newReceiver()
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	var ep struct {
+		ID            string `json:"id"`
+		SigningSecret string `json:"signing_secret"`
+	}
+	if code, _, b := call(t, "POST", studio+"/v1/webhook-endpoints", key, map[string]any{
+		"name": name, "url": srv.URL + "/hook", "event_types": []string{"alerts.triggered", "alerts.resolved"},
+	}, &ep); code != http.StatusCreated {
+		t.Fatalf("creating the endpoint: %d %s", code, b)
+	}
+	t.Cleanup(func() { call(t, "DELETE", studio+"/v1/webhook-endpoints/"+ep.ID, key, nil, nil) })
+	if err := rc.setSecret(ep.SigningSecret); err != nil {
+		t.Fatal(err)
+	}
+	return rc, ep.ID
 }
 
 // postErrors posts n API errors of the account's first project through the
