@@ -16,7 +16,7 @@ func devLogger(w io.Writer) *slog.Logger {
 	if isTerminal(w) {
 		return slog.New(logctx.New(slog.NewTextHandler(w, nil)))
 	}
-	return slog.New(logctx.New(slog.NewJSONHandler(w, nil)))
+	return slog.New(logctx.NewJSON(w, nil))
 }
 
 func isTerminal(w io.Writer) bool {

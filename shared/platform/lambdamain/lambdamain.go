@@ -125,4 +125,4 @@ func AWSConfig(getenv func(string) string) (aws.Config, error) {
 
 // Logger is the functions' structured logger (JSON lines for CloudWatch);
 // every line carries the IDs of the request it is about (shared/platform/logctx).
-func Logger() *slog.Logger { return slog.New(logctx.New(slog.NewJSONHandler(os.Stderr, nil))) }
+func Logger() *slog.Logger { return slog.New(logctx.NewJSON(os.Stderr, nil)) }
