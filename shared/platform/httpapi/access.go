@@ -37,23 +37,35 @@ const (
 // unmatched is the Route of a request that matched no route.
 const unmatched = "unmatched"
 
-// access is what the middleware learns about a request while serving it.
+// access is what the middleware learns about a request while serving it:
+// the request's one context value (its ID included) and its response
+// writer, in one allocation.
 type access struct {
+	id    string
 	start time.Time
 	mu    sync.Mutex
 	route string
+	w     statusWriter
 }
 
 type accessKey struct{}
 
 // begin starts a request's access record and puts its ID in the log
 // context.
-func (s *server) begin(ctx context.Context, id string) (context.Context, *access) {
+func (s *server) begin(ctx context.Context, id string, w http.ResponseWriter) (context.Context, *access) {
 	// The duration is measured on the monotonic clock, not Config.Now: a
 	// test's fake clock would make every request take no time.
-	a := &access{start: time.Now(), route: unmatched}
+	a := &access{id: id, start: time.Now(), route: unmatched, w: statusWriter{ResponseWriter: w}}
 	ctx = logctx.With(ctx, slog.String(LogRequestID, id))
 	return context.WithValue(ctx, accessKey{}, a), a
+}
+
+// RequestID is the ID of the request being served (X-Request-Id).
+func RequestID(ctx context.Context) string {
+	if a, ok := ctx.Value(accessKey{}).(*access); ok {
+		return a.id
+	}
+	return ""
 }
 
 // noteRoute records the route pattern a request matched.
