@@ -44,6 +44,7 @@ type Batch struct {
 	groups  map[groupKey]*group
 	order   []groupKey
 	scratch [2][]byte // a line's metric definitions and members, reused
+	out     []byte    // the lines of a flush, reused (nil while one writes)
 }
 
 // New returns a batch that writes its lines to w (os.Stdout in a
@@ -123,7 +124,8 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 // are the catalog's (hosts, routes, outcomes), a bounded set.
 func (b *Batch) Flush() error {
 	b.mu.Lock()
-	var out []byte
+	out := b.out[:0]
+	b.out = nil
 	ts := b.now().UnixMilli()
 	for _, k := range b.order {
 		g := b.groups[k]
@@ -136,12 +138,21 @@ func (b *Batch) Flush() error {
 		b.groups, b.order = map[groupKey]*group{}, nil
 	}
 	b.mu.Unlock()
-	if len(out) == 0 {
-		return nil
+	var err error
+	if len(out) > 0 {
+		_, err = b.w.Write(out)
 	}
-	_, err := b.w.Write(out)
+	if cap(out) <= maxKeptBytes {
+		b.mu.Lock()
+		b.out = out
+		b.mu.Unlock()
+	}
 	return err
 }
+
+// maxKeptBytes bounds the buffer a batch keeps between flushes: a burst
+// of values does not stay allocated.
+const maxKeptBytes = 64 << 10
 
 // maxGroups bounds the groups a batch keeps between flushes.
 const maxGroups = 1024
