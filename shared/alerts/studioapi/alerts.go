@@ -123,7 +123,7 @@ func readRuleFields(o *httpapi.Object, create bool) voiceops.RulePatch {
 			o.Fail("operator", voiceops.OneOf(voiceops.Operators))
 		}
 	}
-	if v, ok := o.Integer("threshold_value", create, voiceops.CheckThreshold(-1)); ok {
+	if v, ok := o.Integer("threshold_value", create, voiceops.ThresholdMessage); ok {
 		if msg := voiceops.CheckThreshold(v); msg != "" {
 			o.Fail("threshold_value", msg)
 		}

@@ -91,7 +91,8 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 		}
 		return nil, errNotObject
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" || !optional {
+	// The usual type as sent needs no parse (ParseMediaType builds a map).
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && (ct != "" || !optional) {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			return nil, errContentType
