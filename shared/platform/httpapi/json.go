@@ -53,6 +53,11 @@ type Object struct {
 	values []json.RawMessage
 	used   []bool
 	errs   []voiceops.FieldError
+	// The slices' first backing arrays: a body of a few fields is read in
+	// the one allocation of its Object.
+	inlineNames  [8][]byte
+	inlineValues [8]json.RawMessage
+	inlineUsed   [8]bool
 }
 
 // field returns the index of the field name, or -1.
@@ -141,10 +146,11 @@ func scanObject(b []byte) (*Object, error) {
 	if i >= len(b) || b[i] != '{' {
 		return nil, nil
 	}
-	o := &Object{names: make([][]byte, 0, 8), values: make([]json.RawMessage, 0, 8)}
+	o := &Object{}
+	o.names, o.values = o.inlineNames[:0], o.inlineValues[:0]
 	i = skipSpace(b, i+1)
 	if b[i] == '}' {
-		o.used = []bool{}
+		o.used = o.inlineUsed[:0]
 		return o, nil
 	}
 	var k keyCheck
@@ -181,7 +187,11 @@ func scanObject(b []byte) (*Object, error) {
 		}
 		i = skipSpace(b, i+1) // past ','
 	}
-	o.used = make([]bool, len(o.names))
+	if len(o.names) <= len(o.inlineUsed) {
+		o.used = o.inlineUsed[:len(o.names)]
+	} else {
+		o.used = make([]bool, len(o.names))
+	}
 	return o, nil
 }
 
@@ -234,6 +244,36 @@ func (o *Object) Str(name string, required bool) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// Enum reads a string field that must be one of vals, as Str and then
+// voiceops.ParseEnum would, without copying the string out of the body.
+// ok is false when the field was not sent or is not a string (reported);
+// known is false for a string outside vals, which the caller reports
+// (naming the set its own way).
+func Enum[T ~string](o *Object, name string, required bool, vals []T) (v T, known, ok bool) {
+	raw, ok := o.Take(name, required, false)
+	if !ok {
+		return "", false, false
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		// A plain literal: vals are UTF-8 without control characters or
+		// quotes, so equal bytes are the equal string.
+		for _, x := range vals {
+			if string(raw[1:len(raw)-1]) == string(x) {
+				return x, true, true
+			}
+		}
+		if _, plain := plainString(raw); plain {
+			return "", false, true
+		}
+	}
+	str, ok := o.Str(name, required)
+	if !ok {
+		return "", false, false
+	}
+	v, known = voiceops.ParseEnum(str, vals)
+	return v, known, true
 }
 
 // nullableStr reads a string-or-null field; the outer pointer is nil when the

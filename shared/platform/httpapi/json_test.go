@@ -206,3 +206,32 @@ func TestReadObjectEmptyBody(t *testing.T) {
 		}
 	}
 }
+
+// TestEnumAsStrAndParseEnum: Enum reads every value as Str and then
+// voiceops.ParseEnum do, with the same field errors.
+func TestEnumAsStrAndParseEnum(t *testing.T) {
+	vals := []voiceops.Window{"1m", "5m", "15m"}
+	for _, body := range []string{`{"w":"5m"}`, `{"w":"7m"}`, `{"w":"\u0035m"}`, `{"w":"\u0037m"}`, `{"w":5}`, `{"w":null}`, `{}`,
+		`{"w":"5m\u0001"}`, `{"w":"é"}`, `{"w":["5m"]}`, `{"w":""}`, `{"w":"5m","w2":"x"}`} {
+		for _, required := range []bool{true, false} {
+			a, err := ParseObject([]byte(body))
+			if err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+			b, _ := ParseObject([]byte(body))
+			v, known, ok := Enum(a, "w", required, vals)
+			var wantV voiceops.Window
+			var wantKnown bool
+			s, wantOK := b.Str("w", required)
+			if wantOK {
+				wantV, wantKnown = voiceops.ParseEnum(s, vals)
+			}
+			if v != wantV || known != wantKnown || ok != wantOK {
+				t.Errorf("%s (required %v): Enum %q %v %v, Str and ParseEnum %q %v %v", body, required, v, known, ok, wantV, wantKnown, wantOK)
+			}
+			if ea, eb := fmt.Sprint(a.Done()), fmt.Sprint(b.Done()); ea != eb {
+				t.Errorf("%s (required %v): errors %s, want %s", body, required, ea, eb)
+			}
+		}
+	}
+}
