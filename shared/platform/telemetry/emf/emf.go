@@ -42,7 +42,8 @@ type Batch struct {
 
 	mu      sync.Mutex
 	groups  map[groupKey]*group
-	order   []groupKey
+	order   []*group
+	last    *group    // the group of the last Record: a request's next one is the same
 	scratch [2][]byte // a line's metric definitions and members, reused
 	out     []byte    // the lines of a flush, reused (nil while one writes)
 }
@@ -69,11 +70,11 @@ type group struct {
 	key     groupKey
 	n       int // dimensions
 	dimSets [][]string
-	metrics map[string]*series
-	order   []string
+	series  []*series // in the order first recorded: a handful, searched in order
 }
 
 type series struct {
+	name   string
 	unit   telemetry.Unit
 	values []float64 // one summed value for counts
 }
@@ -98,17 +99,26 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	g := b.groups[k]
-	if g == nil {
-		g = &group{key: k, n: n, dimSets: m.Sets, metrics: map[string]*series{}}
-		b.groups[k] = g
-		b.order = append(b.order, k)
+	g := b.last
+	if g == nil || g.key != k {
+		g = b.groups[k]
+		if g == nil {
+			g = &group{key: k, n: n, dimSets: m.Sets}
+			b.groups[k] = g
+			b.order = append(b.order, g)
+		}
+		b.last = g
 	}
-	s := g.metrics[m.Name]
+	var s *series
+	for _, x := range g.series {
+		if x.name == m.Name {
+			s = x
+			break
+		}
+	}
 	if s == nil {
-		s = &series{unit: m.Unit}
-		g.metrics[m.Name] = s
-		g.order = append(g.order, m.Name)
+		s = &series{name: m.Name, unit: m.Unit}
+		g.series = append(g.series, s)
 	}
 	if m.Unit == telemetry.Count && len(s.values) == 1 {
 		s.values[0] += v
@@ -127,15 +137,14 @@ func (b *Batch) Flush() error {
 	out := b.out[:0]
 	b.out = nil
 	ts := b.now().UnixMilli()
-	for _, k := range b.order {
-		g := b.groups[k]
+	for _, g := range b.order {
 		out = g.appendLines(out, ts, &b.scratch)
-		for _, s := range g.metrics {
+		for _, s := range g.series {
 			s.values = s.values[:0]
 		}
 	}
 	if len(b.order) > maxGroups {
-		b.groups, b.order = map[groupKey]*group{}, nil
+		b.groups, b.order, b.last = map[groupKey]*group{}, nil, nil
 	}
 	b.mu.Unlock()
 	var err error
@@ -166,8 +175,8 @@ const maxGroups = 1024
 func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 	for start := 0; ; start += MaxValues {
 		defs, line := scratch[0][:0], scratch[1][:0]
-		for _, n := range g.order {
-			s := g.metrics[n]
+		for _, s := range g.series {
+			n := s.name
 			vs := finite(s.values[min(start, len(s.values)):min(len(s.values), start+MaxValues)])
 			if len(vs) == 0 {
 				continue
