@@ -170,7 +170,7 @@ func (a *Alerts) createRule(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, toRuleJSON(rule))
+	writeRule(w, http.StatusCreated, rule)
 	return nil
 }
 
@@ -296,7 +296,7 @@ func (a *Alerts) getRule(w http.ResponseWriter, r *http.Request, p httpapi.Calle
 	if err != nil {
 		return httpapi.NotFoundAs(err, "alert rule")
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toRuleJSON(rule))
+	writeRule(w, http.StatusOK, rule)
 	return nil
 }
 
@@ -317,7 +317,7 @@ func (a *Alerts) patchRule(w http.ResponseWriter, r *http.Request, p httpapi.Cal
 	if err != nil {
 		return httpapi.NotFoundAs(err, "alert rule")
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toRuleJSON(rule))
+	writeRule(w, http.StatusOK, rule)
 	return nil
 }
 

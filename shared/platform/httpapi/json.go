@@ -36,6 +36,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// WriteBody answers a JSON body encoded by hand (as WriteJSON would
+// encode it, the newline included).
+func WriteBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 var (
 	errNotObject   = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body must be a JSON object", Fields: []voiceops.FieldError{}}
 	errTooLarge    = &voiceops.Error{Kind: voiceops.KindTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
