@@ -90,7 +90,7 @@ func (o *Object) markUsed(name string) {
 // readObject reads the body of r. An empty body is an empty object when
 // optional, else 400.
 func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r, MaxBodyBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -112,6 +112,35 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 		}
 	}
 	return ParseObject(body)
+}
+
+// readBody reads a request body of at most max bytes, as
+// io.ReadAll(http.MaxBytesReader(w, r.Body, max)) does, into a buffer of
+// the declared length: a body whose length is declared within max cannot
+// pass it (net/http and the Lambda adapter stop a body at its length), so
+// it needs no MaxBytesReader, and a small one no 512-byte buffer.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 || n > max {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	}
+	b := make([]byte, 0, n+1) // room for the read that finds the end
+	for {
+		m, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if int64(len(b)) > max { // longer than declared, past the limit
+			return b, &http.MaxBytesError{Limit: max}
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // io.ReadAll's growth
+		}
+	}
 }
 
 func ParseObject(body []byte) (*Object, error) {
