@@ -244,13 +244,7 @@ func (a *Alerts) listRules(w http.ResponseWriter, r *http.Request, p httpapi.Cal
 	if err != nil {
 		return err
 	}
-	out := listJSON[ruleJSON]{Data: make([]ruleJSON, 0, len(rules))}
-	for _, rule := range rules {
-		if f.match(rule) {
-			out.Data = append(out.Data, toRuleJSON(rule))
-		}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	writeRules(w, rules, f.match)
 	return nil
 }
 

@@ -24,8 +24,37 @@ func writeRule(w http.ResponseWriter, status int, r voiceops.AlertRule) {
 	*bp = appendRule((*bp)[:0], r)
 	*bp = append(*bp, '\n')
 	httpapi.WriteBody(w, status, *bp) // the writer copies it
-	bodyPool.Put(bp)
+	if cap(*bp) <= maxPooledBody {
+		bodyPool.Put(bp)
+	}
 }
+
+// writeRules answers the list of the rules that match (listJSON of
+// ruleJSON).
+func writeRules(w http.ResponseWriter, rules []voiceops.AlertRule, match func(voiceops.AlertRule) bool) {
+	bp := bodyPool.Get().(*[]byte)
+	b := append((*bp)[:0], `{"data":[`...)
+	n := 0
+	for _, r := range rules {
+		if !match(r) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendRule(b, r)
+		n++
+	}
+	*bp = append(b, "]}\n"...)
+	httpapi.WriteBody(w, http.StatusOK, *bp)
+	if cap(*bp) <= maxPooledBody {
+		bodyPool.Put(bp)
+	}
+}
+
+// maxPooledBody bounds the buffers the pool keeps (a list of many rules
+// is not kept).
+const maxPooledBody = 64 << 10
 
 // appendRule appends the rule's JSON object (ruleJSON's fields in order).
 func appendRule(b []byte, r voiceops.AlertRule) []byte {

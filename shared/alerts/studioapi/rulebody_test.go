@@ -9,8 +9,8 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestRuleBodyAsEncodingJSON: writeRule answers what WriteJSON of
-// ruleJSON answers, byte for byte, for rules with every optional field
+// TestRuleBodyAsEncodingJSON: writeRule and writeRules answer what
+// WriteJSON of ruleJSON and of their list answers, byte for byte, for rules with every optional field
 // set and unset and names that need escaping.
 func TestRuleBodyAsEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 28, 13, 4, 5, 678901234, time.FixedZone("X", -5*3600))
@@ -29,6 +29,23 @@ func TestRuleBodyAsEncodingJSON(t *testing.T) {
 			r.CurrentValue = &neg
 		}
 		rules = append(rules, r)
+	}
+	for name, match := range map[string]func(voiceops.AlertRule) bool{
+		"all": func(voiceops.AlertRule) bool { return true }, "none": func(voiceops.AlertRule) bool { return false },
+		"enabled": func(r voiceops.AlertRule) bool { return r.Enabled },
+	} {
+		want, got := httptest.NewRecorder(), httptest.NewRecorder()
+		out := listJSON[ruleJSON]{Data: make([]ruleJSON, 0, len(rules))}
+		for _, r := range rules {
+			if match(r) {
+				out.Data = append(out.Data, toRuleJSON(r))
+			}
+		}
+		httpapi.WriteJSON(want, 200, out)
+		writeRules(got, rules, match)
+		if got.Body.String() != want.Body.String() || got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+			t.Errorf("list of %s:\n got %d %s %s\nwant %d %s %s", name, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
 	}
 	for _, r := range rules {
 		want, got := httptest.NewRecorder(), httptest.NewRecorder()
