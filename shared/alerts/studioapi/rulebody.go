@@ -103,7 +103,5 @@ func appendTime(b []byte, t *time.Time) []byte {
 	if t == nil {
 		return append(b, "null"...)
 	}
-	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, voiceops.TimeFormat)
-	return append(b, '"')
+	return append(httpapi.AppendTime(append(b, '"'), *t), '"')
 }
