@@ -67,16 +67,21 @@ type groupKey struct {
 
 // group is one line's observations.
 type group struct {
-	key     groupKey
-	n       int // dimensions
-	dimSets [][]string
-	series  []*series // in the order first recorded: a handful, searched in order
+	key    groupKey
+	series []*series // in the order first recorded: a handful, searched in order
+	// head and tail are a line's text before its metric definitions (from
+	// the Timestamp's end) and after its members (the dimensions), made
+	// once: they are the group's, whatever its values.
+	head, tail []byte
 }
 
 type series struct {
-	name   string
-	unit   telemetry.Unit
-	values []float64 // one summed value for counts
+	name string
+	unit telemetry.Unit
+	// def and member are the series' metric definition and its member's
+	// key, made once.
+	def, member []byte
+	values      []float64 // one summed value for counts
 }
 
 // Record implements telemetry.Recorder. Counts are summed; other units
@@ -103,7 +108,7 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 	if g == nil || g.key != k {
 		g = b.groups[k]
 		if g == nil {
-			g = &group{key: k, n: n, dimSets: m.Sets}
+			g = newGroup(k, n, m.Sets)
 			b.groups[k] = g
 			b.order = append(b.order, g)
 		}
@@ -117,7 +122,7 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 		}
 	}
 	if s == nil {
-		s = &series{name: m.Name, unit: m.Unit}
+		s = newSeries(m.Name, m.Unit)
 		g.series = append(g.series, s)
 	}
 	if m.Unit == telemetry.Count && len(s.values) == 1 {
@@ -176,7 +181,6 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 	for start := 0; ; start += MaxValues {
 		defs, line := scratch[0][:0], scratch[1][:0]
 		for _, s := range g.series {
-			n := s.name
 			vs := finite(s.values[min(start, len(s.values)):min(len(s.values), start+MaxValues)])
 			if len(vs) == 0 {
 				continue
@@ -184,13 +188,8 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 			if len(defs) > 0 {
 				defs = append(defs, ',')
 			}
-			defs = append(defs, `{"Name":`...)
-			defs = jsontext.AppendString(defs, n)
-			defs = append(defs, `,"Unit":`...)
-			defs = jsontext.AppendString(defs, string(s.unit))
-			defs = append(defs, '}')
-			line = jsontext.AppendString(append(line, ','), n)
-			line = append(line, ':')
+			defs = append(defs, s.def...)
+			line = append(line, s.member...)
 			if len(vs) == 1 {
 				line = jsontext.AppendFloat(line, vs[0])
 				continue
@@ -210,32 +209,51 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 		}
 		out = append(out, `{"_aws":{"Timestamp":`...)
 		out = strconv.AppendInt(out, ts, 10)
-		out = append(out, `,"CloudWatchMetrics":[{"Namespace":`...)
-		out = jsontext.AppendString(out, telemetry.Namespace)
-		out = append(out, `,"Dimensions":[`...)
-		for i, set := range g.dimSets {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, '[')
-			for j, name := range set {
-				if j > 0 {
-					out = append(out, ',')
-				}
-				out = jsontext.AppendString(out, name)
-			}
-			out = append(out, ']')
-		}
-		out = append(out, `],"Metrics":[`...)
+		out = append(out, g.head...)
 		out = append(out, defs...)
 		out = append(out, "]}]}"...)
 		out = append(out, line...)
-		for i := range g.n {
-			out = jsontext.AppendString(append(out, ','), g.key.names[i])
-			out = jsontext.AppendString(append(out, ':'), g.key.values[i])
-		}
-		out = append(out, '}', '\n')
+		out = append(out, g.tail...)
 	}
+}
+
+func newGroup(k groupKey, n int, sets [][]string) *group {
+	g := &group{key: k}
+	h := append([]byte(nil), `,"CloudWatchMetrics":[{"Namespace":`...)
+	h = jsontext.AppendString(h, telemetry.Namespace)
+	h = append(h, `,"Dimensions":[`...)
+	for i, set := range sets {
+		if i > 0 {
+			h = append(h, ',')
+		}
+		h = append(h, '[')
+		for j, name := range set {
+			if j > 0 {
+				h = append(h, ',')
+			}
+			h = jsontext.AppendString(h, name)
+		}
+		h = append(h, ']')
+	}
+	g.head = append(h, `],"Metrics":[`...)
+	var t []byte
+	for i := range n {
+		t = jsontext.AppendString(append(t, ','), k.names[i])
+		t = jsontext.AppendString(append(t, ':'), k.values[i])
+	}
+	g.tail = append(t, '}', '\n')
+	return g
+}
+
+func newSeries(name string, unit telemetry.Unit) *series {
+	s := &series{name: name, unit: unit}
+	d := append([]byte(nil), `{"Name":`...)
+	d = jsontext.AppendString(d, name)
+	d = append(d, `,"Unit":`...)
+	d = jsontext.AppendString(d, string(unit))
+	s.def = append(d, '}')
+	s.member = append(jsontext.AppendString([]byte{','}, name), ':')
+	return s
 }
 
 // finite returns vs without the values JSON cannot hold.
