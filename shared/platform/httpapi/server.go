@@ -219,8 +219,12 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 		h["X-Request-Id"] = []string{id}
 		NoSniff(h)
 		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
-		ctx, a := s.begin(r.Context(), id, w)
-		ctx, cancel := context.WithTimeout(ctx, deadline)
+		// The duration is measured on the monotonic clock, not Config.Now: a
+		// test's fake clock would make every request take no time. The
+		// deadline counts from the same instant (one clock read, not two).
+		start := time.Now()
+		ctx, a := s.begin(r.Context(), id, start, w)
+		ctx, cancel := context.WithDeadline(ctx, start.Add(deadline))
 		defer cancel()
 		next.ServeHTTP(&a.w, r.WithContext(ctx))
 		s.end(ctx, r, a, a.w.status)

@@ -56,7 +56,7 @@ func (h *Handler) writeJSON(r *slog.Record, ctxAttrs []slog.Attr) (bool, error) 
 	b := append((*bp)[:0], '{')
 	if !r.Time.IsZero() {
 		b = append(b, `"time":"`...)
-		b = r.Time.Round(0).AppendFormat(b, time.RFC3339Nano)
+		b = appendRFC3339Nano(b, r.Time)
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
@@ -163,3 +163,39 @@ func appendString(b []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// appendRFC3339Nano appends t as t.AppendFormat(b, time.RFC3339Nano) does,
+// digit by digit for a time at UTC's offset (the functions' local time),
+// through the layout interpreter otherwise.
+func appendRFC3339Nano(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if _, off := t.Zone(); off != 0 || year < 0 || year > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		n := 9
+		for ns%10 == 0 { // trailing zeros are dropped
+			ns /= 10
+			n--
+		}
+		b = appendDigits(append(b, '.'), ns, n)
+	}
+	return append(b, 'Z')
+}
+
+// appendDigits appends the n last decimal digits of v (v ≥ 0), zero-padded.
+func appendDigits(b []byte, v, n int) []byte {
+	b = append(b, make([]byte, n)...)
+	for i := len(b) - 1; i >= len(b)-n; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return b
+}

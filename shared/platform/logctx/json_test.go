@@ -72,3 +72,25 @@ func TestNewJSONDerivedHandlers(t *testing.T) {
 		t.Errorf("line %s", got)
 	}
 }
+
+// TestRFC3339NanoAsFormat: the access line's time is written as
+// time.RFC3339Nano writes it, at any offset and precision.
+func TestRFC3339NanoAsFormat(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("Z0", 0), time.FixedZone("E", 5*3600+1800), time.FixedZone("W", -11*3600)}
+	times := []time.Time{time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 100, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 120_000_000, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), time.Now()}
+	for i := range 3000 {
+		times = append(times, time.Unix(int64(i)*7919*104729, int64(i)*104729%1_000_000_000))
+	}
+	for _, at := range times {
+		for _, z := range zones {
+			r := slog.NewRecord(at.In(z), slog.LevelInfo, "m", 0)
+			var want, got bytes.Buffer
+			_ = slog.NewJSONHandler(&want, nil).Handle(context.Background(), r)
+			_ = logctx.NewJSON(&got, nil).Handle(context.Background(), r)
+			if got.String() != want.String() {
+				t.Fatalf("%v:\n got %s\nwant %s", at.In(z), got.String(), want.String())
+			}
+		}
+	}
+}

@@ -60,11 +60,14 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	if h.out != nil {
 		// The context's attributes the record has not (on the stack for a
-		// request's usual few).
+		// request's usual few), the record's keys gathered in one pass.
+		var keysBuf [8]string
+		keys := keysBuf[:0]
+		r.Attrs(func(a slog.Attr) bool { keys = append(keys, a.Key); return true })
 		var buf [8]slog.Attr
 		missing := buf[:0]
 		for _, a := range attrs {
-			if !hasKey(&r, a.Key) && !slices.ContainsFunc(missing, func(m slog.Attr) bool { return m.Key == a.Key }) {
+			if !slices.Contains(keys, a.Key) && !slices.ContainsFunc(missing, func(m slog.Attr) bool { return m.Key == a.Key }) {
 				missing = append(missing, a)
 			}
 		}
