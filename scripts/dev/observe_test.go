@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -99,5 +100,23 @@ func TestDevServerPrintsAccessLinesAndServesMetrics(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// TestNullDeviceIsNoTerminal: output sent to /dev/null (a load test's)
+// gets the JSON lines, not the terminal's text.
+func TestNullDeviceIsNoTerminal(t *testing.T) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if isTerminal(null) || isTerminal(&bytes.Buffer{}) {
+		t.Error("the null device or a buffer taken for a terminal")
+	}
+	var buf bytes.Buffer
+	devLogger(&buf).Info("request", "status", 200)
+	if !json.Valid(buf.Bytes()) {
+		t.Errorf("not a JSON line: %s", buf.String())
 	}
 }

@@ -19,24 +19,27 @@ const (
 const idAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // NewID returns prefix followed by 22 random base62 characters (about 131 bits).
-func NewID(prefix string) string {
-	return prefix + RandomBase62(22)
-}
+func NewID(prefix string) string { return RandomID(prefix, 22) }
 
 // RandomBase62 returns n characters drawn uniformly from [0-9A-Za-z].
-func RandomBase62(n int) string {
+func RandomBase62(n int) string { return RandomID("", n) }
+
+// RandomID returns prefix followed by n characters drawn uniformly from
+// [0-9A-Za-z], made in one allocation.
+func RandomID(prefix string, n int) string {
 	var outArr, bufArr [64]byte // on the stack for the usual IDs (≤ 40)
 	out, buf := outArr[:0], bufArr[:0]
-	if n <= 40 {
-		out, buf = outArr[:n], bufArr[:n+n/2]
+	if len(prefix)+n <= len(outArr) && n <= 40 {
+		out, buf = outArr[:len(prefix)+n], bufArr[:n+n/2]
 	} else {
-		out, buf = make([]byte, n), make([]byte, n+n/2)
+		out, buf = make([]byte, len(prefix)+n), make([]byte, n+n/2)
 	}
-	for i := 0; i < n; {
+	copy(out, prefix)
+	for i := len(prefix); i < len(out); {
 		_, _ = rand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
 		for _, b := range buf {
 			// 248 = 4*62: rejecting higher bytes keeps the draw uniform.
-			if b < 248 && i < n {
+			if b < 248 && i < len(out) {
 				out[i] = idAlphabet[b%62]
 				i++
 			}

@@ -35,10 +35,14 @@ func CheckName(s string) string {
 // CheckThreshold validates threshold_value: 0 to 2^31-1.
 func CheckThreshold(v int64) string {
 	if v < 0 || v > MaxThreshold {
-		return fmt.Sprintf("must be an integer between 0 and %d", MaxThreshold)
+		return ThresholdMessage
 	}
 	return ""
 }
+
+// ThresholdMessage is the field error of a threshold_value out of range
+// or not an integer.
+var ThresholdMessage = fmt.Sprintf("must be an integer between 0 and %d", MaxThreshold)
 
 // CheckTimeout validates timeout_ms.
 func CheckTimeout(v int64) string {

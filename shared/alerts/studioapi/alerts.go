@@ -98,11 +98,21 @@ type listJSON[T any] struct {
 // required ones must be present.
 func readRuleFields(o *httpapi.Object, create bool) voiceops.RulePatch {
 	var p voiceops.RulePatch
+	// The values the patch points to, in one allocation.
+	v := new(struct {
+		name      string
+		metric    voiceops.Metric
+		operator  voiceops.Operator
+		threshold int64
+		window    voiceops.Window
+		enabled   bool
+	})
 	if name, ok := o.Str("name", create); ok {
 		if msg := voiceops.CheckName(name); msg != "" {
 			o.Fail("name", msg)
 		}
-		p.Name = &name
+		v.name = name
+		p.Name = &v.name
 	}
 	if pid, ok := o.NullableStr("project_id"); ok {
 		if *pid != nil && !voiceops.ValidTenantID(**pid) {
@@ -110,35 +120,40 @@ func readRuleFields(o *httpapi.Object, create bool) voiceops.RulePatch {
 		}
 		p.ProjectID = pid
 	}
-	if v, ok := o.Str("metric", create); ok {
-		if m, ok := voiceops.ParseEnum(v, voiceops.Metrics); ok {
-			p.Metric = &m
+	if m, known, ok := httpapi.Enum(o, "metric", create, voiceops.Metrics); ok {
+		if known {
+			v.metric = m
+			p.Metric = &v.metric
 		} else {
 			o.Fail("metric", voiceops.OneOf(voiceops.Metrics))
 		}
 	}
-	if v, ok := o.Str("operator", create); ok {
-		if op, ok := voiceops.ParseEnum(v, voiceops.Operators); ok {
-			p.Operator = &op
+	if op, known, ok := httpapi.Enum(o, "operator", create, voiceops.Operators); ok {
+		if known {
+			v.operator = op
+			p.Operator = &v.operator
 		} else {
 			o.Fail("operator", voiceops.OneOf(voiceops.Operators))
 		}
 	}
-	if v, ok := o.Integer("threshold_value", create, voiceops.CheckThreshold(-1)); ok {
-		if msg := voiceops.CheckThreshold(v); msg != "" {
+	if t, ok := o.Integer("threshold_value", create, voiceops.ThresholdMessage); ok {
+		if msg := voiceops.CheckThreshold(t); msg != "" {
 			o.Fail("threshold_value", msg)
 		}
-		p.Threshold = &v
+		v.threshold = t
+		p.Threshold = &v.threshold
 	}
-	if v, ok := o.Str("window_duration", create); ok {
-		if wd, ok := voiceops.ParseEnum(v, voiceops.Windows); ok {
-			p.Window = &wd
+	if wd, known, ok := httpapi.Enum(o, "window_duration", create, voiceops.Windows); ok {
+		if known {
+			v.window = wd
+			p.Window = &v.window
 		} else {
 			o.Fail("window_duration", voiceops.OneOf(voiceops.Windows))
 		}
 	}
-	if v, ok := o.Boolean("enabled", false); ok {
-		p.Enabled = &v
+	if e, ok := o.Boolean("enabled", false); ok {
+		v.enabled = e
+		p.Enabled = &v.enabled
 	}
 	return p
 }
@@ -156,7 +171,7 @@ func (a *Alerts) createRule(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusCreated, toRuleJSON(rule))
+	writeRule(w, http.StatusCreated, rule)
 	return nil
 }
 
@@ -230,13 +245,7 @@ func (a *Alerts) listRules(w http.ResponseWriter, r *http.Request, p httpapi.Cal
 	if err != nil {
 		return err
 	}
-	out := listJSON[ruleJSON]{Data: make([]ruleJSON, 0, len(rules))}
-	for _, rule := range rules {
-		if f.match(rule) {
-			out.Data = append(out.Data, toRuleJSON(rule))
-		}
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	writeRules(w, rules, f.match)
 	return nil
 }
 
@@ -282,7 +291,7 @@ func (a *Alerts) getRule(w http.ResponseWriter, r *http.Request, p httpapi.Calle
 	if err != nil {
 		return httpapi.NotFoundAs(err, "alert rule")
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toRuleJSON(rule))
+	writeRule(w, http.StatusOK, rule)
 	return nil
 }
 
@@ -303,7 +312,7 @@ func (a *Alerts) patchRule(w http.ResponseWriter, r *http.Request, p httpapi.Cal
 	if err != nil {
 		return httpapi.NotFoundAs(err, "alert rule")
 	}
-	httpapi.WriteJSON(w, http.StatusOK, toRuleJSON(rule))
+	writeRule(w, http.StatusOK, rule)
 	return nil
 }
 

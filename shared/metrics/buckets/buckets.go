@@ -141,6 +141,12 @@ func (b *Bucket) merge(o Bucket) {
 	_ = b.Latency.MergeWith(o.Latency)
 }
 
+// MergeFrom adds o's counts and latencies to b in place: b's sketch
+// changes and takes in a copy of o's (o stays its caller's). Both must
+// have passed Check and share scope and minute; a store merges a new
+// bucket into its own so, without copying what it holds.
+func (b *Bucket) MergeFrom(o Bucket) { b.merge(o) }
+
 // Clone returns a deep copy of b.
 func (b Bucket) Clone() Bucket {
 	if b.Latency != nil {

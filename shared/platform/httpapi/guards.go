@@ -99,7 +99,7 @@ func (s *server) idempotent(w http.ResponseWriter, r *http.Request, rt Route, c 
 	if !idempotency.ValidKey(key) {
 		return errIdemKey
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r, MaxBodyBytes)
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			return errTooLarge

@@ -36,6 +36,14 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(buf.Bytes())
 }
 
+// WriteBody answers a JSON body encoded by hand (as WriteJSON would
+// encode it, the newline included).
+func WriteBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
 var (
 	errNotObject   = &voiceops.Error{Kind: voiceops.KindBadRequest, Message: "request body must be a JSON object", Fields: []voiceops.FieldError{}}
 	errTooLarge    = &voiceops.Error{Kind: voiceops.KindTooLarge, Message: fmt.Sprintf("request body is larger than %d bytes", MaxBodyBytes)}
@@ -53,6 +61,11 @@ type Object struct {
 	values []json.RawMessage
 	used   []bool
 	errs   []voiceops.FieldError
+	// The slices' first backing arrays: a body of a few fields is read in
+	// the one allocation of its Object.
+	inlineNames  [8][]byte
+	inlineValues [8]json.RawMessage
+	inlineUsed   [8]bool
 }
 
 // field returns the index of the field name, or -1.
@@ -77,7 +90,7 @@ func (o *Object) markUsed(name string) {
 // readObject reads the body of r. An empty body is an empty object when
 // optional, else 400.
 func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body, err := readBody(w, r, MaxBodyBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -91,13 +104,43 @@ func ReadObject(w http.ResponseWriter, r *http.Request, optional bool) (*Object,
 		}
 		return nil, errNotObject
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" || !optional {
+	// The usual type as sent needs no parse (ParseMediaType builds a map).
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" && (ct != "" || !optional) {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			return nil, errContentType
 		}
 	}
 	return ParseObject(body)
+}
+
+// readBody reads a request body of at most max bytes, as
+// io.ReadAll(http.MaxBytesReader(w, r.Body, max)) does, into a buffer of
+// the declared length: a body whose length is declared within max cannot
+// pass it (net/http and the Lambda adapter stop a body at its length), so
+// it needs no MaxBytesReader, and a small one no 512-byte buffer.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	n := r.ContentLength
+	if n < 0 || n > max {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	}
+	b := make([]byte, 0, n+1) // room for the read that finds the end
+	for {
+		m, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if int64(len(b)) > max { // longer than declared, past the limit
+			return b, &http.MaxBytesError{Limit: max}
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // io.ReadAll's growth
+		}
+	}
 }
 
 func ParseObject(body []byte) (*Object, error) {
@@ -140,10 +183,11 @@ func scanObject(b []byte) (*Object, error) {
 	if i >= len(b) || b[i] != '{' {
 		return nil, nil
 	}
-	o := &Object{names: make([][]byte, 0, 8), values: make([]json.RawMessage, 0, 8)}
+	o := &Object{}
+	o.names, o.values = o.inlineNames[:0], o.inlineValues[:0]
 	i = skipSpace(b, i+1)
 	if b[i] == '}' {
-		o.used = []bool{}
+		o.used = o.inlineUsed[:0]
 		return o, nil
 	}
 	var k keyCheck
@@ -180,7 +224,11 @@ func scanObject(b []byte) (*Object, error) {
 		}
 		i = skipSpace(b, i+1) // past ','
 	}
-	o.used = make([]bool, len(o.names))
+	if len(o.names) <= len(o.inlineUsed) {
+		o.used = o.inlineUsed[:len(o.names)]
+	} else {
+		o.used = make([]bool, len(o.names))
+	}
 	return o, nil
 }
 
@@ -233,6 +281,36 @@ func (o *Object) Str(name string, required bool) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// Enum reads a string field that must be one of vals, as Str and then
+// voiceops.ParseEnum would, without copying the string out of the body.
+// ok is false when the field was not sent or is not a string (reported);
+// known is false for a string outside vals, which the caller reports
+// (naming the set its own way).
+func Enum[T ~string](o *Object, name string, required bool, vals []T) (v T, known, ok bool) {
+	raw, ok := o.Take(name, required, false)
+	if !ok {
+		return "", false, false
+	}
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		// A plain literal: vals are UTF-8 without control characters or
+		// quotes, so equal bytes are the equal string.
+		for _, x := range vals {
+			if string(raw[1:len(raw)-1]) == string(x) {
+				return x, true, true
+			}
+		}
+		if _, plain := plainString(raw); plain {
+			return "", false, true
+		}
+	}
+	str, ok := o.Str(name, required)
+	if !ok {
+		return "", false, false
+	}
+	v, known = voiceops.ParseEnum(str, vals)
+	return v, known, true
 }
 
 // nullableStr reads a string-or-null field; the outer pointer is nil when the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -203,6 +204,67 @@ func TestReadObjectEmptyBody(t *testing.T) {
 		_, err := ReadObject(httptest.NewRecorder(), r, true)
 		if (err == nil) != tt.ok {
 			t.Errorf("ReadObject(%q) error %v, want ok=%v", tt.body, err, tt.ok)
+		}
+	}
+}
+
+// TestEnumAsStrAndParseEnum: Enum reads every value as Str and then
+// voiceops.ParseEnum do, with the same field errors.
+func TestEnumAsStrAndParseEnum(t *testing.T) {
+	vals := []voiceops.Window{"1m", "5m", "15m"}
+	for _, body := range []string{`{"w":"5m"}`, `{"w":"7m"}`, `{"w":"\u0035m"}`, `{"w":"\u0037m"}`, `{"w":5}`, `{"w":null}`, `{}`,
+		`{"w":"5m\u0001"}`, `{"w":"é"}`, `{"w":["5m"]}`, `{"w":""}`, `{"w":"5m","w2":"x"}`} {
+		for _, required := range []bool{true, false} {
+			a, err := ParseObject([]byte(body))
+			if err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+			b, _ := ParseObject([]byte(body))
+			v, known, ok := Enum(a, "w", required, vals)
+			var wantV voiceops.Window
+			var wantKnown bool
+			s, wantOK := b.Str("w", required)
+			if wantOK {
+				wantV, wantKnown = voiceops.ParseEnum(s, vals)
+			}
+			if v != wantV || known != wantKnown || ok != wantOK {
+				t.Errorf("%s (required %v): Enum %q %v %v, Str and ParseEnum %q %v %v", body, required, v, known, ok, wantV, wantKnown, wantOK)
+			}
+			if ea, eb := fmt.Sprint(a.Done()), fmt.Sprint(b.Done()); ea != eb {
+				t.Errorf("%s (required %v): errors %s, want %s", body, required, ea, eb)
+			}
+		}
+	}
+}
+
+// TestReadBodyAsReadAll: readBody reads what io.ReadAll through a
+// MaxBytesReader reads, declared length or not, and refuses a body past
+// the limit the same way.
+func TestReadBodyAsReadAll(t *testing.T) {
+	const max = 64
+	for _, c := range []struct {
+		body     string
+		declared int64
+	}{{"", 0}, {`{"a":1}`, 7}, {strings.Repeat("x", max), max}, {strings.Repeat("x", max+1), max + 1}, {strings.Repeat("x", 30), -1},
+		{strings.Repeat("x", max+5), -1}, {strings.Repeat("x", 200), 10}, {"short", 50}} {
+		req := func() *http.Request {
+			r := httptest.NewRequest("POST", "/", io.NopCloser(strings.NewReader(c.body)))
+			r.ContentLength = c.declared
+			return r
+		}
+		want, wantErr := io.ReadAll(http.MaxBytesReader(httptest.NewRecorder(), req().Body, max))
+		got, err := readBody(httptest.NewRecorder(), req(), max)
+		var mbe *http.MaxBytesError
+		if c.declared >= 0 && int64(len(c.body)) != c.declared {
+			// A body other than its declared length: net/http never gives
+			// one; past the limit it is still refused.
+			if len(c.body) > max && !errors.As(err, &mbe) {
+				t.Errorf("%d bytes declared %d: %v, want a MaxBytesError", len(c.body), c.declared, err)
+			}
+			continue
+		}
+		if string(got) != string(want) || errors.As(err, &mbe) != errors.As(wantErr, &mbe) || (err == nil) != (wantErr == nil) {
+			t.Errorf("%d bytes declared %d: %q %v, want %q %v", len(c.body), c.declared, got, err, want, wantErr)
 		}
 	}
 }

@@ -201,35 +201,33 @@ func (s *server) countError(r *http.Request, c Caller) {
 	})
 }
 
-type ctxKey int
-
-const requestIDKey ctxKey = iota
-
-// RequestID is the ID of the request being served (X-Request-Id).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
-
 // NoSniff tells browsers to take every answer as its Content-Type says:
 // a JSON error that quotes a request's text is never run as a page.
-func NoSniff(h http.Header) { h.Set("X-Content-Type-Options", "nosniff") }
+func NoSniff(h http.Header) { h["X-Content-Type-Options"] = nosniff }
+
+// nosniff is the header's one value, shared by every answer (not a slice
+// per request): full, so that an Add copies it.
+var nosniff = []string{"nosniff"}
 
 // withRequestID gives every request an ID, in the X-Request-Id header of the
 // response and in every log line about it, and its deadline (one request
 // copy for both).
 func (s *server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := "req_" + voiceops.RandomBase62(20)
-		w.Header().Set("X-Request-Id", id)
-		NoSniff(w.Header())
+		id := voiceops.RandomID("req_", 20)
+		h := w.Header()
+		h["X-Request-Id"] = []string{id}
+		NoSniff(h)
 		deadline := requestDeadline(r.Context(), s.Deadline, s.Now())
-		ctx, a := s.begin(context.WithValue(r.Context(), requestIDKey, id), id)
-		ctx, cancel := context.WithTimeout(ctx, deadline)
+		// The duration is measured on the monotonic clock, not Config.Now: a
+		// test's fake clock would make every request take no time. The
+		// deadline counts from the same instant (one clock read, not two).
+		start := time.Now()
+		ctx, a := s.begin(r.Context(), id, start, w)
+		ctx, cancel := context.WithDeadline(ctx, start.Add(deadline))
 		defer cancel()
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(ctx))
-		s.end(ctx, r, a, sw.status)
+		next.ServeHTTP(&a.w, r.WithContext(ctx))
+		s.end(ctx, r, a, a.w.status)
 	})
 }
 

@@ -88,7 +88,13 @@ func checksum(s string) string {
 }
 
 func checksumOf(s string) [checksumLen]byte {
-	v := crc32.ChecksumIEEE([]byte(s))
+	// The CRC-32 (IEEE) of s, byte by byte from the table: ChecksumIEEE
+	// would take s as a []byte copied to the heap on every request.
+	v := ^uint32(0)
+	for i := 0; i < len(s); i++ {
+		v = crc32.IEEETable[byte(v)^s[i]] ^ (v >> 8)
+	}
+	v = ^v
 	var out [checksumLen]byte
 	for i := checksumLen - 1; i >= 0; i-- {
 		out[i] = alphabet[v%62]

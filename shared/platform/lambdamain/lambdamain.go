@@ -139,4 +139,4 @@ func (e serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string
 
 // Logger is the functions' structured logger (JSON lines for CloudWatch);
 // every line carries the IDs of the request it is about (shared/platform/logctx).
-func Logger() *slog.Logger { return slog.New(logctx.New(slog.NewJSONHandler(os.Stderr, nil))) }
+func Logger() *slog.Logger { return slog.New(logctx.NewJSON(os.Stderr, nil)) }

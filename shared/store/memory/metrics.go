@@ -84,12 +84,11 @@ func (m *Metrics) add(combined []buckets.Bucket) ([]metrics.Scope, func([]metric
 		}
 		k := b.Minute.Unix()
 		if old, ok := byMinute[k]; ok {
-			// old is the store's own; merging it with b yields a new copy.
-			merged, err := buckets.Combine([]buckets.Bucket{old, b})
-			if err != nil {
-				return scopes, m.onAdd, err
-			}
-			b = merged[0]
+			// old is the store's own (readers get clones) and was checked on
+			// its way in, as b was (AddBuckets): b merges into it in place,
+			// not into a copy of the minute's whole sketch checked again.
+			old.MergeFrom(b)
+			b = old
 		}
 		byMinute[k] = b
 		if len(scopes) == 0 || scopes[len(scopes)-1] != b.Scope { // combined is ordered by scope

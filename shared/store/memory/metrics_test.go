@@ -45,3 +45,47 @@ func TestRollupsContract(t *testing.T) {
 		return memory.NewMetrics(), memory.NewRollups()
 	})
 }
+
+// TestMetricsMergeInPlaceLeavesCopiesAlone: a minute's bucket takes each
+// new one in place; a copy read before, and the bucket the caller passed,
+// keep what they held.
+func TestMetricsMergeInPlaceLeavesCopiesAlone(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 10, 0, 30, 0, time.UTC)
+	m := memory.NewMetrics()
+	m.Now = func() time.Time { return now }
+	scope := metrics.Scope{AccountID: "acct_a", ProjectID: "proj_1"}
+	at := func(v float64) []buckets.Bucket {
+		return buckets.Aggregate([]metrics.Event{{AccountID: "acct_a", ProjectID: "proj_1", Kind: metrics.TurnLatency, Value: v, At: now}})
+	}
+	read := func() buckets.Bucket {
+		bs, err := m.ReadBuckets(ctx, scope, now.Add(-time.Hour), now.Add(time.Hour))
+		if err != nil || len(bs) != 1 {
+			t.Fatalf("%d buckets, %v", len(bs), err)
+		}
+		return bs[0]
+	}
+	if err := m.AddBuckets(ctx, at(100)); err != nil {
+		t.Fatal(err)
+	}
+	first := read()
+	second := at(900)
+	for range 2 {
+		if err := m.AddBuckets(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := first.Latency.GetCount(); n != 1 {
+		t.Errorf("the copy read first holds %v latencies, want 1", n)
+	}
+	if n := second[len(second)-1].Latency.GetCount(); n != 1 {
+		t.Errorf("the bucket passed holds %v latencies, want 1", n)
+	}
+	got := read()
+	if n := got.Latency.GetCount(); n != 3 {
+		t.Errorf("the stored minute holds %v latencies, want 3", n)
+	}
+	if p, _ := got.Latency.GetValueAtQuantile(1); p < 891 || p > 909 {
+		t.Errorf("max latency %v, want about 900", p)
+	}
+}

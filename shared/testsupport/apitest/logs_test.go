@@ -57,7 +57,7 @@ var (
 // suiteLogger is the handlers' logger in this suite: JSON lines, with the
 // request IDs from the context, as the functions log.
 func suiteLogger() *slog.Logger {
-	return slog.New(logctx.New(slog.NewJSONHandler(suiteLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	return slog.New(logctx.NewJSON(suiteLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // noteSecrets adds keys the suite made to those no log line may hold.
@@ -89,7 +89,7 @@ func benchSinks(tb testing.TB) (*slog.Logger, *emf.Batch) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = null.Close() })
-	return slog.New(logctx.New(slog.NewJSONHandler(null, &slog.HandlerOptions{Level: slog.LevelDebug}))), emf.New(null, time.Now)
+	return slog.New(logctx.NewJSON(null, &slog.HandlerOptions{Level: slog.LevelDebug})), emf.New(null, time.Now)
 }
 
 // Anything shaped like a full key of any kind, and any signing secret.

@@ -42,8 +42,10 @@ type Batch struct {
 
 	mu      sync.Mutex
 	groups  map[groupKey]*group
-	order   []groupKey
+	order   []*group
+	last    *group    // the group of the last Record: a request's next one is the same
 	scratch [2][]byte // a line's metric definitions and members, reused
+	out     []byte    // the lines of a flush, reused (nil while one writes)
 }
 
 // New returns a batch that writes its lines to w (os.Stdout in a
@@ -65,16 +67,21 @@ type groupKey struct {
 
 // group is one line's observations.
 type group struct {
-	key     groupKey
-	n       int // dimensions
-	dimSets [][]string
-	metrics map[string]*series
-	order   []string
+	key    groupKey
+	series []*series // in the order first recorded: a handful, searched in order
+	// head and tail are a line's text before its metric definitions (from
+	// the Timestamp's end) and after its members (the dimensions), made
+	// once: they are the group's, whatever its values.
+	head, tail []byte
 }
 
 type series struct {
-	unit   telemetry.Unit
-	values []float64 // one summed value for counts
+	name string
+	unit telemetry.Unit
+	// def and member are the series' metric definition and its member's
+	// key, made once.
+	def, member []byte
+	values      []float64 // one summed value for counts
 }
 
 // Record implements telemetry.Recorder. Counts are summed; other units
@@ -97,17 +104,26 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	g := b.groups[k]
-	if g == nil {
-		g = &group{key: k, n: n, dimSets: m.Sets, metrics: map[string]*series{}}
-		b.groups[k] = g
-		b.order = append(b.order, k)
+	g := b.last
+	if g == nil || g.key != k {
+		g = b.groups[k]
+		if g == nil {
+			g = newGroup(k, n, m.Sets)
+			b.groups[k] = g
+			b.order = append(b.order, g)
+		}
+		b.last = g
 	}
-	s := g.metrics[m.Name]
+	var s *series
+	for _, x := range g.series {
+		if x.name == m.Name {
+			s = x
+			break
+		}
+	}
 	if s == nil {
-		s = &series{unit: m.Unit}
-		g.metrics[m.Name] = s
-		g.order = append(g.order, m.Name)
+		s = newSeries(m.Name, m.Unit)
+		g.series = append(g.series, s)
 	}
 	if m.Unit == telemetry.Count && len(s.values) == 1 {
 		s.values[0] += v
@@ -123,25 +139,34 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 // are the catalog's (hosts, routes, outcomes), a bounded set.
 func (b *Batch) Flush() error {
 	b.mu.Lock()
-	var out []byte
+	out := b.out[:0]
+	b.out = nil
 	ts := b.now().UnixMilli()
-	for _, k := range b.order {
-		g := b.groups[k]
+	for _, g := range b.order {
 		out = g.appendLines(out, ts, &b.scratch)
-		for _, s := range g.metrics {
+		for _, s := range g.series {
 			s.values = s.values[:0]
 		}
 	}
 	if len(b.order) > maxGroups {
-		b.groups, b.order = map[groupKey]*group{}, nil
+		b.groups, b.order, b.last = map[groupKey]*group{}, nil, nil
 	}
 	b.mu.Unlock()
-	if len(out) == 0 {
-		return nil
+	var err error
+	if len(out) > 0 {
+		_, err = b.w.Write(out)
 	}
-	_, err := b.w.Write(out)
+	if cap(out) <= maxKeptBytes {
+		b.mu.Lock()
+		b.out = out
+		b.mu.Unlock()
+	}
 	return err
 }
+
+// maxKeptBytes bounds the buffer a batch keeps between flushes: a burst
+// of values does not stay allocated.
+const maxKeptBytes = 64 << 10
 
 // maxGroups bounds the groups a batch keeps between flushes.
 const maxGroups = 1024
@@ -155,8 +180,7 @@ const maxGroups = 1024
 func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 	for start := 0; ; start += MaxValues {
 		defs, line := scratch[0][:0], scratch[1][:0]
-		for _, n := range g.order {
-			s := g.metrics[n]
+		for _, s := range g.series {
 			vs := finite(s.values[min(start, len(s.values)):min(len(s.values), start+MaxValues)])
 			if len(vs) == 0 {
 				continue
@@ -164,13 +188,8 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 			if len(defs) > 0 {
 				defs = append(defs, ',')
 			}
-			defs = append(defs, `{"Name":`...)
-			defs = jsontext.AppendString(defs, n)
-			defs = append(defs, `,"Unit":`...)
-			defs = jsontext.AppendString(defs, string(s.unit))
-			defs = append(defs, '}')
-			line = jsontext.AppendString(append(line, ','), n)
-			line = append(line, ':')
+			defs = append(defs, s.def...)
+			line = append(line, s.member...)
 			if len(vs) == 1 {
 				line = jsontext.AppendFloat(line, vs[0])
 				continue
@@ -190,32 +209,51 @@ func (g *group) appendLines(out []byte, ts int64, scratch *[2][]byte) []byte {
 		}
 		out = append(out, `{"_aws":{"Timestamp":`...)
 		out = strconv.AppendInt(out, ts, 10)
-		out = append(out, `,"CloudWatchMetrics":[{"Namespace":`...)
-		out = jsontext.AppendString(out, telemetry.Namespace)
-		out = append(out, `,"Dimensions":[`...)
-		for i, set := range g.dimSets {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, '[')
-			for j, name := range set {
-				if j > 0 {
-					out = append(out, ',')
-				}
-				out = jsontext.AppendString(out, name)
-			}
-			out = append(out, ']')
-		}
-		out = append(out, `],"Metrics":[`...)
+		out = append(out, g.head...)
 		out = append(out, defs...)
 		out = append(out, "]}]}"...)
 		out = append(out, line...)
-		for i := range g.n {
-			out = jsontext.AppendString(append(out, ','), g.key.names[i])
-			out = jsontext.AppendString(append(out, ':'), g.key.values[i])
-		}
-		out = append(out, '}', '\n')
+		out = append(out, g.tail...)
 	}
+}
+
+func newGroup(k groupKey, n int, sets [][]string) *group {
+	g := &group{key: k}
+	h := append([]byte(nil), `,"CloudWatchMetrics":[{"Namespace":`...)
+	h = jsontext.AppendString(h, telemetry.Namespace)
+	h = append(h, `,"Dimensions":[`...)
+	for i, set := range sets {
+		if i > 0 {
+			h = append(h, ',')
+		}
+		h = append(h, '[')
+		for j, name := range set {
+			if j > 0 {
+				h = append(h, ',')
+			}
+			h = jsontext.AppendString(h, name)
+		}
+		h = append(h, ']')
+	}
+	g.head = append(h, `],"Metrics":[`...)
+	var t []byte
+	for i := range n {
+		t = jsontext.AppendString(append(t, ','), k.names[i])
+		t = jsontext.AppendString(append(t, ':'), k.values[i])
+	}
+	g.tail = append(t, '}', '\n')
+	return g
+}
+
+func newSeries(name string, unit telemetry.Unit) *series {
+	s := &series{name: name, unit: unit}
+	d := append([]byte(nil), `{"Name":`...)
+	d = jsontext.AppendString(d, name)
+	d = append(d, `,"Unit":`...)
+	d = jsontext.AppendString(d, string(unit))
+	s.def = append(d, '}')
+	s.member = append(jsontext.AppendString([]byte{','}, name), ':')
+	return s
 }
 
 // finite returns vs without the values JSON cannot hold.
