@@ -225,8 +225,10 @@ type notifyResult struct {
 }
 
 var (
-	notifyLine = regexp.MustCompile(`time to notify: p50 (\S+)\s+p99 (\S+)`)
-	classLine  = regexp.MustCompile(`(quiet|busy) scopes: p50 (\S+)\s+p99 (\S+).*\((\d+)\)`)
+	// notifybench's summary lines (scripts/latency.Summary): "all trials:
+	// n 24, p50 250ms, p99 n/a (max of 24), min 90ms, max 700ms".
+	notifyLine = regexp.MustCompile(`all trials:\s+n (\d+), p50 (\S+), (p99 [^,]+), min`)
+	classLine  = regexp.MustCompile(`(quiet|busy) scopes:\s+n (\d+), p50 (\S+), (p99 [^,]+), min`)
 	trialsLine = regexp.MustCompile(`trials (\d+), delivered (\d+), missing (\d+), doubled (\d+)`)
 )
 
@@ -271,17 +273,25 @@ func timeToNotify() (notifyResult, error) {
 	if err != nil {
 		return notifyResult{}, fmt.Errorf("notifybench: %v: %s", err, b)
 	}
+	return parseNotify(b)
+}
+
+// parseNotify reads notifybench's output. A p99 of fewer trials than
+// scripts/latency.MinP99 reads "p99 n/a (max of N)", as notifybench
+// prints it.
+func parseNotify(b []byte) (notifyResult, error) {
 	m, t := notifyLine.FindSubmatch(b), trialsLine.FindSubmatch(b)
 	if m == nil || t == nil {
 		return notifyResult{}, fmt.Errorf("notifybench printed no figures: %s", b)
 	}
-	r := notifyResult{p50: string(m[1]), p99: string(m[2]),
+	r := notifyResult{p50: string(m[2]), p99: strings.TrimPrefix(string(m[3]), "p99 "),
 		trials: fmt.Sprintf("%s (delivered %s, missing %s, doubled %s)", t[1], t[2], t[3], t[4])}
 	for _, c := range classLine.FindAllSubmatch(b, -1) {
-		r.classes = append(r.classes, [4]string{string(c[1]) + " scope (the last evaluation more than 1 s ago)", string(c[2]), string(c[3]), string(c[4])})
+		name := "quiet scope (the last evaluation more than 1 s ago)"
 		if string(c[1]) == "busy" {
-			r.classes[len(r.classes)-1][0] = "busy scope (evaluated within the last second)"
+			name = "busy scope (evaluated within the last second)"
 		}
+		r.classes = append(r.classes, [4]string{name, string(c[3]), strings.TrimPrefix(string(c[4]), "p99 "), string(c[2])})
 	}
 	return r, nil
 }

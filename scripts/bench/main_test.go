@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/voiceops/opsapi/scripts/latency"
 )
 
 func TestParseBench(t *testing.T) {
@@ -63,5 +65,37 @@ func TestSpreadOf(t *testing.T) {
 	}
 	if (spreadOf(nil) != spread{}) {
 		t.Errorf("spreadOf(nil) is not zero")
+	}
+}
+
+// TestParseNotify reads notifybench's summary as notifybench prints it
+// (its lines are scripts/latency.Summary's), a p99 of too few trials
+// included.
+func TestParseNotify(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		d := make([]time.Duration, len(v))
+		for i, x := range v {
+			d[i] = time.Duration(x) * time.Millisecond
+		}
+		return d
+	}
+	quiet, busy := ms(200, 300, 400), ms(100, 150, 700)
+	out := "trials 6, delivered 6, missing 0, doubled 0, discarded 0 (fired before their breach)\n" +
+		"quiet scopes: " + latency.Summary(quiet) + "\n" +
+		"busy scopes:  " + latency.Summary(busy) + "\n" +
+		"all trials:   " + latency.Summary(append(quiet, busy...)) + "\n"
+	r, err := parseNotify([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.p50 != "200ms" || r.p99 != "n/a (max of 6)" || r.trials != "6 (delivered 6, missing 0, doubled 0)" {
+		t.Errorf("all trials: %+v", r)
+	}
+	want := [][4]string{
+		{"quiet scope (the last evaluation more than 1 s ago)", "300ms", "n/a (max of 3)", "3"},
+		{"busy scope (evaluated within the last second)", "150ms", "n/a (max of 3)", "3"},
+	}
+	if !slices.Equal(r.classes, want) {
+		t.Errorf("classes:\n got %q\nwant %q", r.classes, want)
 	}
 }
