@@ -21,7 +21,7 @@
 # walkthroughs with the stack's credentials file,
 # no AccessDenied; the time to notify and each function's cold start are
 # printed (figures only). STACK_ASSEMBLY=DIR reuses a cloud assembly
-# instead of synthesizing; STACK_CACHE=DIR holds the RIE and the builds.
+# instead of synthesizing; STACK_CACHE=DIR holds the RIE (each run builds the functions into a temporary directory of its own).
 #
 # Needs: Go, moto_server.
 set -euo pipefail

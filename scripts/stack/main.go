@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.baseAddr, "base-addr", "127.0.0.1:0", "listen address of the base host's HTTP API")
 	fs.DurationVar(&o.scheduleEvery, "schedule-every", 0, "fire the EventBridge schedules this often instead of their rate (tests)")
 	fs.BoolVar(&o.unusedGrants, "unused-grants", false, "on exit, list each role grant that no call used")
-	fs.StringVar(&o.cache, "cache", "", "where the RIE and the function builds go (default: the user cache directory)")
+	fs.StringVar(&o.cache, "cache", "", "where the Lambda RIE is built and kept (default: the user cache directory); each run builds the functions into a temporary directory of its own")
 	fs.StringVar(&o.root, "root", ".", "the project's root (functions/, infra/)")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "most concurrent invocations (RIE processes) of each function")
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use loopback http:// URLs (a local receiver); sets "+lambdamain.LocalLoopbackEnv+" on the functions")

@@ -160,8 +160,17 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 			names = append(names, n)
 		}
 	}
+	// Each run builds into a directory of its own (the go build cache keeps
+	// that cheap): two runs on one machine, from two trees, never start
+	// each other's builds.
+	fnDir, err := os.MkdirTemp("", "voiceops-stack-functions-")
+	if err != nil {
+		<-rieDone
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { os.RemoveAll(fnDir) })
 	bootstraps := map[string]string{}
-	buildErr := buildAll(ctx, root, filepath.Join(o.cache, "functions"), names, func(name, path string) { bootstraps[name] = path })
+	buildErr := buildAll(ctx, root, fnDir, names, func(name, path string) { bootstraps[name] = path })
 	if err := errors.Join(buildErr, <-rieDone); err != nil {
 		return nil, err
 	}
