@@ -76,12 +76,20 @@ type Stack struct {
 	// calls reach (through the proxy's IAM check); scenarios script it.
 	Bedrock *bedrockstandin.Server
 	monitor *monitor
+	// invoke runs a function as the APIs and mappings do (throttling,
+	// observers, Lambda's metrics).
+	invoke  apigw.Invoke
+	runCtx  context.Context
+	bareURL string // ServeBare's, once started
+	bareMu  sync.Mutex
 
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
 	observe    func(function string, payload []byte)
 	// schedulesPaused: the EventBridge schedules skip their firings.
 	schedulesPaused bool
+
+	root, cache string // the repository and the build cache (ServeBare builds there)
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -118,7 +126,7 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Stack{cancel: cancel}
+	s := &Stack{cancel: cancel, runCtx: runCtx, root: root, cache: o.cache}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -336,17 +344,19 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 			Timeout: f.Timeout, MemoryMB: f.MemoryMB, AccessKeyID: key, Concurrency: o.concurrency})
 	}
 	invoke := func(ctx context.Context, fn string, payload []byte) ([]byte, bool, error) {
+		spec, _ := s.Runner.Spec(fn) // its Lambda name, a function ServeBare added included
 		if s.isThrottled(fn) {
-			mon.throttled(physical[fn])
+			mon.throttled(spec.FunctionName)
 			return nil, false, fmt.Errorf("TooManyRequestsException: Rate Exceeded (function %s)", fn)
 		}
 		if f := s.observer(); f != nil {
 			f(fn, payload)
 		}
 		res, err := s.Runner.Invoke(ctx, fn, payload)
-		mon.invocation(physical[fn], res.Duration, err != nil || res.FunctionError)
+		mon.invocation(spec.FunctionName, res.Duration, err != nil || res.FunctionError)
 		return res.Output, res.FunctionError, err
 	}
+	s.invoke = invoke
 	async := func(ctx context.Context, fn string, payload []byte) {
 		s.wg.Add(1)
 		go func() {

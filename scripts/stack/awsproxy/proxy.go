@@ -49,7 +49,7 @@ type Proxy struct {
 	// Bedrock receives the Bedrock Runtime calls that the caller's
 	// policy allows (the runner's stand-in); nil refuses them.
 	Bedrock    *url.URL
-	Principals map[string]Principal // by access key ID
+	Principals map[string]Principal // by access key ID; set before serving, then AddPrincipal
 	ARNs       ARNs
 	SecretARN  func(name string) string // a secret's ARN by name, "" if unknown
 	// Functions maps a Lambda function name (as Invoke names it) to the
@@ -76,7 +76,7 @@ type Proxy struct {
 // event source mapping polling its queue or stream with the function's
 // role). It records the denial or the grants used.
 func (p *Proxy) Check(function string, reqs []iam.Request) error {
-	for _, pr := range p.Principals {
+	for _, pr := range p.principals() {
 		if pr.Function != function {
 			continue
 		}
@@ -147,6 +147,35 @@ func (p *Proxy) Unused() map[string][]iam.Grant {
 				out[pr.Function] = append(out[pr.Function], g)
 			}
 		}
+	}
+	return out
+}
+
+// AddPrincipal makes a caller known while the proxy serves: a function
+// added after the start, its calls checked against its own policy as the
+// template's functions' are.
+func (p *Proxy) AddPrincipal(accessKeyID string, pr Principal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.Principals == nil {
+		p.Principals = map[string]Principal{}
+	}
+	p.Principals[accessKeyID] = pr
+}
+
+func (p *Proxy) principal(accessKeyID string) (Principal, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr, ok := p.Principals[accessKeyID]
+	return pr, ok
+}
+
+func (p *Proxy) principals() []Principal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Principal, 0, len(p.Principals))
+	for _, pr := range p.Principals {
+		out = append(out, pr)
 	}
 	return out
 }
@@ -251,7 +280,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bo
 		return
 	}
 	key := AccessKeyID(r.Header.Get("Authorization"))
-	pr, ok := p.Principals[key]
+	pr, ok := p.principal(key)
 	if !ok {
 		writeError(w, r, http.StatusForbidden, "UnrecognizedClientException", fmt.Sprintf("The security token included in the request is invalid (access key %q is no function's).", key))
 		return

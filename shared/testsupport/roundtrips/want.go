@@ -70,6 +70,10 @@ var Want = map[string]Row{
 	"studio POST /v1/webhook-endpoints/{endpoint_id}/test":                            {"UpdateItem requests → GetItem config → PutItem deliveries → GetItem config → TransactWriteItems deliveries → SendMessage deliveries → UpdateItem deliveries → GetItem deliveries"},
 }
 
+// Sequential is the route's sequential round trips: the steps it waits
+// for in turn.
+func (r Row) Sequential() int { return count(r.Path) }
+
 // count is the sequential round trips of a path: its steps.
 func count(path string) int {
 	if path == "—" || path == "" {
