@@ -23,6 +23,7 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/internalkey"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
@@ -52,8 +53,8 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 		return nil, err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
-	db := dynamodb.NewFromConfig(cfg)
+	internalKey := internalkey.NewLazy(internalkey.SecretFunc(secretsmanager.NewFromConfig(cfg).GetSecretValue), env.InternalKeySecret)
+	db := dynamo.Narrow(dynamodb.NewFromConfig(cfg))    // dynamo.Narrow says why
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	metrics := lambdamain.Metrics()
 	platform := dynamohttp.Config(db, configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
@@ -61,7 +62,7 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform, Calls: dynamo.NewCalls(db, env.CallsTable),
 		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
-		Dial: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
+		Dial: &dialer.SQSQueue{Client: queue.SendFunc(sqs.NewFromConfig(cfg).SendMessage), URL: env.OutboundQueue},
 	})), nil
 }
 
