@@ -223,11 +223,10 @@ func (s *server) withRequestID(next http.Handler) http.Handler {
 		// test's fake clock would make every request take no time. The
 		// deadline counts from the same instant (one clock read, not two).
 		start := time.Now()
-		ctx, a := s.begin(r.Context(), id, start, w)
-		ctx, cancel := context.WithDeadline(ctx, start.Add(deadline))
-		defer cancel()
-		next.ServeHTTP(&a.w, r.WithContext(ctx))
-		s.end(ctx, r, a, a.w.status)
+		a := s.begin(r.Context(), id, start, start.Add(deadline), w)
+		defer a.cancel()
+		next.ServeHTTP(&a.w, r.WithContext(a))
+		s.end(a, r, a, a.w.status)
 	})
 }
 
