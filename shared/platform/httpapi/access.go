@@ -53,6 +53,8 @@ type access struct {
 	// dims are the request metrics' Host and Route: a Recorder takes them
 	// as a slice, which this one is without an allocation per call.
 	dims [2]string
+	// idHeader is the X-Request-Id header's value, not a slice of its own.
+	idHeader [1]string
 	reqState
 }
 
