@@ -3,6 +3,7 @@ package voiceops
 import (
 	"crypto/rand"
 	"strings"
+	"sync"
 )
 
 // ID prefixes of the studio host and of the operator's resources.
@@ -27,25 +28,50 @@ func RandomBase62(n int) string { return RandomID("", n) }
 // RandomID returns prefix followed by n characters drawn uniformly from
 // [0-9A-Za-z], made in one allocation.
 func RandomID(prefix string, n int) string {
-	var outArr, bufArr [64]byte // on the stack for the usual IDs (≤ 40)
-	out, buf := outArr[:0], bufArr[:0]
-	if len(prefix)+n <= len(outArr) && n <= 40 {
-		out, buf = outArr[:len(prefix)+n], bufArr[:n+n/2]
+	var outArr [64]byte // on the stack for the usual IDs
+	out := outArr[:0]
+	if len(prefix)+n <= len(outArr) {
+		out = outArr[:len(prefix)+n]
 	} else {
-		out, buf = make([]byte, len(prefix)+n), make([]byte, n+n/2)
+		out = make([]byte, len(prefix)+n)
 	}
 	copy(out, prefix)
+	r := randPool.Get().(*randBuf)
 	for i := len(prefix); i < len(out); {
-		_, _ = rand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
-		for _, b := range buf {
-			// 248 = 4*62: rejecting higher bytes keeps the draw uniform.
-			if b < 248 && i < len(out) {
-				out[i] = idAlphabet[b%62]
-				i++
-			}
+		// 248 = 4*62: rejecting higher bytes keeps the draw uniform.
+		if b := r.next(); b < 248 {
+			out[i] = idAlphabet[b%62]
+			i++
 		}
 	}
+	randPool.Put(r)
 	return string(out)
+}
+
+// randChunk is the bytes read from crypto/rand at once into a randBuf:
+// about 20 IDs, where each ID made its own getrandom call (a system call,
+// about a tenth of a rule create's own work).
+const randChunk = 512
+
+// randBuf holds crypto/rand's output not yet used: each byte goes to one
+// ID, and is zeroed once taken, so no two IDs share randomness and the
+// buffer never holds a byte of an ID already made.
+type randBuf struct {
+	b    [randChunk]byte
+	used int
+}
+
+var randPool = sync.Pool{New: func() any { return &randBuf{used: randChunk} }}
+
+func (r *randBuf) next() byte {
+	if r.used == len(r.b) {
+		_, _ = rand.Read(r.b[:]) // crypto/rand.Read never fails (Go 1.24+)
+		r.used = 0
+	}
+	b := r.b[r.used]
+	r.b[r.used] = 0
+	r.used++
+	return b
 }
 
 // ValidRuleID reports whether id has the shape of the studio host's rule IDs: "ar_"

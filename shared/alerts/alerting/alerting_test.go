@@ -219,3 +219,50 @@ func TestEndingASilenceWakesTheScopesItSelects(t *testing.T) {
 		}
 	}
 }
+
+// listStarted is a rule store that tells when a ListRules has begun.
+type listStarted struct {
+	voiceops.RuleStore
+	started chan struct{}
+}
+
+func (l listStarted) ListRules(ctx context.Context, accountID string) ([]voiceops.AlertRule, error) {
+	close(l.started)
+	return l.RuleStore.ListRules(ctx, accountID)
+}
+
+// marksAfterList is an evaluation store (not in process) whose Marks
+// answers only once the rules' read has begun: it is the parallel read's.
+type marksAfterList struct {
+	voiceops.EvaluationStore
+	started chan struct{}
+}
+
+func (m marksAfterList) Marks(ctx context.Context, accountID string) (map[string]time.Time, error) {
+	select {
+	case <-m.started:
+		return m.EvaluationStore.Marks(ctx, accountID)
+	case <-time.After(2 * time.Second):
+		return nil, voiceops.Errorf(voiceops.KindInternal, "the marks were read before the rules, not with them")
+	}
+}
+
+// TestWithMarksReadsInParallelUnlessInProcess: over a store with round
+// trips the rules and the marks are read at once; the memory store says
+// it makes none (alerting.InProcess), and its list shows the marks too
+// (TestWithMarksShowsTheScopesMark).
+func TestWithMarksReadsInParallelUnlessInProcess(t *testing.T) {
+	stores, svc, _, _ := setup(t)
+	ctx := context.Background()
+	if _, err := svc.CreateRule(ctx, "acct_a", voiceops.RuleInput{Name: "w", Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}.Patch()); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	api := alerting.WithMarks(listStarted{stores.Rules, started}, marksAfterList{stores.Evaluations, started})
+	if list, err := api.ListRules(ctx, "acct_a"); err != nil || len(list) != 1 {
+		t.Errorf("ListRules over a store with round trips: %d %v", len(list), err)
+	}
+	if local, ok := stores.Evaluations.(alerting.InProcess); !ok || !local.InProcess() {
+		t.Errorf("the memory store does not tell it is in process")
+	}
+}

@@ -37,28 +37,36 @@ const (
 // unmatched is the Route of a request that matched no route.
 const unmatched = "unmatched"
 
-// access is what the middleware learns about a request while serving it:
-// the request's one context value (its ID included) and its response
-// writer, in one allocation.
+// access is what the middleware learns about a request while serving it,
+// and the request's context (its ID and its deadline): one allocation
+// with its response writer, where context.WithValue and
+// context.WithDeadline took five (the value, the timer context, the timer
+// and two closures) per request (reqctx.go).
 type access struct {
-	id    string
-	start time.Time
-	mu    sync.Mutex
-	route string
-	w     statusWriter
+	context.Context // the parent: the log context's IDs and the caller's cancellation
+	id              string
+	start           time.Time
+	deadline        time.Time
+	mu              sync.Mutex // guards route and the context's state (reqctx.go)
+	route           string
+	w               statusWriter
 	// dims are the request metrics' Host and Route: a Recorder takes them
 	// as a slice, which this one is without an allocation per call.
 	dims [2]string
+	// idHeader is the X-Request-Id header's value, not a slice of its own.
+	idHeader [1]string
+	reqState
 }
 
 type accessKey struct{}
 
-// begin starts a request's access record and puts its ID in the log
-// context.
-func (s *server) begin(ctx context.Context, id string, start time.Time, w http.ResponseWriter) (context.Context, *access) {
-	a := &access{id: id, start: start, route: unmatched, w: statusWriter{ResponseWriter: w}}
-	ctx = logctx.With(ctx, slog.String(LogRequestID, id))
-	return context.WithValue(ctx, accessKey{}, a), a
+// begin starts a request's access record, puts its ID in the log context
+// and returns the request's context, which ends at deadline (or with its
+// parent, or when the request ends: access.cancel).
+func (s *server) begin(ctx context.Context, id string, start, deadline time.Time, w http.ResponseWriter) *access {
+	a := &access{id: id, start: start, deadline: deadline, route: unmatched, w: statusWriter{ResponseWriter: w}}
+	a.Context = logctx.With(ctx, slog.String(LogRequestID, id))
+	return a
 }
 
 // RequestID is the ID of the request being served (X-Request-Id).
