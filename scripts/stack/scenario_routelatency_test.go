@@ -245,6 +245,7 @@ func latencyRoutes(t *testing.T) []latencyRoute {
 	v3 := base + "/v3/" + acct.AccountID + "/" + proj.ProjectID + "/conversations?limit=10"
 
 	fixed := func(r latencyReq) func(*testing.T) latencyReq { return func(*testing.T) latencyReq { return r } }
+	retried, retries := test, 0
 	threshold := 1500
 	return []latencyRoute{
 		{key: "studio GET /v1/alert-rules/{rule_id}", prepare: fixed(latencyReq{"GET", studio + "/v1/alert-rules/" + rule.ID, key, nil, 200})},
@@ -276,8 +277,13 @@ func latencyRoutes(t *testing.T) []latencyRoute {
 			prepare: fixed(latencyReq{"GET", epURL + "/deliveries/" + test.DeliveryID + "/payload", key, nil, 200})},
 		{key: "studio POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry",
 			prepare: func(t *testing.T) latencyReq {
-				waitAttempted(t, acct.AccountID, ep.ID, test.DeliveryID) // a delivery is retried once its attempt is done
-				return latencyReq{"POST", epURL + "/deliveries/" + test.DeliveryID + "/retry", key, nil, 202}
+				// A delivery takes at most 100 attempts: a new test event
+				// every 50 retries.
+				if retries++; retries%50 == 0 {
+					latencyReq{"POST", epURL + "/test", key, nil, 202}.do(t, &retried)
+				}
+				waitAttempted(t, acct.AccountID, ep.ID, retried.DeliveryID) // a delivery is retried once its attempt is done
+				return latencyReq{"POST", epURL + "/deliveries/" + retried.DeliveryID + "/retry", key, nil, 202}
 			}},
 		{key: "base POST /{version}/{account_id}/{project_id}/chat/respond", prepare: func(t *testing.T) latencyReq {
 			return latencyReq{"POST", chat + "respond", chatKeys, jsonBody(t, map[string]any{"conversation_id": conversation(t, ""), "message": "balance"}), 200}
