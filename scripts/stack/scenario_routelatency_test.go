@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -311,8 +312,14 @@ func latencyRoutes(t *testing.T) []latencyRoute {
 			return latencyReq{"POST", webhook, events, jsonBody(t, map[string]any{"ref": conversation(t, ""), "status": "paid"}), 201}
 		}},
 		{key: "base POST /internal/v1/agentic-dial/bridge-ended", prepare: func(t *testing.T) latencyReq {
+			// The call lasted at least as long as the conversation before
+			// its handoff (seconds on a busy machine), and not longer than
+			// the time since it started.
+			start := time.Now()
+			id := conversation(t, "I want a human")
+			call := math.Ceil(time.Since(start).Seconds())
 			return latencyReq{"POST", base + "/internal/v1/agentic-dial/bridge-ended", events,
-				jsonBody(t, map[string]any{"conversation_id": conversation(t, "I want a human"), "bridge_duration_seconds": 0, "call_duration_seconds": 0}), 200}
+				jsonBody(t, map[string]any{"conversation_id": id, "bridge_duration_seconds": 0, "call_duration_seconds": call}), 200}
 		}},
 	}
 }
