@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/voiceops/opsapi/shared/platform/jsontext"
 )
@@ -60,9 +59,9 @@ func (h *Handler) writeJSON(r *slog.Record, ctxAttrs []slog.Attr) (bool, error) 
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
-	b = appendString(b, r.Level.String())
+	b = jsontext.AppendSlogString(b, r.Level.String())
 	b = append(b, `,"msg":`...)
-	b = appendString(b, r.Message)
+	b = jsontext.AppendSlogString(b, r.Message)
 	ok := true
 	r.Attrs(func(a slog.Attr) bool {
 		b, ok = appendAttr(b, a)
@@ -89,12 +88,12 @@ func appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	if a.Key == "" {
 		return b, false // slog drops an empty attribute: let it decide
 	}
-	b = appendString(append(b, ','), a.Key)
+	b = jsontext.AppendSlogString(append(b, ','), a.Key)
 	b = append(b, ':')
 	v := a.Value
 	switch v.Kind() {
 	case slog.KindString:
-		return appendString(b, v.String()), true
+		return jsontext.AppendSlogString(b, v.String()), true
 	case slog.KindInt64:
 		return strconv.AppendInt(b, v.Int64(), 10), true
 	case slog.KindUint64:
@@ -113,89 +112,24 @@ func appendAttr(b []byte, a slog.Attr) ([]byte, bool) {
 	return b, false
 }
 
-// appendString is slog's JSON string: as encoding/json's with HTML
-// escaping off, but control characters other than \n, \r and \t as \u00XX.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
 // appendRFC3339Nano appends t as t.AppendFormat(b, time.RFC3339Nano) does,
 // digit by digit for a time at UTC's offset (the functions' local time),
 // through the layout interpreter otherwise.
 func appendRFC3339Nano(b []byte, t time.Time) []byte {
-	year, month, day := t.Date()
-	if _, off := t.Zone(); off != 0 || year < 0 || year > 9999 {
+	if _, off := t.Zone(); off != 0 {
 		return t.AppendFormat(b, time.RFC3339Nano)
 	}
-	hour, minute, sec := t.Clock()
-	b = appendDigits(b, year, 4)
-	b = appendDigits(append(b, '-'), int(month), 2)
-	b = appendDigits(append(b, '-'), day, 2)
-	b = appendDigits(append(b, 'T'), hour, 2)
-	b = appendDigits(append(b, ':'), minute, 2)
-	b = appendDigits(append(b, ':'), sec, 2)
+	b, ok := jsontext.AppendDateTime(b, t)
+	if !ok {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
 	if ns := t.Nanosecond(); ns != 0 {
 		n := 9
 		for ns%10 == 0 { // trailing zeros are dropped
 			ns /= 10
 			n--
 		}
-		b = appendDigits(append(b, '.'), ns, n)
+		b = jsontext.AppendDigits(append(b, '.'), ns, n)
 	}
 	return append(b, 'Z')
-}
-
-// appendDigits appends the n last decimal digits of v (v ≥ 0), zero-padded.
-func appendDigits(b []byte, v, n int) []byte {
-	b = append(b, make([]byte, n)...)
-	for i := len(b) - 1; i >= len(b)-n; i-- {
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return b
 }
