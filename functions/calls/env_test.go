@@ -9,5 +9,5 @@ import (
 // TestRunReadsItsEnvironment: run stops at start, naming the variable, when
 // any variable of lambdamain.Calls (what infra sets on the function) is missing.
 func TestRunReadsItsEnvironment(t *testing.T) {
-	envtest.RunNeedsItsEnvironment(t, "calls", func(getenv func(string) string) error { return run(t.Context(), getenv) })
+	envtest.RunNeedsItsEnvironment(t, "calls", func(getenv func(string) string) error { _, err := build(getenv); return err })
 }

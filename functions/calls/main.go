@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -34,16 +33,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() { lambdamain.Main("calls", run) }
-
-func run(ctx context.Context, getenv func(string) string) error {
-	h, err := build(getenv)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(h, lambda.WithContext(ctx))
-	return nil
-}
+func main() { lambdamain.Serve("calls", build) }
 
 // build composes the function's Lambda handler from its environment, as
 // it runs deployed (the round-trip tests drive it on moto).

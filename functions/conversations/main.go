@@ -7,7 +7,6 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/conversations/conversationsapi"
@@ -20,16 +19,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() { lambdamain.Main("conversations", run) }
-
-func run(ctx context.Context, getenv func(string) string) error {
-	h, err := build(getenv)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(h, lambda.WithContext(ctx))
-	return nil
-}
+func main() { lambdamain.Serve("conversations", build) }
 
 // build composes the function's Lambda handler from its environment, as
 // it runs deployed (the round-trip tests drive it on moto).

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/conversations/convgraph"
@@ -21,16 +20,7 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
-func main() { lambdamain.Main("events", run) }
-
-func run(ctx context.Context, getenv func(string) string) error {
-	h, err := build(getenv)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(h, lambda.WithContext(ctx))
-	return nil
-}
+func main() { lambdamain.Serve("events", build) }
 
 // build composes the function's Lambda handler from its environment, as
 // it runs deployed (the round-trip tests drive it on moto).

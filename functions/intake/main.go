@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
@@ -23,19 +22,10 @@ import (
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
 )
 
-func main() { lambdamain.Main("intake", run) }
+func main() { lambdamain.Serve("intake", build) }
 
 // run reads the internal key from Secrets Manager once, at cold start, and
 // serves the intake.
-func run(ctx context.Context, getenv func(string) string) error {
-	h, err := build(getenv)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(h, lambda.WithContext(ctx))
-	return nil
-}
-
 // build composes the function's Lambda handler from its environment, as
 // it runs deployed (the round-trip tests drive it on moto).
 func build(getenv func(string) string) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {

@@ -76,7 +76,7 @@ func TestReplayWithoutTheKey(t *testing.T) {
 }
 
 func TestRunNeedsItsEnvironment(t *testing.T) {
-	if err := run(context.Background(), func(string) string { return "" }); err == nil {
+	if _, err := build(func(string) string { return "" }); err == nil {
 		t.Error("run started without SERVICE_REGION and the table names")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -30,16 +29,7 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-func main() { lambdamain.Main("outbound", run) }
-
-func run(ctx context.Context, getenv func(string) string) error {
-	h, err := build(getenv)
-	if err != nil {
-		return err
-	}
-	lambda.StartWithOptions(h, lambda.WithContext(ctx))
-	return nil
-}
+func main() { lambdamain.Serve("outbound", build) }
 
 // build composes the function's Lambda handler from its environment, as
 // it runs deployed (the round-trip tests drive it on moto).

@@ -42,7 +42,7 @@ func (q *dialJobs) SendDial(_ context.Context, j voiceops.DialJob, _ time.Durati
 }
 
 func TestRunNeedsItsEnvironment(t *testing.T) {
-	if err := run(context.Background(), func(string) string { return "" }); err == nil {
+	if _, err := build(func(string) string { return "" }); err == nil {
 		t.Error("run started without its environment")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -89,6 +90,20 @@ func Main(function string, run func(ctx context.Context, getenv func(string) str
 		slog.Error(function+": cannot start", "error", err)
 		os.Exit(1)
 	}
+}
+
+// Serve is Main for a function whose handler build composes from the
+// environment (the round-trip tests call the same build on moto): the
+// Lambda runtime serves what build returns.
+func Serve[H any](function string, build func(getenv func(string) string) (H, error)) {
+	Main(function, func(ctx context.Context, getenv func(string) string) error {
+		h, err := build(getenv)
+		if err != nil {
+			return err
+		}
+		lambda.StartWithOptions(h, lambda.WithContext(ctx))
+		return nil
+	})
 }
 
 // AllowLoopback reports whether LocalLoopbackEnv is "true".
