@@ -44,7 +44,8 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 	return emf.Flushing(metrics, handler(deps{
 		HTTP: dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, log, metrics),
 		Engine: convgraph.New(convgraph.Deps{ChatIdleTimeout: idle, Conversations: dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(), DNI: config.DNI(),
-			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log}),
+			Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)), Now: time.Now, Log: log,
+			AllowLoopback: lambdamain.AllowLoopback(getenv)}), // the local stack runner's agents and project functions only
 	})), nil
 }
 

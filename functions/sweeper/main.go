@@ -46,6 +46,7 @@ func run(ctx context.Context, getenv func(string) string) error {
 		Conversations:   dynamo.NewConversations(db, env.ConversationsTable), Configs: config.AgentConfigs(),
 		Metrics: metricstore.New(db, env.MetricsTable), Lambda: lambdainvoke.New(cfg, lambdamain.Tracer(getenv)),
 		Now: time.Now, Log: lambdamain.Logger(), Telemetry: batch,
+		AllowLoopback: lambdamain.AllowLoopback(getenv), // the local stack runner's project functions only
 	}))), lambda.WithContext(ctx))
 	return nil
 }

@@ -177,7 +177,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return err
 	}
-	log := devLogger(stderr)
+	log, flushLog := devLogger(stderr)
+	defer flushLog()
 	// The service's own metrics, served at /metrics (observe.go).
 	registry := prom.New()
 	ctx, cancel := context.WithCancel(ctx)

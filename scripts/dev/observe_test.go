@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/voiceops/opsapi/shared/platform/logctx"
 )
 
 // lockedBuffer is the server's stderr: written from many goroutines.
@@ -115,8 +119,51 @@ func TestNullDeviceIsNoTerminal(t *testing.T) {
 		t.Error("the null device or a buffer taken for a terminal")
 	}
 	var buf bytes.Buffer
-	devLogger(&buf).Info("request", "status", 200)
+	log, _ := devLogger(&buf)
+	log.Info("request", "status", 200)
 	if !json.Valid(buf.Bytes()) {
 		t.Errorf("not a JSON line: %s", buf.String())
+	}
+}
+
+// TestLogLinesToAFileAreBatched: lines to a file are written together,
+// within the window of the first, and Flush writes what waits at once.
+func TestLogLinesToAFileAreBatched(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "dev.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	size := func() int64 {
+		fi, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	b := newBatchedLines(f, time.Hour)
+	log := slog.New(logctx.NewJSON(b, nil))
+	log.Info("one")
+	log.Info("two")
+	if n := size(); n != 0 {
+		t.Fatalf("%d bytes written before the window ended", n)
+	}
+	b.Flush()
+	got, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(got)), "\n"); len(lines) != 2 || !json.Valid([]byte(lines[1])) {
+		t.Fatalf("after Flush: %q", got)
+	}
+	// With a short window the lines reach the file unasked.
+	b = newBatchedLines(f, 10*time.Millisecond)
+	slog.New(logctx.NewJSON(b, nil)).Info("three")
+	deadline := time.Now().Add(5 * time.Second)
+	for size() == int64(len(got)) {
+		if time.Now().After(deadline) {
+			t.Fatal("the line was not written within 5 s of a 10 ms window")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -99,7 +99,8 @@ type EvaluationStore interface {
 	// Mark returns the scope's mark, zero when it has none.
 	Mark(ctx context.Context, accountID, projectID string) (time.Time, error)
 	// Marks returns every mark of the account by project ("" for the
-	// account-wide scope).
+	// account-wide scope). The map is the caller's to read, not to change
+	// (a store may hand out the map it holds).
 	Marks(ctx context.Context, accountID string) (map[string]time.Time, error)
 }
 

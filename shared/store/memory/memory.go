@@ -37,7 +37,9 @@ type Store struct {
 	// made on first use.
 	dni map[[2]string]map[string]*dniNumber
 	// marks holds the evaluator's marks by account, then project ("" for
-	// the account-wide rules); made on first use.
+	// the account-wide rules); made on first use. An account's map is
+	// never changed once stored (a mark replaces it with a changed copy):
+	// Marks, read by every rules list, hands it out without a copy.
 	marks map[string]map[string]time.Time
 	// history holds the rules' state changes by account, then rule
 	// (history.go); made on first use.
@@ -89,11 +91,11 @@ func (s *Store) MarkEvaluated(_ context.Context, accountID, projectID string, at
 	if s.marks == nil {
 		s.marks = map[string]map[string]time.Time{}
 	}
-	if s.marks[accountID] == nil {
-		s.marks[accountID] = map[string]time.Time{}
-	}
 	if cur, ok := s.marks[accountID][projectID]; !ok || at.After(cur) {
-		s.marks[accountID][projectID] = at.UTC()
+		next := make(map[string]time.Time, len(s.marks[accountID])+1)
+		maps.Copy(next, s.marks[accountID])
+		next[projectID] = at.UTC()
+		s.marks[accountID] = next
 	}
 	return nil
 }
@@ -109,11 +111,12 @@ func (s *Store) Mark(_ context.Context, accountID, projectID string) (time.Time,
 // (alerting.InProcess).
 func (s *Store) InProcess() bool { return true }
 
-// Marks returns a copy of the account's marks.
+// Marks returns the account's marks: the stored map, which no write
+// changes afterwards (MarkEvaluated), and which the caller only reads.
 func (s *Store) Marks(_ context.Context, accountID string) (map[string]time.Time, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return maps.Clone(s.marks[accountID]), nil
+	return s.marks[accountID], nil
 }
 
 func (s *Store) CreateAccount(_ context.Context, a voiceops.Account) error {

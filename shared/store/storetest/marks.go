@@ -47,6 +47,17 @@ func testEvaluationMarks(t *testing.T, newStores func(t *testing.T) voiceops.Sto
 			t.Errorf("Marks[%q] = %v, want %v", project, ms[project], w)
 		}
 	}
+	// A map handed out is a reading at that moment: later marks change the
+	// store, not it.
+	if err := s.Evaluations.MarkEvaluated(ctx(t), a.ID, p.ID, at(60)); err != nil {
+		t.Fatalf("MarkEvaluated: %v", err)
+	}
+	if !ms[p.ID].Equal(want[p.ID]) {
+		t.Errorf("a later mark changed the map Marks returned: %v, want %v", ms[p.ID], want[p.ID])
+	}
+	if m, err := s.Evaluations.Mark(ctx(t), a.ID, p.ID); err != nil || !m.Equal(at(60).Truncate(time.Millisecond)) {
+		t.Errorf("Mark after the later mark = %v %v", m, err)
+	}
 	if m, err := s.Evaluations.Mark(ctx(t), b.ID, p.ID); err != nil || !m.IsZero() {
 		t.Errorf("another account's scope: %v %v", m, err)
 	}
