@@ -26,7 +26,7 @@ var Want = map[string]Row{
 	"base GET /v1/{account_id}/{project_id}/conversations/concurrency":                {"UpdateItem requests → Query conversations → Query conversations"},
 	"base GET /v1/{account_id}/{project_id}/handoff_state":                            {"UpdateItem requests → GetItem conversations"},
 	"base GET /v3/{account_id}/{project_id}/conversations":                            {"UpdateItem requests → Query conversations → Query conversations → BatchGetItem conversations"},
-	"base POST /internal/v1/agentic-dial/bridge-ended":                                {"UpdateItem requests → GetItem conversations → PutItem conversations → PutItem conversations → PutItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics"},
+	"base POST /internal/v1/agentic-dial/bridge-ended":                                {"UpdateItem requests → GetItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics"},
 	"base POST /internal/v1/outbound-calling/{callSid}/status":                        {"UpdateItem calls"},
 	"base POST /internal/v1/voice/calls":                                              {"UpdateItem config → TransactWriteItems conversations → UpdateItem metrics ‖ UpdateItem metrics"},
 	"base POST /internal/v1/voice/calls/{conversation_id}/end":                        {"GetItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics"},
