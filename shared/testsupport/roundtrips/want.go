@@ -33,7 +33,7 @@ var Want = map[string]Row{
 	"base POST /internal/v1/voice/calls/{conversation_id}/turns":                      {"GetItem conversations → PutItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics"},
 	"base POST /v1/conversations/dni-reservation":                                     {"UpdateItem requests → Query config → UpdateItem config"},
 	"base POST /v1/external-events/webhook":                                           {"UpdateItem requests → GetItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics"},
-	"base POST /v1/outbound-calling/trigger":                                          {"UpdateItem requests → GetItem config → SendMessage outbound → PutItem calls"},
+	"base POST /v1/outbound-calling/trigger":                                          {"UpdateItem requests → PutItem calls ‖ SendMessage outbound"},
 	"base POST /v1/telephony/twilio/{callSid}/answer":                                 {"GetItem calls → UpdateItem calls → Invoke calls → UpdateItem calls → UpdateItem config → TransactWriteItems conversations → UpdateItem metrics ‖ UpdateItem metrics → UpdateItem calls → GetItem calls"},
 	"base POST /v1/telephony/twilio/{callSid}/status":                                 {"GetItem calls → UpdateItem calls"},
 	"base POST /v1/telephony/twilio/{callSid}/turns/{conversation_id}":                {"GetItem calls → UpdateItem calls → Invoke calls → UpdateItem calls → GetItem conversations → PutItem conversations → PutItem conversations → UpdateItem metrics ‖ UpdateItem metrics → UpdateItem calls → GetItem calls"},
