@@ -212,7 +212,7 @@ const withdrawTimeout = time.Second
 // refused, a dialer has claimed the call (the job reached the queue after
 // all) and it is left to that dialer. Best effort, with its own bounded
 // time (the request's may be what ran out): a call it fails to give up
-// stays queued, its SID never answered to anyone.
+// stays queued (or calling), unexpired, its SID never answered to anyone.
 func (s *Service) withdraw(ctx context.Context, sid string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
 	defer cancel()
