@@ -437,7 +437,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
 			// UpdateItem: the internal status route moves a call (unused by
-			// the stack scenarios, where Twilio's callbacks to calls do).
+			// the stack scenarios, where Twilio's callbacks to calls do), and
+			// the trigger gives up a call whose dial job could not be sent.
 			on(tables.Calls, getItem, putItem, updateItem),
 			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,

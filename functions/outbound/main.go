@@ -51,7 +51,8 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 	platform.InternalKey = internalKey.Digest
 	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform, Calls: dynamo.NewCalls(db, env.CallsTable),
-		Destinations: configReads{policy: config.DestinationPolicy}, Region: env.Region.Region,
+		// Each account's policy is read once per destination.CacheTTL.
+		Destinations: &destination.Cache{Policies: configReads{policy: config.DestinationPolicy}, Now: platform.Now}, Region: env.Region.Region,
 		Dial: &dialer.SQSQueue{Client: queue.SendFunc(sqs.NewFromConfig(cfg).SendMessage), URL: env.OutboundQueue},
 	})), nil
 }

@@ -24,7 +24,8 @@ const destinationsUsage = `  destinations show -account ID              print th
                                              personal_number, uan, voip,
                                              international_network (none: refuse
                                              them all). A part not given is kept.
-                                             Applies to the next trigger.
+                                             Applies to triggers within 5 s (a
+                                             warm function keeps a policy 5 s).
   destinations reset -account ID             back to the region's default policy
 `
 

@@ -26,6 +26,7 @@ package calls
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/calls/telephony"
@@ -168,23 +169,57 @@ func (s *Service) sleep(ctx context.Context, d time.Duration) error {
 // Trigger stores a new queued call of the draft's account and project
 // (to_number, metadata, encryption, country code) and queues its dial job.
 // It returns the call with its new SID.
+//
+// The job is sent and the call written at once (one round trip, not two),
+// and the call is acknowledged only when both are done, so no
+// acknowledged call misses its job. A job may reach the dialer before its
+// call is written: the dialer waits for the call (dialer.orphanAge, no
+// shorter than the trigger's request deadline, httpapi.DefaultDeadline,
+// within which an acknowledged write has landed). When the write fails
+// (an error answer), the dialer drops the job once it is that old. When
+// the send fails, the call written without a job is given up (withdraw),
+// so that no queued call waits for a job that never comes.
 func (s *Service) Trigger(ctx context.Context, draft voiceops.Call) (voiceops.Call, error) {
 	now := s.now()
 	c := draft
 	c.SID, c.Status, c.CreatedAt, c.UpdatedAt = voiceops.NewCallSID(), voiceops.CallQueued, now, now
-	// The job is queued before the call is written, so that no acknowledged
-	// call can miss its job: if the write fails the answer is an error and
-	// the dialer drops the job when it finds no call (see shared/calls/dialer).
-	if err := s.Dial.SendDial(ctx, voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0); err != nil {
-		return voiceops.Call{}, err
-	}
-	if err := s.Calls.CreateCall(ctx, c); err != nil {
+	var sendErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		sendErr = s.Dial.SendDial(ctx, voiceops.DialJob{SID: c.SID, AccountID: c.AccountID, QueuedAt: now}, 0)
+	})
+	err := s.Calls.CreateCall(ctx, c)
+	wg.Wait()
+	if err != nil {
 		if errors.Is(err, voiceops.ErrAlreadyExists) {
 			return voiceops.Call{}, voiceops.Internal(err) // 128 random bits never collide
 		}
 		return voiceops.Call{}, err
 	}
+	if sendErr != nil {
+		s.withdraw(ctx, c.SID)
+		return voiceops.Call{}, sendErr
+	}
 	return c, nil
+}
+
+// withdrawTimeout bounds withdraw: the trigger's error answer waits for it.
+const withdrawTimeout = time.Second
+
+// withdraw gives up a triggered call whose dial job could not be sent
+// (the trigger answers an error): queued → calling → failure (reason
+// failed), so it expires like every ended call. If the move to calling is
+// refused, a dialer has claimed the call (the job reached the queue after
+// all) and it is left to that dialer. Best effort, with its own bounded
+// time (the request's may be what ran out): a call it fails to give up
+// stays queued (or calling), unexpired, its SID never answered to anyone.
+func (s *Service) withdraw(ctx context.Context, sid string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), withdrawTimeout)
+	defer cancel()
+	if _, err := s.Calls.MoveCall(ctx, sid, voiceops.CallCalling, "", s.now()); err != nil {
+		return
+	}
+	_, _ = s.Calls.MoveCall(ctx, sid, voiceops.CallFailure, voiceops.ReasonFailed, s.now())
 }
 
 // Get returns the call; voiceops.ErrNotFound when it is unknown or expired.

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -159,10 +161,66 @@ func PolicyOf(ctx context.Context, st Reader, region voiceops.Region, accountID 
 	return Effective(p, region), nil
 }
 
+// CacheTTL is how long a warm instance uses an account's policy it read
+// (set or not) before it reads it again (Cache): an operator's change
+// applies to every trigger at most CacheTTL after it is written, the bound
+// a revoked key has too (auth.CacheTTL). The price is one GetItem per
+// account per CacheTTL per warm instance, whatever the trigger rate.
+const CacheTTL = 5 * time.Second
+
+// maxCached bounds a Cache; past it the cache is emptied (cheap, and a
+// flood of accounts cannot grow memory).
+const maxCached = 10000
+
+// Cache is a Reader that keeps each account's policy for CacheTTL from the
+// moment its read began (so a change written while it ran is seen within
+// CacheTTL). A missing policy (ErrNotFound) is kept too; a failed read is
+// not.
+type Cache struct {
+	Policies Reader
+	Now      func() time.Time
+
+	mu sync.Mutex
+	m  map[string]cachedPolicy
+}
+
+type cachedPolicy struct {
+	p       Policy
+	found   bool
+	expires time.Time
+}
+
+// DestinationPolicy is the account's policy, read at most once per CacheTTL.
+func (c *Cache) DestinationPolicy(ctx context.Context, accountID string) (Policy, error) {
+	now := c.Now()
+	c.mu.Lock()
+	e, ok := c.m[accountID]
+	c.mu.Unlock()
+	if !ok || !now.Before(e.expires) {
+		p, err := c.Policies.DestinationPolicy(ctx, accountID)
+		if err != nil && !errors.Is(err, voiceops.ErrNotFound) {
+			return Policy{}, err
+		}
+		e = cachedPolicy{p: p, found: err == nil, expires: now.Add(CacheTTL)}
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxCached {
+			c.m = map[string]cachedPolicy{}
+		}
+		c.m[accountID] = e
+		c.mu.Unlock()
+	}
+	if !e.found {
+		return Policy{}, voiceops.ErrNotFound
+	}
+	p := e.p // the caller's own lists: the cached ones are shared
+	p.Countries, p.Allow = slices.Clone(p.Countries), slices.Clone(p.Allow)
+	return p, nil
+}
+
 // Checker decides whether an account may call a number: the outbound
 // trigger's one call (outboundapi.Outbound.Destinations). The policy is read
-// on every trigger (one GetItem), so an operator's change applies to the
-// next call.
+// from Policies on every trigger: functions/outbound gives it a Cache, so
+// an operator's change applies within CacheTTL.
 type Checker struct {
 	Policies Reader
 	Region   voiceops.Region

@@ -87,8 +87,11 @@ const DefaultMaxWait = 3 * time.Second
 const MaxQueueDelay = queue.MaxSQSDelay
 
 // orphanAge is how long a job whose call is missing is retried: the
-// trigger queues the job just before it writes the call. An older job
-// without a call belongs to a trigger whose write failed (answered 500).
+// trigger sends the job and writes the call at once (calls.Trigger), and
+// acknowledges the call within its request deadline (the outbound
+// function's, httpapi.DefaultDeadline), which orphanAge is no shorter
+// than. An older job without a call belongs to a trigger whose write
+// failed (answered 500).
 const orphanAge = 10 * time.Second
 
 // placeAttempts bounds the tries of a provider that fails for a reason

@@ -15,6 +15,7 @@ import (
 
 	"github.com/voiceops/opsapi/shared/calls"
 	"github.com/voiceops/opsapi/shared/calls/telephony"
+	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/store/memory"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -259,6 +260,12 @@ func TestProviderRefusal(t *testing.T) {
 }
 
 func TestOrphanJobs(t *testing.T) {
+	// The trigger sends the job and writes its call at once, acknowledging
+	// the call within its request deadline: a job waits for its call that
+	// long at least.
+	if orphanAge < httpapi.DefaultDeadline {
+		t.Fatalf("orphanAge %s is shorter than the trigger's deadline %s", orphanAge, httpapi.DefaultDeadline)
+	}
 	f := newFixture(t)
 	ctx := context.Background()
 	// The trigger's write failed: the job is dropped once it is old.

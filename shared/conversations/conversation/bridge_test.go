@@ -133,3 +133,66 @@ func TestBridgeEndedRace(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeEndedWrites: the record is the one write of a notification
+// whose project runs no on_bridge_ended function, or whose function sets
+// nothing (it failed); a function's state is a second write.
+func TestBridgeEndedWrites(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		hooks  map[agent.Hook]bool
+		fn     *fakeRunner
+		writes int64
+		state  map[string]any
+	}{
+		{"no function", nil, nil, 1, nil},
+		{"a function setting state", map[agent.Hook]bool{agent.HookOnBridgeEnded: true},
+			&fakeRunner{res: hooks.Result{State: map[string]any{"survey": "sent"}}}, 2, map[string]any{"survey": "sent"}},
+		{"a failing function", map[agent.Hook]bool{agent.HookOnBridgeEnded: true},
+			&fakeRunner{err: errors.New("down")}, 1, nil},
+	} {
+		for _, b := range backends(t) { // a fixture's own stores
+			t.Run(c.name+"/"+b.name, func(t *testing.T) {
+				f := newFixtureOn(t, c.hooks, b)
+				var fn *fakeRunner
+				if c.fn != nil {
+					fn = &fakeRunner{res: c.fn.res, err: c.fn.err}
+					f.e.Functions = fn
+				}
+				id := f.start().Conversation.ID
+				f.now = f.now.Add(5 * time.Second)
+				a := f.say(id, TurnInput{Message: "I want a human"})
+				if a.Handoff == nil {
+					t.Fatalf("no handoff: %+v", a)
+				}
+				f.now = f.now.Add(30 * time.Second)
+				ctx := context.Background()
+				got, err := f.e.BridgeEnded(ctx, "acct", "proj", id, Bridge{BridgeDurationSeconds: 30, CallDurationSeconds: 35})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored, err := f.e.Store.GetConversation(ctx, "acct", "proj", id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stored.Version != a.Conversation.Version+c.writes || got.Version != stored.Version {
+					t.Errorf("version %d after the handoff's %d (answered %d): want %d write(s)", stored.Version, a.Conversation.Version, got.Version, c.writes)
+				}
+				if rec, _ := stored.State["bridge"].(map[string]any); rec["bridge_duration_seconds"] != 30.0 {
+					t.Errorf("bridge record %v", stored.State["bridge"])
+				}
+				for k, v := range c.state {
+					if stored.State[k] != v {
+						t.Errorf("state %s = %v, want %v", k, stored.State[k], v)
+					}
+				}
+				if _, err := f.e.BridgeEnded(ctx, "acct", "proj", id, Bridge{BridgeDurationSeconds: 30, CallDurationSeconds: 35}); !errors.Is(err, ErrBridgeRecorded) {
+					t.Errorf("the same notification again: %v, want ErrBridgeRecorded", err)
+				}
+				if fn != nil && len(fn.calls) != 1 {
+					t.Errorf("the function ran %d times", len(fn.calls))
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"time"
 	"unicode/utf8"
 
@@ -114,7 +115,10 @@ func (e *Engine) ExternalEvent(ctx context.Context, accountID, projectID string,
 // checkBridge). The record is written first, conditionally on the
 // conversation's version, so of two notifications racing one is recorded
 // and runs the function, the other is 409; the function's state is written
-// after it, and cannot change state["bridge"].
+// after it (a second write, only when the function set state or metrics),
+// and cannot change state["bridge"]. The record must be written before the
+// function runs: written together after it, two notifications racing
+// would both run the function.
 func (e *Engine) BridgeEnded(ctx context.Context, accountID, projectID, conversationID string, b Bridge) (voiceops.Conversation, error) {
 	record := map[string]any{"ended": true, "bridge_duration_seconds": b.BridgeDurationSeconds, "call_duration_seconds": b.CallDurationSeconds}
 	var c voiceops.Conversation
@@ -209,10 +213,22 @@ func checkBridge(c voiceops.Conversation, b Bridge, now time.Time) error {
 	return nil
 }
 
+// holds reports whether state has every key of want with its value.
+func holds(state, want map[string]any) bool {
+	for k, v := range want {
+		if got, ok := state[k]; !ok || !reflect.DeepEqual(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
 // notify applies `before` to the state, runs the hook's function (if the
 // project has one), applies `after`, then the function's state, then
 // `reserved` (keys the function cannot change), and writes the
-// conversation, retrying a conflicting write on a fresh read.
+// conversation, retrying a conflicting write on a fresh read. When that
+// changes nothing (no function ran or it set nothing, and the conversation
+// has ended, so no idle due moves) there is no write.
 // With live, a conversation that ended meanwhile is ErrEventNotBound.
 func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent.Hook, extra, before, after, reserved map[string]any, live bool) (voiceops.Conversation, error) {
 	cfg, _, _, err := e.project(ctx, c.AccountID, c.ProjectID, c.VariantID)
@@ -231,6 +247,12 @@ func (e *Engine) notify(ctx context.Context, c voiceops.Conversation, hook agent
 		} else {
 			fnState, fnMetrics = res.State, res.Metrics
 		}
+	}
+	if len(before) == 0 && len(after) == 0 && len(fnState) == 0 && len(fnMetrics) == 0 && !c.InProgress && holds(c.State, reserved) {
+		// Nothing to write: a bridge-ended notification whose project runs
+		// no function (or one that set nothing) is done with its record.
+		e.recordEvents(ctx, c, ferrs, nil)
+		return c, nil
 	}
 	for attempt := 1; ; attempt++ {
 		prev := c.Version

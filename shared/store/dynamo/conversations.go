@@ -75,7 +75,8 @@ import (
 // writes, the turn and then the conversation, which commits it
 // (turnwrite.go); UpdateConversation one conditional write. A conversation
 // with a shared ID also writes its shared ID's item (sharedid.go): in
-// CreateConversation's transaction, else first.
+// CreateConversation's transaction, else first, unless this store knows
+// the stored conversation carries it already.
 const (
 	pkConversation    = "C#"
 	pkConversationHrs = "H#"
@@ -151,10 +152,11 @@ type Conversations struct {
 	// sides remembers the side items (turnwrite.go) this store has
 	// written or read: they are stored, their keys being their content.
 	sides *hourCache
-	// listed remembers the turns_to of the conversations read or written
-	// last, by ID and version: for PageTurns (pageturns.go) and for the
-	// next write's commit (turnwrite.go).
-	listed *turnsToCache
+	// listed remembers what this store read or wrote last of each
+	// conversation, by ID and version: its turns_to, for PageTurns
+	// (pageturns.go) and the next write's commit (turnwrite.go), and its
+	// shared ID item (sharedid.go).
+	listed *convCache
 	// legacy keeps the projects' legacy markers (hourindex.go).
 	legacy *legacyCache
 }
@@ -162,7 +164,7 @@ type Conversations struct {
 // NewConversations returns the store of the conversations table named
 // table.
 func NewConversations(db DB, table string) *Conversations {
-	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newTurnsToCache(), legacy: newLegacyCache()}
+	return &Conversations{store: newStore(db, table), hours: newHourCache(), sides: newHourCache(), listed: newConvCache(), legacy: newLegacyCache()}
 }
 
 var _ voiceops.ConversationStore = (*Conversations)(nil)
@@ -767,7 +769,7 @@ func (s *Conversations) GetConversation(ctx context.Context, accountID, projectI
 	if err != nil {
 		return voiceops.Conversation{}, wrap("GetConversation", err)
 	}
-	s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo)) // for the next write's commit
+	s.listed.put(c.ID, c.Version, seenOf(it)) // for the next write
 	return c, nil
 }
 
@@ -776,7 +778,7 @@ func (s *Conversations) GetConversation(ctx context.Context, accountID, projectI
 // conditional on its stored version being expectVersion (and on it being
 // live), which commits the turn. Before them, the side item of state and
 // attributes when they changed, and the shared ID's item when the
-// conversation has a shared ID (the turn that hands off).
+// conversation gets a shared ID (the turn that hands off; sharedid.go).
 func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t voiceops.Turn, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -798,7 +800,7 @@ func (s *Conversations) AddTurn(ctx context.Context, c voiceops.Conversation, t 
 	if err := s.putSide(ctx, "AddTurn", side); err != nil {
 		return err
 	}
-	if err := s.putSharedID(ctx, "AddTurn", c); err != nil {
+	if err := s.putSharedID(ctx, "AddTurn", c, conv, expectVersion); err != nil {
 		return err
 	}
 	if err := s.putTurn(ctx, k, turn, t.Index, expectVersion); err != nil {
@@ -827,7 +829,8 @@ func (s *Conversations) dropTurn(ctx context.Context, turn item) {
 // UpdateConversation is one UpdateItem, conditional on the stored version
 // being expectVersion (and on the conversation being live), after the side
 // item of state and attributes when they changed and the shared ID's item
-// when the conversation has one (sharedid.go).
+// when the conversation has one that the stored version is not known to
+// carry (sharedid.go).
 func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conversation, expectVersion int64) error {
 	k, err := conversationKeyOf(c)
 	if err != nil {
@@ -844,19 +847,23 @@ func (s *Conversations) UpdateConversation(ctx context.Context, c voiceops.Conve
 	if err := s.putSide(ctx, "UpdateConversation", side); err != nil {
 		return err
 	}
-	if err := s.putSharedID(ctx, "UpdateConversation", c); err != nil {
+	if err := s.putSharedID(ctx, "UpdateConversation", c, conv, expectVersion); err != nil {
 		return err
 	}
 	return s.commit(ctx, "UpdateConversation", conv, expectVersion, -1)
 }
 
-// putSharedID writes c's shared ID item, if c has one. Written before the
-// conversation: an item whose conversation write fails names a
-// conversation without that shared ID, which ConversationBySharedID
-// ignores.
-func (s *Conversations) putSharedID(ctx context.Context, op string, c voiceops.Conversation) error {
+// putSharedID writes c's shared ID item, if c has one and the stored
+// conversation, at version expect, is not known to carry it already (see
+// sharedid.go). Written before the conversation: an item whose
+// conversation write fails names a conversation without that shared ID,
+// which ConversationBySharedID ignores. conv is c's item.
+func (s *Conversations) putSharedID(ctx context.Context, op string, c voiceops.Conversation, conv item, expect int64) error {
 	put, ok := s.sharedIDPut(c)
 	if !ok {
+		return nil
+	}
+	if seen, ok := s.listed.get(c.ID, expect); ok && seen.shared == sharedIDContent(conv) {
 		return nil
 	}
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: put.Put.Item}); err != nil {
@@ -1036,7 +1043,7 @@ func (s *Conversations) listConversations(ctx context.Context, op, accountID, pr
 						return nil, err
 					}
 					c, err = decodeConversation(it)
-					s.listed.put(c.ID, c.Version, numOf(it, attrTurnsTo))
+					s.listed.put(c.ID, c.Version, seenOf(it))
 				}
 				if err != nil {
 					return nil, wrap(op, err)

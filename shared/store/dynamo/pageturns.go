@@ -28,35 +28,46 @@ var _ voiceops.PageTurnsReader = (*Conversations)(nil)
 // batchKeys is BatchGetItem's limit of keys per call.
 const batchKeys = 100
 
-// turnsToCache remembers the turns_to of listed conversations, by ID and
-// version (the version makes an entry exact: the turns of that very
-// state of the conversation). Bounded: past its size it starts over.
-type turnsToCache struct {
+// convCache remembers, by conversation ID and version, what this store
+// last read or wrote of that very state of the conversation (the version
+// makes an entry exact): its turns_to, for PageTurns and the next write's
+// commit (turnwrite.go), and its shared ID item, which the next write
+// need not write again (sharedid.go). Bounded: past its size it starts
+// over.
+type convCache struct {
 	mu sync.Mutex
-	m  map[string]int64
+	m  map[string]seenConv
 }
 
-const turnsToCacheMax = 16384
+// seenConv is what a convCache keeps of one state of a conversation.
+type seenConv struct {
+	turnsTo int64  // -1: unknown (an item written before turns_to)
+	shared  string // sharedIDContent of the item: "" without a shared ID
+}
 
-func newTurnsToCache() *turnsToCache { return &turnsToCache{m: map[string]int64{}} }
+// seenOf is what a conversation item tells of its state.
+func seenOf(conv item) seenConv {
+	return seenConv{turnsTo: numOf(conv, attrTurnsTo), shared: sharedIDContent(conv)}
+}
 
-func (c *turnsToCache) put(id string, version, turnsTo int64) {
-	if turnsTo < 0 {
-		return
-	}
+const convCacheMax = 16384
+
+func newConvCache() *convCache { return &convCache{m: map[string]seenConv{}} }
+
+func (c *convCache) put(id string, version int64, seen seenConv) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= turnsToCacheMax {
+	if len(c.m) >= convCacheMax {
 		clear(c.m)
 	}
-	c.m[fmt.Sprintf("%s#%d", id, version)] = turnsTo
+	c.m[fmt.Sprintf("%s#%d", id, version)] = seen
 }
 
-func (c *turnsToCache) get(id string, version int64) (int64, bool) {
+func (c *convCache) get(id string, version int64) (seenConv, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, ok := c.m[fmt.Sprintf("%s#%d", id, version)]
-	return n, ok
+	seen, ok := c.m[fmt.Sprintf("%s#%d", id, version)]
+	return seen, ok
 }
 
 // PageTurns returns the committed turns of the conversations this store
@@ -67,12 +78,12 @@ func (s *Conversations) PageTurns(ctx context.Context, accountID, projectID stri
 	out := map[string][]voiceops.Turn{}
 	var keys []item
 	for _, c := range convs {
-		n, ok := s.listed.get(c.ID, c.Version)
-		if !ok || c.AccountID != accountID || c.ProjectID != projectID {
+		seen, ok := s.listed.get(c.ID, c.Version)
+		if !ok || seen.turnsTo < 0 || c.AccountID != accountID || c.ProjectID != projectID {
 			continue
 		}
 		out[c.ID] = []voiceops.Turn{}
-		for i := range n {
+		for i := range seen.turnsTo {
 			keys = append(keys, turnKey(accountID, projectID, c.ID, int(i)))
 		}
 	}

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,16 +16,22 @@ import (
 //
 //	shared ID  pk=S#<acct>#<proj>#<shared id>  sk=S  id=<conversation id>
 //
-// It is written in the same transaction as every write of a conversation
-// that carries a shared ID: one more Put in CreateConversation's and
-// AddTurn's transactions (the engine sets the shared ID in the turn that
-// hands off), and UpdateConversation becomes a TransactWriteItems of two
-// instead of a PutItem for such a conversation (still one call). It
-// expires with the conversation. A shared ID that changes leaves the old
-// item behind: ConversationBySharedID checks the conversation still
-// carries the ID it was asked for. The alternative, a global secondary
-// index on shared_id, would cost no write calls but a table change in every
-// region and index writes on every conversation update.
+// It is written in CreateConversation's transaction when the conversation
+// starts with a shared ID; else before the write that gives the
+// conversation its shared ID (the turn that hands off: the engine sets it
+// there), one PutItem first: an item whose conversation write then fails
+// names a conversation without that shared ID, which the lookup ignores.
+// So a committed conversation carrying a shared ID has its item, and a
+// later write of that conversation with the same shared ID and expiry
+// need not write it again: it is skipped when this store read or wrote
+// that very state (the version the write is conditional on) with the
+// same item content (sharedIDContent; convCache in pageturns.go), and
+// written first otherwise. It expires with the conversation. A shared ID
+// that changes leaves the old item behind: ConversationBySharedID checks
+// the conversation still carries the ID it was asked for. The
+// alternative, a global secondary index on shared_id, would cost no write
+// calls but a table change in every region and index writes on every
+// conversation update.
 const (
 	pkSharedID = "S#"
 	skSharedID = "S"
@@ -51,6 +58,17 @@ func (s *Conversations) sharedIDPut(c voiceops.Conversation) (types.TransactWrit
 	it[attrID] = avS(c.ID)
 	setExpiry(it, c.ExpiresAt, 0)
 	return types.TransactWriteItem{Put: &types.Put{TableName: &s.table, Item: it}}, true
+}
+
+// sharedIDContent is what the shared ID item of the conversation item
+// conv holds (its key, the conversation and the expiry), as one string;
+// "" when conv has no shared ID.
+func sharedIDContent(conv item) string {
+	if strOf(conv, attrSharedID) == "" {
+		return ""
+	}
+	return strings.Join([]string{strOf(conv, attrAccountID), strOf(conv, attrProjectID), strOf(conv, attrSharedID),
+		strOf(conv, attrID), strOf(conv, attrExpires)}, "\x00")
 }
 
 // ConversationBySharedID is two GetItems: the shared ID's item, then the

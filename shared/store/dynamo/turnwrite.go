@@ -193,8 +193,8 @@ func (s *Conversations) commit(ctx context.Context, op string, conv item, expect
 	names, values := s.liveVersionValues(expect)
 	cond := condLiveVersion
 	turnsTo, known := int64(turn)+1, turn >= 0
-	if !known {
-		turnsTo, known = s.listed.get(idOf(conv), expect)
+	if seen, ok := s.listed.get(idOf(conv), expect); !known && ok && seen.turnsTo >= 0 {
+		turnsTo, known = seen.turnsTo, true
 	}
 	if turn >= 0 {
 		names["#tt"] = attrTurnsTo
@@ -243,7 +243,7 @@ func (s *Conversations) commit(ctx context.Context, op string, conv item, expect
 	case !failed && err != nil:
 		return wrap(op, err)
 	case !failed:
-		s.listed.put(idOf(conv), expect+1, numOf(conv, attrTurnsTo))
+		s.listed.put(idOf(conv), expect+1, seenOf(conv))
 		return nil
 	case committed(old, conv, turn):
 		return nil // an earlier try of this call was applied (see applied)

@@ -127,7 +127,8 @@ func TestOutboundTrigger(t *testing.T) {
 	h.trigger(h.service, `{"to_number":"+447911123456","metadata": {"k" : "`+strings.Repeat("x", 26*1024-8)+`"}}`).Expect(t, 200)
 }
 
-// A trigger whose job cannot be queued is 500, and stores no call.
+// A trigger whose job cannot be queued is 500 (its call, written at the
+// same time, is given up: shared/calls TestTriggerOverlapsSendAndWrite).
 func TestOutboundTriggerQueueDown(t *testing.T) {
 	h := newHarness(t)
 	h.dials.err = errors.New("sqs down")
