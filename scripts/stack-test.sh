@@ -3,8 +3,9 @@
 # resources on a moto_server it starts, every function built for this
 # machine and run under the Lambda RIE, the HTTP APIs, event source
 # mappings, schedules and IAM checks): an alert through the metrics stream,
-# a chat ended by the sweeper, an outbound call through the dialer and a
-# Twilio stand-in, a Bedrock agent's chat and call against the Bedrock
+# a chat ended by the sweeper, project functions on a loopback receiver
+# run by the events function and the sweeper, an outbound call through
+# the dialer and a Twilio stand-in, a Bedrock agent's chat and call against the Bedrock
 # stand-in (the stack synthesized with one model in bedrockModels; another
 # model refused), a failing receiver spending its retry schedule, a
 # silence holding back an alert and its DELETE delivering it once, Slack
