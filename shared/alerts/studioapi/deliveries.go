@@ -80,9 +80,9 @@ func (h *Webhooks) testEndpoint(w http.ResponseWriter, r *http.Request, p httpap
 	if err != nil {
 		return httpapi.NotFoundAs(err, "webhook endpoint")
 	}
-	e, d, err := h.Outbox.SendTest(r.Context(), ep)
+	e, d, err := h.Outbox.SendTest(r.Context(), ep) // the endpoint as read: not read again
 	if err != nil {
-		return httpapi.NotFoundAs(err, "webhook endpoint")
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusAccepted, testJSON{EventID: e.ID, DeliveryID: d.ID})
 	return nil

@@ -67,7 +67,7 @@ var Want = map[string]Row{
 	"studio POST /v1/webhook-endpoints":                                               {"UpdateItem requests → TransactWriteItems config"},
 	"studio POST /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry":  {"UpdateItem requests → GetItem config → GetItem deliveries → PutItem deliveries → SendMessage deliveries"},
 	"studio POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret":                   {"UpdateItem requests → GetItem config → PutItem config"},
-	"studio POST /v1/webhook-endpoints/{endpoint_id}/test":                            {"UpdateItem requests → GetItem config → PutItem deliveries → GetItem config → TransactWriteItems deliveries → SendMessage deliveries → UpdateItem deliveries → GetItem deliveries"},
+	"studio POST /v1/webhook-endpoints/{endpoint_id}/test":                            {"UpdateItem requests → GetItem config → TransactWriteItems deliveries → SendMessage deliveries → UpdateItem deliveries"},
 }
 
 // Sequential is the route's sequential round trips: the steps it waits
