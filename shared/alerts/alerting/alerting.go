@@ -174,8 +174,20 @@ func (s *Service) CreateEndpoint(ctx context.Context, accountID, secret string, 
 
 // PatchEndpoint applies a patch to an endpoint.
 func (s *Service) PatchEndpoint(ctx context.Context, accountID, id string, patch voiceops.EndpointPatch) (voiceops.WebhookEndpoint, error) {
+	cur, err := s.Endpoints.GetEndpoint(ctx, accountID, id)
+	if err != nil {
+		return cur, err
+	}
+	return s.PatchReadEndpoint(ctx, cur, patch)
+}
+
+// PatchReadEndpoint applies a patch to cur, the endpoint as the caller has
+// just read it, without reading it again: the write is conditional on
+// cur's version, and only a write in between makes it read the endpoint
+// again (then the patch applies to what it finds).
+func (s *Service) PatchReadEndpoint(ctx context.Context, cur voiceops.WebhookEndpoint, patch voiceops.EndpointPatch) (voiceops.WebhookEndpoint, error) {
 	now := s.now()
-	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+	return s.updateEndpoint(ctx, cur.AccountID, cur.ID, &cur, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
 		return patch.Apply(cur, now)
 	})
 }
@@ -184,17 +196,21 @@ func (s *Service) PatchEndpoint(ctx context.Context, accountID, id string, patch
 // keeps signing for overlap.
 func (s *Service) RotateSecret(ctx context.Context, accountID, id, secret string, overlap time.Duration) (voiceops.WebhookEndpoint, error) {
 	now := s.now()
-	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+	return s.updateEndpoint(ctx, accountID, id, nil, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
 		return voiceops.RotateSecret(cur, secret, overlap, now), true
 	})
 }
 
 // updateEndpoint reads, changes and conditionally writes an endpoint,
-// retrying when another writer got there first.
-func (s *Service) updateEndpoint(ctx context.Context, accountID, id string, change func(voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool)) (voiceops.WebhookEndpoint, error) {
+// retrying when another writer got there first. A read endpoint (read not
+// nil) stands for the first read.
+func (s *Service) updateEndpoint(ctx context.Context, accountID, id string, read *voiceops.WebhookEndpoint, change func(voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool)) (voiceops.WebhookEndpoint, error) {
 	for attempt := 1; ; attempt++ {
-		cur, err := s.Endpoints.GetEndpoint(ctx, accountID, id)
-		if err != nil {
+		var cur voiceops.WebhookEndpoint
+		var err error
+		if read != nil {
+			cur, read = *read, nil
+		} else if cur, err = s.Endpoints.GetEndpoint(ctx, accountID, id); err != nil {
 			return cur, err
 		}
 		next, changed := change(cur)

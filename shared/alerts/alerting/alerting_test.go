@@ -266,3 +266,49 @@ func TestWithMarksReadsInParallelUnlessInProcess(t *testing.T) {
 		t.Errorf("the memory store does not tell it is in process")
 	}
 }
+
+// countedEndpoints is an endpoint store that counts its GetEndpoint calls.
+type countedEndpoints struct {
+	voiceops.EndpointStore
+	gets *int
+}
+
+func (c countedEndpoints) GetEndpoint(ctx context.Context, accountID, id string) (voiceops.WebhookEndpoint, error) {
+	*c.gets++
+	return c.EndpointStore.GetEndpoint(ctx, accountID, id)
+}
+
+// TestPatchReadEndpointReadsOnlyAfterAConflict: a patch of the endpoint
+// the caller read writes without reading it again; when another write
+// came in between (cur is stale), it reads the endpoint once more and
+// applies the patch to what it finds, keeping the other write's change.
+func TestPatchReadEndpointReadsOnlyAfterAConflict(t *testing.T) {
+	stores, svc, _, now := setup(t)
+	ctx := context.Background()
+	gets := 0
+	svc.Endpoints = countedEndpoints{stores.Endpoints, &gets}
+	ep, err := svc.CreateEndpoint(ctx, "acct_a", "whsec_x", voiceops.EndpointInput{Name: "a", URL: "https://hooks.example.com/a", EventTypes: voiceops.EventTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "b"
+	got, err := svc.PatchReadEndpoint(ctx, ep, voiceops.EndpointPatch{Name: &name})
+	if err != nil || got.Name != "b" || got.Version != ep.Version+1 || gets != 0 {
+		t.Fatalf("patch of a fresh read: %+v, %v, %d reads; want name b, version %d, no read", got, err, gets, ep.Version+1)
+	}
+	*now = now.Add(time.Second)
+	u := "https://hooks.example.com/c"
+	if _, err := svc.PatchEndpoint(ctx, "acct_a", ep.ID, voiceops.EndpointPatch{URL: &u}); err != nil {
+		t.Fatal(err)
+	}
+	gets = 0
+	name = "d"
+	got, err = svc.PatchReadEndpoint(ctx, ep, voiceops.EndpointPatch{Name: &name}) // ep is two versions old
+	if err != nil || got.Name != "d" || got.URL != u || got.Version != ep.Version+3 || gets != 1 {
+		t.Errorf("patch of a stale read: %+v, %v, %d reads; want name d, url %s, version %d, one read", got, err, gets, u, ep.Version+3)
+	}
+	stored, err := stores.Endpoints.GetEndpoint(ctx, "acct_a", ep.ID)
+	if err != nil || stored.Name != "d" || stored.URL != u {
+		t.Errorf("stored %+v, %v", stored, err)
+	}
+}

@@ -59,7 +59,7 @@ var Want = map[string]Row{
 	"studio GET /v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/payload": {"UpdateItem requests → GetItem config → GetItem deliveries → GetItem deliveries"},
 	"studio GET /v1/webhook-endpoints/{endpoint_id}/deliveries":                       {"UpdateItem requests → GetItem config → Query deliveries"},
 	"studio PATCH /v1/alert-rules/{rule_id}":                                          {"UpdateItem requests → GetItem config → PutItem config → PutItem metrics"},
-	"studio PATCH /v1/webhook-endpoints/{endpoint_id}":                                {"UpdateItem requests → GetItem config → GetItem config → PutItem config"},
+	"studio PATCH /v1/webhook-endpoints/{endpoint_id}":                                {"UpdateItem requests → GetItem config → PutItem config"},
 	"studio POST /internal/v1/metric-events":                                          {"UpdateItem metrics ‖ UpdateItem metrics"},
 	"studio POST /v1/alert-rules":                                                     {"UpdateItem requests → TransactWriteItems config → PutItem metrics"},
 	"studio POST /v1/alert-rules/preview":                                             {"UpdateItem requests → GetItem config → Query metrics ‖ Query metrics"},
