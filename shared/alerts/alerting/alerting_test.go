@@ -2,6 +2,7 @@ package alerting_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -310,5 +311,71 @@ func TestPatchReadEndpointReadsOnlyAfterAConflict(t *testing.T) {
 	stored, err := stores.Endpoints.GetEndpoint(ctx, "acct_a", ep.ID)
 	if err != nil || stored.Name != "d" || stored.URL != u {
 		t.Errorf("stored %+v, %v", stored, err)
+	}
+}
+
+// getStarted is a rule store that tells when a GetRule has begun.
+type getStarted struct {
+	voiceops.RuleStore
+	started chan struct{}
+}
+
+func (g getStarted) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	close(g.started)
+	return g.RuleStore.GetRule(ctx, accountID, ruleID)
+}
+
+// failingMarks is an evaluation store (not in process) whose reads fail.
+type failingMarks struct{ voiceops.EvaluationStore }
+
+func (failingMarks) Marks(context.Context, string) (map[string]time.Time, error) {
+	return nil, voiceops.Errorf(voiceops.KindInternal, "marks unavailable")
+}
+
+// TestWithMarksGetRuleReadsInParallel: over a store with round trips, a
+// rule and its account's marks are read at once, and the rule shows its
+// scope's mark; a rule that is not the caller's is ErrNotFound whatever
+// the marks read gives, and a disabled rule ignores them.
+func TestWithMarksGetRuleReadsInParallel(t *testing.T) {
+	stores, svc, _, _ := setup(t)
+	ctx := context.Background()
+	p1 := "p1"
+	in := voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
+	r, err := svc.CreateRule(ctx, "acct_a", in.Patch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	in.Name = "off"
+	disabledIn := in.Patch()
+	disabledIn.Enabled = &off
+	disabled, err := svc.CreateRule(ctx, "acct_a", disabledIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := t0.Add(30 * time.Second)
+	if err := stores.Evaluations.MarkEvaluated(ctx, "acct_a", "p1", mark); err != nil {
+		t.Fatal(err)
+	}
+	parallel := func() voiceops.RuleStore {
+		started := make(chan struct{})
+		return alerting.WithMarks(getStarted{stores.Rules, started}, marksAfterList{stores.Evaluations, started})
+	}
+	got, err := parallel().GetRule(ctx, "acct_a", r.ID)
+	if err != nil || got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(mark) {
+		t.Errorf("GetRule: last_evaluated_at %v, %v; want the mark %v", got.LastEvaluatedAt, err, mark)
+	}
+	if _, err := parallel().GetRule(ctx, "acct_b", r.ID); !errors.Is(err, voiceops.ErrNotFound) {
+		t.Errorf("GetRule of another account's rule: %v, want ErrNotFound", err)
+	}
+	broken := alerting.WithMarks(stores.Rules, failingMarks{stores.Evaluations})
+	if _, err := broken.GetRule(ctx, "acct_b", r.ID); !errors.Is(err, voiceops.ErrNotFound) {
+		t.Errorf("GetRule of another account's rule, marks failing: %v, want ErrNotFound", err)
+	}
+	if got, err := broken.GetRule(ctx, "acct_a", disabled.ID); err != nil || got.LastEvaluatedAt != nil {
+		t.Errorf("GetRule of a disabled rule, marks failing: %v, %v; want the rule as stored", got.LastEvaluatedAt, err)
+	}
+	if _, err := broken.GetRule(ctx, "acct_a", r.ID); err == nil {
+		t.Error("GetRule of an enabled rule, marks failing: want the marks' error, got none")
 	}
 }
