@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"testing"
 	"time"
 
@@ -16,9 +15,18 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
+// setup returns memory stores with an account and a project, a service
+// over them, the scopes the stores woke ("account/project") and the
+// service's clock.
 func setup(t *testing.T) (voiceops.Stores, *alerting.Service, *[]string, *time.Time) {
 	t.Helper()
-	stores := memory.New().Stores()
+	mem := memory.New()
+	var woken []string
+	mem.WakeWith(func(_ context.Context, accountID, projectID string, _ time.Time) error {
+		woken = append(woken, accountID+"/"+projectID)
+		return nil
+	})
+	stores := mem.Stores()
 	ctx := context.Background()
 	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
@@ -26,18 +34,14 @@ func setup(t *testing.T) (voiceops.Stores, *alerting.Service, *[]string, *time.T
 	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p1", AccountID: "acct_a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	var woken []string
 	now := t0
-	svc := &alerting.Service{Rules: stores.Rules, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EvaluateSoon: func(_ context.Context, accountID, projectID string) error {
-			woken = append(woken, accountID+"/"+projectID)
-			return nil
-		}}
+	svc := &alerting.Service{Rules: stores.Rules, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return stores, svc, &woken, &now
 }
 
-// TestRuleChangesWakeTheirScope: creating or changing an enabled rule asks
-// for an evaluation of its scope; disabling one does not.
+// TestRuleChangesWakeTheirScope: creating or changing an enabled rule
+// writes it marked Wake, so the store wakes its scope; disabling one, or
+// a patch that changes nothing, does not.
 func TestRuleChangesWakeTheirScope(t *testing.T) {
 	_, svc, woken, _ := setup(t)
 	ctx := context.Background()
@@ -53,9 +57,15 @@ func TestRuleChangesWakeTheirScope(t *testing.T) {
 	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Threshold: &th}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Threshold: &th}); err != nil { // unchanged
+		t.Fatal(err)
+	}
 	off := false
 	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
+	}
+	if stored, _ := svc.Rules.GetRule(ctx, "acct_a", r.ID); stored.Wake {
+		t.Error("the stored rule reads back marked Wake")
 	}
 	want := []string{"acct_a/p1", "acct_a/", "acct_a/p1"}
 	if len(*woken) != len(want) {
@@ -163,60 +173,6 @@ func TestDisablingOrDeletingAHeldBackRuleTellsWhatTheReceiversKnew(t *testing.T)
 			if want := c.resolved; (len(sent) == 1 && sent[0] == voiceops.EventResolved) != want || len(sent) > 1 {
 				t.Errorf("%s (delete %v): sent %v, want alerts.resolved: %v", c.name, remove, sent, want)
 			}
-		}
-	}
-}
-
-// TestEndingASilenceWakesTheScopesItSelects: a silence ended now wakes the
-// scope of each enabled rule it selects, once per scope (the rules whose
-// event it held back then send it within a poll of the stream); a silence
-// removed before it started, or one that had already ended, wakes nothing.
-func TestEndingASilenceWakesTheScopesItSelects(t *testing.T) {
-	stores, svc, woken, now := setup(t)
-	ctx := context.Background()
-	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p2", AccountID: "acct_a", CreatedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
-	create := func(project string, m voiceops.Metric, enabled bool) voiceops.AlertRule {
-		t.Helper()
-		in := voiceops.RuleInput{Name: "r", Metric: m, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
-		if project != "" {
-			in.ProjectID = &project
-		}
-		p := in.Patch()
-		p.Enabled = &enabled
-		r, err := svc.CreateRule(ctx, "acct_a", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	create("p1", voiceops.MetricAPIErrors, true)
-	create("p1", voiceops.MetricAPIErrors, true) // the same scope: woken once
-	accountWide := create("", voiceops.MetricAPIErrors, true)
-	create("p2", voiceops.MetricAPIErrors, false)  // disabled: not evaluated
-	create("p2", voiceops.MetricCallCrashes, true) // not selected
-	apiErrors, ruleID := string(voiceops.MetricAPIErrors), accountWide.ID
-	byMetric := voiceops.Silence{ID: "sil_1", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchMetric, Value: &apiErrors}},
-		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
-	byRule := voiceops.Silence{ID: "sil_2", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchRuleID, Value: &ruleID}},
-		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
-	*now = t0.Add(time.Minute)
-	for _, c := range []struct {
-		name string
-		sil  voiceops.Silence
-		want []string
-	}{
-		{"ended now, by metric", byMetric, []string{"acct_a/", "acct_a/p1"}},
-		{"ended now, by rule", byRule, []string{"acct_a/"}},
-		{"removed before it started", voiceops.Silence{}, nil},
-		{"ended before", func() voiceops.Silence { s := byMetric; s.EndsAt = t0.Add(30 * time.Second); return s }(), nil},
-	} {
-		*woken = nil
-		svc.SilenceEnded(ctx, c.sil, *now)
-		got := slices.Sorted(slices.Values(*woken))
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: woken %v, want %v", c.name, got, c.want)
 		}
 	}
 }
