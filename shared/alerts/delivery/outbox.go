@@ -171,14 +171,31 @@ var ErrAttemptLimit = &voiceops.Error{Kind: voiceops.KindConflict, Message: fmt.
 // delivery changed meanwhile (409; the caller
 // may simply retry). It returns the delivery as queued.
 func (o *Outbox) Retry(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {
-	ep, err := o.endpoints.GetEndpoint(ctx, accountID, endpointID)
-	if err != nil {
-		return voiceops.Delivery{}, err
+	// The endpoint and the delivery are read at once (both keys are of
+	// the caller's account and endpoint); the delivery is dropped unread
+	// unless the endpoint is there and enabled.
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type read struct {
+		d   voiceops.Delivery
+		err error
 	}
-	if !ep.Enabled {
+	delivered := make(chan read, 1)
+	go func() {
+		d, err := o.deliveries.GetDelivery(readCtx, accountID, endpointID, deliveryID)
+		delivered <- read{d, err}
+	}()
+	ep, err := o.endpoints.GetEndpoint(readCtx, accountID, endpointID)
+	if err != nil || !ep.Enabled {
+		cancel()
+		<-delivered // no read outlives the call
+		if err != nil {
+			return voiceops.Delivery{}, err
+		}
 		return voiceops.Delivery{}, ErrEndpointDisabled
 	}
-	d, err := o.deliveries.GetDelivery(ctx, accountID, endpointID, deliveryID)
+	dr := <-delivered
+	d, err := dr.d, dr.err
 	if err != nil {
 		return voiceops.Delivery{}, err
 	}
