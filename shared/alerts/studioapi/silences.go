@@ -101,8 +101,8 @@ func (a *Alerts) createSilence(w http.ResponseWriter, r *http.Request, p httpapi
 // project: reads started as the matchers were read).
 type matcherErrors struct {
 	entries []matcherError
-	// wait waits for the lookups and returns the errors, or the first
-	// failed lookup's error; nil for no matchers. Memoized.
+	// waitFn waits for the lookups and returns the errors, or the first
+	// failed lookup's error (done sets it; nil for no matchers).
 	waitFn func() ([]voiceops.FieldError, error)
 }
 
