@@ -230,8 +230,9 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// rule, its deliveries and fanned-out mark (Outbox.Fanout);
 			// Query and GetItem the history routes.
 			on(tables.Deliveries, getItem, query, putItem, updateItem),
-			// api_errors (UpdateItem ADD), the wake-up of a changed rule's
-			// scope (a PutItem touch), and the metric series and preview
+			// api_errors (UpdateItem ADD), the wake-ups of a rule's or an
+			// ended silence's scope (the Put of a touch in the change's
+			// own transaction), and the metric series and preview
 			// (Query of minutes and roll-ups; a read compacts the closed
 			// minutes it finds: a conditional PutItem). Unused by the
 			// scenarios, kept: UpdateItem (a failed request's api_errors),
@@ -253,7 +254,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 			// kept: DeleteItem, the Delete of DELETE
 			// /v1/webhook-endpoints/{id}'s transaction.
 			on(tables.Config, getItem, query, putItem, updateItem, deleteItem),
-			// The delivery log (its index), test events, retries, fan-out.
+			// The delivery log (its index), test events (the event and its
+			// delivery: Puts of one transaction), retries, fan-out.
 			on(tables.Deliveries, getItem, putItem, updateItem).index("gsi1"),
 			on(tables.Metrics, updateItem), // a failed request's api_errors (unused by the scenarios, kept)
 			requestGuards,

@@ -45,12 +45,14 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 		return nil, err
 	}
 	db := dynamodb.NewFromConfig(cfg)
-	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable})
+	// With the metrics table, a rule's or a silence's write wakes the
+	// evaluator in its own transaction (voiceops.RuleStore, wake-ups).
+	stores := dynamo.NewStores(db, dynamo.TableNames{Config: env.ConfigTable, Deliveries: env.DeliveriesTable, Metrics: env.MetricsTable})
 	outbox := delivery.NewOutbox(stores, queue.NewSQS(sqs.NewFromConfig(cfg), env.DeliveryQueue), time.Now)
 	metrics := lambdamain.Metrics()
 	return emf.Flushing(metrics, handler(deps{
 		HTTP:  dynamohttp.Config(db, stores.Accounts, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics),
-		Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout, Touch: dynamo.NewMetricCounts(db, env.MetricsTable).Touch,
+		Rules: stores.Rules, Marks: stores.Evaluations, Fanout: outbox.Fanout,
 		History: stores.History, Endpoints: stores.Endpoints, Projects: stores.Accounts, Silences: stores.Silences,
 		Series:  &series.Reader{Minutes: metricstore.New(db, env.MetricsTable), Hours: metricstore.NewRollups(db, env.MetricsTable), Now: time.Now},
 		Console: consoleRoutes,
@@ -67,9 +69,6 @@ type deps struct {
 	// reads (alertgraph); nil shows the rules' own.
 	Marks  voiceops.EvaluationStore
 	Fanout alerting.Fanout
-	// Touch wakes the evaluator for a created or changed rule's scope
-	// (alertgraph.Deps.Touch: dynamo.MetricCounts.Touch).
-	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 	// Our additions: the rules' history (with the endpoints whose
 	// deliveries it shows), the metric series and the preview.
 	History   voiceops.HistoryStore
@@ -89,7 +88,7 @@ func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (even
 		consoleRoutes = console.Routes()
 	}
 	now := d.HTTP.Now
-	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Touch: d.Touch, Now: now, Log: d.HTTP.Log})
+	g := alertgraph.New(alertgraph.Deps{Rules: d.Rules, Marks: d.Marks, Fanout: d.Fanout, Now: now, Log: d.HTTP.Log})
 	return httpapi.LambdaHandler(httpapi.New(d.HTTP,
 		(&studioapi.Alerts{Rules: g.Rules, Service: g.Service,
 			History: d.History, Endpoints: d.Endpoints, Projects: d.Projects, Series: d.Series, Silences: d.Silences, Now: now}).Routes(),

@@ -224,10 +224,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	go trigger.Run(ctx)
-	// A created or changed rule's scope is touched, and evaluated through
-	// the trigger like stored data, as deployed.
+	// A created or changed rule's scope, and an ended silence's, is
+	// touched by the store's write (voiceops.RuleStore, wake-ups), and
+	// evaluated through the trigger like stored data, as deployed.
 	alerts := alertgraph.New(alertgraph.Deps{Rules: b.stores.Rules, Endpoints: b.stores.Endpoints, Marks: b.stores.Evaluations,
-		Fanout: b.dispatcher.Fanout, Touch: b.touch, Now: time.Now, Log: log})
+		Fanout: b.dispatcher.Fanout, Now: time.Now, Log: log})
 	svc := alerts.Service
 	// Outbound calls: the dialer, with the simulated provider (whose
 	// answered calls talk through the same engine as the voice intake), or
@@ -402,9 +403,6 @@ type backend struct {
 	// from now on, until ctx ends.
 	watchMetrics func(ctx context.Context, notify func(...metrics.Scope)) error
 	close        func()
-	// touch wakes watchMetrics for a scope, storing no data
-	// (alertgraph.Deps.Touch).
-	touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 }
 
 // openBackend uses DynamoDB and SQS when AWS_ENDPOINT_URL is set (creating
@@ -425,13 +423,14 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	if endpoint == "" {
 		mem := memory.New()
 		stores := mem.Stores()
+		ms := memory.NewMetrics()
+		mem.WakeWith(ms.Touch) // a wake-up notifies watchMetrics, storing no data
 		q := queue.NewMemory(func(ctx context.Context, m queue.Message) error { return d.Handle(ctx, m) }, queue.MemoryOptions{
 			OnDeadLetter: func(m queue.Message, err error) {
 				log.Error("delivery message dead-lettered", "delivery_id", m.DeliveryID, "error", err)
 			},
 		})
 		d = delivery.NewDispatcher(dispatcherConfig(stores, q))
-		ms := memory.NewMetrics()
 		watch := func(_ context.Context, notify func(...metrics.Scope)) error {
 			ms.OnAdd(func(s []metrics.Scope) { notify(s...) })
 			return nil
@@ -441,7 +440,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 			Handler: func(ctx context.Context, j voiceops.DialJob) error { return dial.Handle(ctx, j) },
 			GiveUp:  func(ctx context.Context, j voiceops.DialJob) error { return dial.GiveUp(ctx, j) }}
 		return backend{name: "memory", stores: stores, configs: mem.AgentConfigs(), destinations: mem.Destinations(), dni: mem.DNI(), calls: memory.NewCalls(), requests: memory.NewRequests(),
-			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, touch: ms.Touch, close: q.Close,
+			metrics: ms, rollups: memory.NewRollups(), dispatcher: d, watchMetrics: watch, close: q.Close,
 			pacer: memory.NewPacer(), dial: dq,
 			startDialer: func(_ context.Context, d *dialer.Dialer) func() { dial = d; return dq.Close },
 		}, nil
@@ -499,7 +498,7 @@ func openBackend(ctx context.Context, getenv func(string) string, o options, log
 	return backend{
 		name: "dynamodb and sqs at " + endpoint, stores: stores, configs: store.AgentConfigs(), destinations: dynamo.Destinations(store), dni: store.DNI(), metrics: metricstore.New(db, names.Metrics), rollups: metricstore.NewRollups(db, names.Metrics), dispatcher: d,
 		calls: dynamo.NewCalls(db, names.Calls), pacer: dynamo.NewPacer(db, names.Calls),
-		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch, touch: dynamo.NewMetricCounts(db, names.Metrics).Touch,
+		requests: dynamo.NewRequests(db, names.Requests, names.Config), watchMetrics: watch,
 		dial: &dialer.SQSQueue{Client: sqsClient, URL: outboundURL},
 		startDialer: func(ctx context.Context, d *dialer.Dialer) func() {
 			ctx, stop := context.WithCancel(ctx)

@@ -116,6 +116,12 @@ type AlertRule struct {
 	// not part of the stored rule: a read returns it nil. The tag tells
 	// whole-record checks (storetest) that stores never round-trip it.
 	Change *StateChange `store:"-"`
+	// Wake is set on a rule to be written that the evaluator should
+	// evaluate soon, not at its next scheduled run (the API sets it on an
+	// enabled rule it creates or changes): the store wakes the rule's
+	// scope in the same atomic write (see RuleStore on wake-ups). Like Change,
+	// it is not part of the stored rule: a read returns it false.
+	Wake bool `store:"-"`
 }
 
 // Announced returns the state the receivers were last told of, as far as
@@ -143,7 +149,7 @@ type RulePatch struct {
 // keeps unknown until the next evaluation.
 func (p RulePatch) Apply(r AlertRule, now time.Time) (AlertRule, bool) {
 	out := r
-	out.Change = nil
+	out.Change, out.Wake = nil, false
 	changed := applyPatch(p, &out)
 	if !changed {
 		return r, false

@@ -36,7 +36,7 @@ func (r AlertRule) Evaluated(o Outcome, at time.Time) (AlertRule, *AlertEvent) {
 	}
 	next := r
 	next.Version = r.Version + 1
-	next.Change = nil
+	next.Change, next.Wake = nil, false // an evaluation never wakes another
 	switch {
 	case o.Failed && r.State == StateAlert:
 		// The alert keeps firing on what was last measured.

@@ -29,8 +29,12 @@ type AlertEvent struct {
 // EventStore holds alert events. Events are created by RuleStore writes
 // (with the state change) or by PutEvent (test events).
 type EventStore interface {
-	// PutEvent stores an event that has no state change to go with it.
-	PutEvent(ctx context.Context, e AlertEvent) error
+	// PutEvent stores an event that has no state change to go with it
+	// (ErrAlreadyExists when its ID exists) and, in the same atomic write,
+	// the deliveries ds of it (a test event's one delivery, at most
+	// MaxEventDeliveries): the event and its deliveries exist together or
+	// not at all, so a fan-out of the event finds its deliveries made.
+	PutEvent(ctx context.Context, e AlertEvent, ds ...Delivery) error
 	GetEvent(ctx context.Context, accountID, eventID string) (AlertEvent, error)
 	// PendingEvents returns events not yet fanned out that were created at
 	// or before createdBefore, oldest first, at most limit.
@@ -38,6 +42,10 @@ type EventStore interface {
 	// MarkFannedOut records that an event's deliveries exist and are queued.
 	MarkFannedOut(ctx context.Context, accountID, eventID string) error
 }
+
+// MaxEventDeliveries bounds the deliveries PutEvent writes with an event
+// (one DynamoDB transaction holds at most 100 items).
+const MaxEventDeliveries = 99
 
 // DeliveryStatus is where a delivery stands.
 type DeliveryStatus string

@@ -92,6 +92,25 @@ func (s Silence) Selects(r AlertRule) bool {
 	return true
 }
 
+// WakeScopes returns the scopes an end of the silence wakes: the project
+// of each enabled rule of rules it selects ("" for the account-wide ones),
+// each once, in the order of rules. Every selected rule's scope is woken,
+// not only those it holds an event back for now: an evaluation that read
+// the silences before the end may still write one.
+func (s Silence) WakeScopes(rules []AlertRule) []string {
+	var out []string
+	for _, r := range rules {
+		project := ""
+		if r.ProjectID != nil {
+			project = *r.ProjectID
+		}
+		if r.Enabled && s.Selects(r) && !slices.Contains(out, project) {
+			out = append(out, project)
+		}
+	}
+	return out
+}
+
 // Silenced reports whether any of the silences covers r at `at`.
 func Silenced(silences []Silence, r AlertRule, at time.Time) bool {
 	return slices.ContainsFunc(silences, func(s Silence) bool { return s.Covers(r, at) })
@@ -125,8 +144,11 @@ type SilenceStore interface {
 	// CreateSilence stores s if the account has fewer than
 	// MaxActiveSilences silences not ended at now (else ErrSilenceLimit),
 	// atomically with respect to other creates. It keeps s until
-	// SilenceRetention after it ends.
-	CreateSilence(ctx context.Context, s Silence, now time.Time) error
+	// SilenceRetention after it ends. check, when not nil, is the caller's
+	// own validation of s that needs reads (its matchers' rule and
+	// project): the store runs it once, alongside its own first read, and
+	// writes nothing unless it returns nil, returning its error as is.
+	CreateSilence(ctx context.Context, s Silence, now time.Time, check func() error) error
 	// ListSilences returns the account's silences not ended at now or
 	// ended less than SilenceRetention before it, by CreatedAt then ID.
 	ListSilences(ctx context.Context, accountID string, now time.Time) ([]Silence, error)
@@ -137,7 +159,11 @@ type SilenceStore interface {
 	// EndSilence ends the silence at `at`: one in effect then ends at
 	// `at` (and is kept as ended), one starting later is removed, one
 	// already ended is left as it is. It returns the silence as it
-	// stands after (zero when removed), or ErrNotFound.
+	// stands after (zero when removed), or ErrNotFound. Ending one in
+	// effect wakes, in the same atomic write, the scopes of the rules it
+	// held back (WakeScopes of the account's rules, read alongside the
+	// silence; see RuleStore on wake-ups): a rule it held an event back for
+	// sends it within a poll of the stream, not at the next scheduled run.
 	EndSilence(ctx context.Context, accountID, id string, at time.Time) (Silence, error)
 }
 

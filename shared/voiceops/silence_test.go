@@ -1,6 +1,7 @@
 package voiceops
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -128,6 +129,39 @@ func TestCheckSilenceTimes(t *testing.T) {
 		}
 		if len(errs) > 0 && errs[0].Field != "ends_at" {
 			t.Errorf("%v..%v: names %s", c.starts, c.ends, errs[0].Field)
+		}
+	}
+}
+
+// TestWakeScopes: an end wakes the scope of each enabled rule the silence
+// selects, once, in the order of the rules; disabled, unselected and
+// other accounts' rules wake nothing.
+func TestWakeScopes(t *testing.T) {
+	p1, p2 := "p1", "p2"
+	rule := func(id, account string, project *string, m Metric, enabled bool) AlertRule {
+		return AlertRule{ID: id, AccountID: account, ProjectID: project, Metric: m, Enabled: enabled}
+	}
+	rules := []AlertRule{
+		rule("ar_1", "acct_a", &p1, MetricAPIErrors, true),
+		rule("ar_2", "acct_a", nil, MetricAPIErrors, true),
+		rule("ar_3", "acct_a", &p1, MetricAPIErrors, true), // p1 again
+		rule("ar_4", "acct_a", &p2, MetricAPIErrors, false),
+		rule("ar_5", "acct_a", &p2, MetricCallCrashes, true),
+		rule("ar_6", "acct_b", &p2, MetricAPIErrors, true),
+	}
+	apiErrors, wide := string(MetricAPIErrors), "ar_2"
+	for _, c := range []struct {
+		name string
+		sil  Silence
+		want []string
+	}{
+		{"by metric", Silence{AccountID: "acct_a", Matchers: []SilenceMatcher{{Name: MatchMetric, Value: &apiErrors}}}, []string{"p1", ""}},
+		{"by rule", Silence{AccountID: "acct_a", Matchers: []SilenceMatcher{{Name: MatchRuleID, Value: &wide}}}, []string{""}},
+		{"every rule", Silence{AccountID: "acct_a"}, []string{"p1", "", "p2"}},
+		{"by a project of disabled rules only", Silence{AccountID: "acct_a", Matchers: []SilenceMatcher{{Name: MatchProjectID, Value: &p2}, {Name: MatchMetric, Value: &apiErrors}}}, nil},
+	} {
+		if got := c.sil.WakeScopes(rules); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -33,10 +33,24 @@ type AccountStore interface {
 }
 
 // RuleStore holds alert rules.
+//
+// Wake-ups: a write of a rule marked Wake (AlertRule.Wake), and the end of a
+// silence (SilenceStore.EndSilence), also wake scopes: they ask for an
+// evaluation of the scope's rules (the account's project, or its
+// account-wide rules) within about a second, instead of at the next
+// scheduled run, in the same atomic write as the change itself, so the
+// change and its wake-up exist together or not at all. DynamoDB writes a
+// touch, an empty item, in the scope's partition of the metrics table
+// (dynamo.NewStores given its name), whose stream then evaluates the
+// scope as if data had come; memory calls its wake listener
+// (memory.Store.WakeWith) once the write is made. A store set up with
+// neither wakes nothing, and the schedule evaluates the scope within the
+// minute.
 type RuleStore interface {
 	// CreateRule stores a new rule if the account has fewer than
 	// MaxRulesPerAccount rules (else ErrRuleLimit) and, when the rule has a
-	// project, that project exists (else ErrProjectNotFound). Atomic.
+	// project, that project exists (else ErrProjectNotFound). Atomic, with
+	// the wake-up of the rule's scope when it is marked Wake.
 	CreateRule(ctx context.Context, r AlertRule) error
 	GetRule(ctx context.Context, accountID, ruleID string) (AlertRule, error)
 	ListRules(ctx context.Context, accountID string) ([]AlertRule, error)
@@ -44,7 +58,8 @@ type RuleStore interface {
 	// (else ErrConflictingWrite); r.Version must be expectVersion+1. When
 	// checkProject is set, r.ProjectID must name a project of the account.
 	// The events are stored (pending) in the same atomic write: a state
-	// change and the events it sends exist together or not at all.
+	// change and the events it sends exist together or not at all; so is
+	// the wake-up of the rule's scope when r is marked Wake.
 	UpdateRule(ctx context.Context, r AlertRule, expectVersion int64, checkProject bool, events ...AlertEvent) error
 	// DeleteRule removes a rule and frees its place under the limit. When
 	// events is not nil it is called with the rule being deleted, and the

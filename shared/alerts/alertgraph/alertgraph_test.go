@@ -10,28 +10,30 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// TestGraphWakesAndMarks: a created rule touches its scope at the graph's
-// clock, and the graph's reads show the evaluator's later mark.
+// TestGraphWakesAndMarks: a rule the graph's service creates is written
+// marked Wake, so the store touches its scope at the graph's clock, and
+// the graph's reads show the evaluator's later mark.
 func TestGraphWakesAndMarks(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	stores := memory.New().Stores()
+	mem := memory.New()
+	type touch struct {
+		account, project string
+		at               time.Time
+	}
+	var touched []touch
+	mem.WakeWith(func(_ context.Context, a, p string, at time.Time) error {
+		touched = append(touched, touch{a, p, at})
+		return nil
+	})
+	stores := mem.Stores()
 	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_1", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "proj_1", AccountID: "acct_1", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	type touch struct {
-		account, project string
-		at               time.Time
-	}
-	var touched []touch
 	g := New(Deps{Rules: stores.Rules, Endpoints: stores.Endpoints, Marks: stores.Evaluations,
-		Touch: func(_ context.Context, a, p string, at time.Time) error {
-			touched = append(touched, touch{a, p, at})
-			return nil
-		},
 		Now: func() time.Time { return t0 }, Log: slog.New(slog.DiscardHandler)})
 	proj := "proj_1"
 	r, err := g.Service.CreateRule(ctx, "acct_1", voiceops.RuleInput{Name: "n", ProjectID: &proj, Metric: voiceops.MetricAPIErrors,
@@ -54,9 +56,8 @@ func TestGraphWakesAndMarks(t *testing.T) {
 		t.Errorf("read rule evaluated at %v, want the mark %v", got.LastEvaluatedAt, mark)
 	}
 
-	// Without Touch and Marks (the webhooks function): nothing to wake,
-	// the rules' own times.
-	if g := New(Deps{Rules: stores.Rules, Now: time.Now}); g.Service.EvaluateSoon != nil || g.Rules != stores.Rules {
-		t.Errorf("graph without Touch and Marks: EvaluateSoon set %v, rules wrapped %v", g.Service.EvaluateSoon != nil, g.Rules != stores.Rules)
+	// Without Marks (the webhooks function): the rules' own times.
+	if g := New(Deps{Rules: stores.Rules, Now: time.Now}); g.Rules != stores.Rules {
+		t.Error("graph without Marks: rules wrapped")
 	}
 }

@@ -19,22 +19,17 @@ type Fanout func(ctx context.Context, e voiceops.AlertEvent) error
 
 // Service changes rules and endpoints. Fanout may be nil: the events are
 // stored with the change, and the evaluator's repair pass fans them out.
+//
+// An enabled rule it creates or changes is written marked Wake, so that
+// the store wakes its scope in the rule's own write (voiceops.RuleStore,
+// wake-ups): the evaluator evaluates the new rule within about a second
+// when its scope has data, and the schedule does anyway within the minute.
 type Service struct {
 	Rules     voiceops.RuleStore
 	Endpoints voiceops.EndpointStore
 	Fanout    Fanout
 	Now       func() time.Time
 	Log       *slog.Logger
-	// EvaluateSoon, when set, asks for an evaluation of a scope's rules
-	// (accountID, and projectID or "" for the account-wide ones) after a
-	// rule of it was created or changed, so that a new rule is evaluated
-	// within about a second when its scope has data. Deployed it writes an
-	// empty item on the metrics table (dynamo.MetricCounts.Touch), which
-	// the table's stream turns into an evaluation like any other data; the
-	// dev server's memory store notifies its trigger the same way
-	// (shared/alerts/alertgraph wires it). Best effort: the schedule evaluates
-	// the rule anyway.
-	EvaluateSoon func(ctx context.Context, accountID, projectID string) error
 }
 
 // updateAttempts bounds the optimistic-concurrency retries of a change:
@@ -48,60 +43,11 @@ func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Milliseco
 // that sends the required fields).
 func (s *Service) CreateRule(ctx context.Context, accountID string, body voiceops.RulePatch) (voiceops.AlertRule, error) {
 	rule := voiceops.NewRuleFrom(voiceops.NewID(voiceops.PrefixRule), accountID, body, s.now())
+	rule.Wake = rule.Enabled
 	if err := s.Rules.CreateRule(ctx, rule); err != nil {
 		return rule, err
 	}
-	s.evaluateSoon(ctx, rule)
 	return rule, nil
-}
-
-// evaluateSoon asks for an evaluation of the rule's scope when it is enabled.
-func (s *Service) evaluateSoon(ctx context.Context, r voiceops.AlertRule) {
-	if s.EvaluateSoon == nil || !r.Enabled {
-		return
-	}
-	var project string
-	if r.ProjectID != nil {
-		project = *r.ProjectID
-	}
-	if err := s.EvaluateSoon(ctx, r.AccountID, project); err != nil {
-		s.Log.ErrorContext(ctx, "asking for an evaluation", "rule_id", r.ID, "error", err)
-	}
-}
-
-// SilenceEnded asks for an evaluation of the scopes of the enabled rules
-// that sil, ended at `at` (DELETE /v1/silences/{id}), selects: a rule it
-// held back then sends the event its receivers missed within a poll of
-// the stream, instead of at the next scheduled run (up to a minute
-// later). Every selected rule's scope is woken, not only those holding
-// an event back now: an evaluation that read the silences before the end
-// may still write one. A silence removed before it started (zero) or
-// ended before `at` holds nothing back that `at` changes: nothing is
-// woken. Best effort, like a rule's wake-up: the schedule notices the end
-// anyway.
-func (s *Service) SilenceEnded(ctx context.Context, sil voiceops.Silence, at time.Time) {
-	if s.EvaluateSoon == nil || sil.ID == "" || sil.EndsAt.Before(at.UTC().Truncate(time.Millisecond)) {
-		return
-	}
-	rules, err := s.Rules.ListRules(ctx, sil.AccountID)
-	if err != nil {
-		s.Log.ErrorContext(ctx, "listing the rules of an ended silence", "silence_id", sil.ID, "error", err)
-		return
-	}
-	woken := map[string]bool{} // by project, "" for the account-wide rules
-	for _, r := range rules {
-		var project string
-		if r.ProjectID != nil {
-			project = *r.ProjectID
-		}
-		if !r.Enabled || !sil.Selects(r) || woken[project] {
-			continue
-		}
-		woken[project] = true
-		if err := s.EvaluateSoon(ctx, r.AccountID, project); err != nil {
-			s.Log.ErrorContext(ctx, "asking for an evaluation", "silence_id", sil.ID, "rule_id", r.ID, "error", err)
-		}
-	}
 }
 
 // PatchRule applies a patch to a rule. Disabling a firing rule resolves it:
@@ -117,6 +63,7 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 			return cur, nil
 		}
 		next.Version = cur.Version + 1
+		next.Wake = next.Enabled
 		// A disable tells the receivers of the state they were last told
 		// of, which a silence may have left behind the rule's.
 		prev := cur.State
@@ -138,7 +85,6 @@ func (s *Service) PatchRule(ctx context.Context, accountID, id string, patch voi
 			return cur, err
 		}
 		s.fanout(ctx, events)
-		s.evaluateSoon(ctx, next)
 		return next, nil
 	}
 }
@@ -174,8 +120,20 @@ func (s *Service) CreateEndpoint(ctx context.Context, accountID, secret string, 
 
 // PatchEndpoint applies a patch to an endpoint.
 func (s *Service) PatchEndpoint(ctx context.Context, accountID, id string, patch voiceops.EndpointPatch) (voiceops.WebhookEndpoint, error) {
+	cur, err := s.Endpoints.GetEndpoint(ctx, accountID, id)
+	if err != nil {
+		return cur, err
+	}
+	return s.PatchReadEndpoint(ctx, cur, patch)
+}
+
+// PatchReadEndpoint applies a patch to cur, the endpoint as the caller has
+// just read it, without reading it again: the write is conditional on
+// cur's version, and only a write in between makes it read the endpoint
+// again (then the patch applies to what it finds).
+func (s *Service) PatchReadEndpoint(ctx context.Context, cur voiceops.WebhookEndpoint, patch voiceops.EndpointPatch) (voiceops.WebhookEndpoint, error) {
 	now := s.now()
-	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+	return s.updateEndpoint(ctx, cur.AccountID, cur.ID, &cur, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
 		return patch.Apply(cur, now)
 	})
 }
@@ -184,17 +142,21 @@ func (s *Service) PatchEndpoint(ctx context.Context, accountID, id string, patch
 // keeps signing for overlap.
 func (s *Service) RotateSecret(ctx context.Context, accountID, id, secret string, overlap time.Duration) (voiceops.WebhookEndpoint, error) {
 	now := s.now()
-	return s.updateEndpoint(ctx, accountID, id, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
+	return s.updateEndpoint(ctx, accountID, id, nil, func(cur voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool) {
 		return voiceops.RotateSecret(cur, secret, overlap, now), true
 	})
 }
 
 // updateEndpoint reads, changes and conditionally writes an endpoint,
-// retrying when another writer got there first.
-func (s *Service) updateEndpoint(ctx context.Context, accountID, id string, change func(voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool)) (voiceops.WebhookEndpoint, error) {
+// retrying when another writer got there first. A read endpoint (read not
+// nil) stands for the first read.
+func (s *Service) updateEndpoint(ctx context.Context, accountID, id string, read *voiceops.WebhookEndpoint, change func(voiceops.WebhookEndpoint) (voiceops.WebhookEndpoint, bool)) (voiceops.WebhookEndpoint, error) {
 	for attempt := 1; ; attempt++ {
-		cur, err := s.Endpoints.GetEndpoint(ctx, accountID, id)
-		if err != nil {
+		var cur voiceops.WebhookEndpoint
+		var err error
+		if read != nil {
+			cur, read = *read, nil
+		} else if cur, err = s.Endpoints.GetEndpoint(ctx, accountID, id); err != nil {
 			return cur, err
 		}
 		next, changed := change(cur)

@@ -2,9 +2,9 @@ package alerting_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"testing"
 	"time"
 
@@ -15,9 +15,18 @@ import (
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
+// setup returns memory stores with an account and a project, a service
+// over them, the scopes the stores woke ("account/project") and the
+// service's clock.
 func setup(t *testing.T) (voiceops.Stores, *alerting.Service, *[]string, *time.Time) {
 	t.Helper()
-	stores := memory.New().Stores()
+	mem := memory.New()
+	var woken []string
+	mem.WakeWith(func(_ context.Context, accountID, projectID string, _ time.Time) error {
+		woken = append(woken, accountID+"/"+projectID)
+		return nil
+	})
+	stores := mem.Stores()
 	ctx := context.Background()
 	if err := stores.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
@@ -25,18 +34,14 @@ func setup(t *testing.T) (voiceops.Stores, *alerting.Service, *[]string, *time.T
 	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p1", AccountID: "acct_a", CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
-	var woken []string
 	now := t0
-	svc := &alerting.Service{Rules: stores.Rules, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		EvaluateSoon: func(_ context.Context, accountID, projectID string) error {
-			woken = append(woken, accountID+"/"+projectID)
-			return nil
-		}}
+	svc := &alerting.Service{Rules: stores.Rules, Now: func() time.Time { return now }, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return stores, svc, &woken, &now
 }
 
-// TestRuleChangesWakeTheirScope: creating or changing an enabled rule asks
-// for an evaluation of its scope; disabling one does not.
+// TestRuleChangesWakeTheirScope: creating or changing an enabled rule
+// writes it marked Wake, so the store wakes its scope; disabling one, or
+// a patch that changes nothing, does not.
 func TestRuleChangesWakeTheirScope(t *testing.T) {
 	_, svc, woken, _ := setup(t)
 	ctx := context.Background()
@@ -52,9 +57,15 @@ func TestRuleChangesWakeTheirScope(t *testing.T) {
 	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Threshold: &th}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Threshold: &th}); err != nil { // unchanged
+		t.Fatal(err)
+	}
 	off := false
 	if _, err := svc.PatchRule(ctx, "acct_a", r.ID, voiceops.RulePatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
+	}
+	if stored, _ := svc.Rules.GetRule(ctx, "acct_a", r.ID); stored.Wake {
+		t.Error("the stored rule reads back marked Wake")
 	}
 	want := []string{"acct_a/p1", "acct_a/", "acct_a/p1"}
 	if len(*woken) != len(want) {
@@ -166,60 +177,6 @@ func TestDisablingOrDeletingAHeldBackRuleTellsWhatTheReceiversKnew(t *testing.T)
 	}
 }
 
-// TestEndingASilenceWakesTheScopesItSelects: a silence ended now wakes the
-// scope of each enabled rule it selects, once per scope (the rules whose
-// event it held back then send it within a poll of the stream); a silence
-// removed before it started, or one that had already ended, wakes nothing.
-func TestEndingASilenceWakesTheScopesItSelects(t *testing.T) {
-	stores, svc, woken, now := setup(t)
-	ctx := context.Background()
-	if err := stores.Accounts.CreateProject(ctx, voiceops.Project{ID: "p2", AccountID: "acct_a", CreatedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
-	create := func(project string, m voiceops.Metric, enabled bool) voiceops.AlertRule {
-		t.Helper()
-		in := voiceops.RuleInput{Name: "r", Metric: m, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
-		if project != "" {
-			in.ProjectID = &project
-		}
-		p := in.Patch()
-		p.Enabled = &enabled
-		r, err := svc.CreateRule(ctx, "acct_a", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	create("p1", voiceops.MetricAPIErrors, true)
-	create("p1", voiceops.MetricAPIErrors, true) // the same scope: woken once
-	accountWide := create("", voiceops.MetricAPIErrors, true)
-	create("p2", voiceops.MetricAPIErrors, false)  // disabled: not evaluated
-	create("p2", voiceops.MetricCallCrashes, true) // not selected
-	apiErrors, ruleID := string(voiceops.MetricAPIErrors), accountWide.ID
-	byMetric := voiceops.Silence{ID: "sil_1", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchMetric, Value: &apiErrors}},
-		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
-	byRule := voiceops.Silence{ID: "sil_2", AccountID: "acct_a", Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchRuleID, Value: &ruleID}},
-		StartsAt: t0, EndsAt: t0.Add(time.Minute)}
-	*now = t0.Add(time.Minute)
-	for _, c := range []struct {
-		name string
-		sil  voiceops.Silence
-		want []string
-	}{
-		{"ended now, by metric", byMetric, []string{"acct_a/", "acct_a/p1"}},
-		{"ended now, by rule", byRule, []string{"acct_a/"}},
-		{"removed before it started", voiceops.Silence{}, nil},
-		{"ended before", func() voiceops.Silence { s := byMetric; s.EndsAt = t0.Add(30 * time.Second); return s }(), nil},
-	} {
-		*woken = nil
-		svc.SilenceEnded(ctx, c.sil, *now)
-		got := slices.Sorted(slices.Values(*woken))
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s: woken %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
 // listStarted is a rule store that tells when a ListRules has begun.
 type listStarted struct {
 	voiceops.RuleStore
@@ -264,5 +221,117 @@ func TestWithMarksReadsInParallelUnlessInProcess(t *testing.T) {
 	}
 	if local, ok := stores.Evaluations.(alerting.InProcess); !ok || !local.InProcess() {
 		t.Errorf("the memory store does not tell it is in process")
+	}
+}
+
+// countedEndpoints is an endpoint store that counts its GetEndpoint calls.
+type countedEndpoints struct {
+	voiceops.EndpointStore
+	gets *int
+}
+
+func (c countedEndpoints) GetEndpoint(ctx context.Context, accountID, id string) (voiceops.WebhookEndpoint, error) {
+	*c.gets++
+	return c.EndpointStore.GetEndpoint(ctx, accountID, id)
+}
+
+// TestPatchReadEndpointReadsOnlyAfterAConflict: a patch of the endpoint
+// the caller read writes without reading it again; when another write
+// came in between (cur is stale), it reads the endpoint once more and
+// applies the patch to what it finds, keeping the other write's change.
+func TestPatchReadEndpointReadsOnlyAfterAConflict(t *testing.T) {
+	stores, svc, _, now := setup(t)
+	ctx := context.Background()
+	gets := 0
+	svc.Endpoints = countedEndpoints{stores.Endpoints, &gets}
+	ep, err := svc.CreateEndpoint(ctx, "acct_a", "whsec_x", voiceops.EndpointInput{Name: "a", URL: "https://hooks.example.com/a", EventTypes: voiceops.EventTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "b"
+	got, err := svc.PatchReadEndpoint(ctx, ep, voiceops.EndpointPatch{Name: &name})
+	if err != nil || got.Name != "b" || got.Version != ep.Version+1 || gets != 0 {
+		t.Fatalf("patch of a fresh read: %+v, %v, %d reads; want name b, version %d, no read", got, err, gets, ep.Version+1)
+	}
+	*now = now.Add(time.Second)
+	u := "https://hooks.example.com/c"
+	if _, err := svc.PatchEndpoint(ctx, "acct_a", ep.ID, voiceops.EndpointPatch{URL: &u}); err != nil {
+		t.Fatal(err)
+	}
+	gets = 0
+	name = "d"
+	got, err = svc.PatchReadEndpoint(ctx, ep, voiceops.EndpointPatch{Name: &name}) // ep is two versions old
+	if err != nil || got.Name != "d" || got.URL != u || got.Version != ep.Version+3 || gets != 1 {
+		t.Errorf("patch of a stale read: %+v, %v, %d reads; want name d, url %s, version %d, one read", got, err, gets, u, ep.Version+3)
+	}
+	stored, err := stores.Endpoints.GetEndpoint(ctx, "acct_a", ep.ID)
+	if err != nil || stored.Name != "d" || stored.URL != u {
+		t.Errorf("stored %+v, %v", stored, err)
+	}
+}
+
+// getStarted is a rule store that tells when a GetRule has begun.
+type getStarted struct {
+	voiceops.RuleStore
+	started chan struct{}
+}
+
+func (g getStarted) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	close(g.started)
+	return g.RuleStore.GetRule(ctx, accountID, ruleID)
+}
+
+// failingMarks is an evaluation store (not in process) whose reads fail.
+type failingMarks struct{ voiceops.EvaluationStore }
+
+func (failingMarks) Marks(context.Context, string) (map[string]time.Time, error) {
+	return nil, voiceops.Errorf(voiceops.KindInternal, "marks unavailable")
+}
+
+// TestWithMarksGetRuleReadsInParallel: over a store with round trips, a
+// rule and its account's marks are read at once, and the rule shows its
+// scope's mark; a rule that is not the caller's is ErrNotFound whatever
+// the marks read gives, and a disabled rule ignores them.
+func TestWithMarksGetRuleReadsInParallel(t *testing.T) {
+	stores, svc, _, _ := setup(t)
+	ctx := context.Background()
+	p1 := "p1"
+	in := voiceops.RuleInput{Name: "r", ProjectID: &p1, Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}
+	r, err := svc.CreateRule(ctx, "acct_a", in.Patch())
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	in.Name = "off"
+	disabledIn := in.Patch()
+	disabledIn.Enabled = &off
+	disabled, err := svc.CreateRule(ctx, "acct_a", disabledIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := t0.Add(30 * time.Second)
+	if err := stores.Evaluations.MarkEvaluated(ctx, "acct_a", "p1", mark); err != nil {
+		t.Fatal(err)
+	}
+	parallel := func() voiceops.RuleStore {
+		started := make(chan struct{})
+		return alerting.WithMarks(getStarted{stores.Rules, started}, marksAfterList{stores.Evaluations, started})
+	}
+	got, err := parallel().GetRule(ctx, "acct_a", r.ID)
+	if err != nil || got.LastEvaluatedAt == nil || !got.LastEvaluatedAt.Equal(mark) {
+		t.Errorf("GetRule: last_evaluated_at %v, %v; want the mark %v", got.LastEvaluatedAt, err, mark)
+	}
+	if _, err := parallel().GetRule(ctx, "acct_b", r.ID); !errors.Is(err, voiceops.ErrNotFound) {
+		t.Errorf("GetRule of another account's rule: %v, want ErrNotFound", err)
+	}
+	broken := alerting.WithMarks(stores.Rules, failingMarks{stores.Evaluations})
+	if _, err := broken.GetRule(ctx, "acct_b", r.ID); !errors.Is(err, voiceops.ErrNotFound) {
+		t.Errorf("GetRule of another account's rule, marks failing: %v, want ErrNotFound", err)
+	}
+	if got, err := broken.GetRule(ctx, "acct_a", disabled.ID); err != nil || got.LastEvaluatedAt != nil {
+		t.Errorf("GetRule of a disabled rule, marks failing: %v, %v; want the rule as stored", got.LastEvaluatedAt, err)
+	}
+	if _, err := broken.GetRule(ctx, "acct_a", r.ID); err == nil {
+		t.Error("GetRule of an enabled rule, marks failing: want the marks' error, got none")
 	}
 }

@@ -25,9 +25,9 @@ type markedRules struct {
 type InProcess interface{ InProcess() bool }
 
 // WithMarks returns rules whose GetRule and ListRules apply the scope's
-// evaluation mark (voiceops.AlertRule.WithMark), at one more read each (in
-// parallel with the rules' for ListRules): what the API's reads use, so
-// that last_evaluated_at stays truthful. Writers (the Service, the
+// evaluation mark (voiceops.AlertRule.WithMark), at one more read each, in
+// parallel with the rules': what the API's reads use, so that
+// last_evaluated_at stays truthful. Writers (the Service, the
 // evaluator) use the store itself.
 func WithMarks(rules voiceops.RuleStore, marks voiceops.EvaluationStore) voiceops.RuleStore {
 	if marks == nil {
@@ -37,16 +37,46 @@ func WithMarks(rules voiceops.RuleStore, marks voiceops.EvaluationStore) voiceop
 	return markedRules{RuleStore: rules, marks: marks, inProcess: local != nil && local.InProcess()}
 }
 
+// GetRule reads the rule and the account's marks in parallel: the mark's
+// key needs the rule's project, so it reads them all (one Query of the
+// caller's account, like ListRules), and the request waits for one round
+// trip, not two. The marks are dropped unread when the rule is missing,
+// disabled or the read failed. An InProcess store reads the rule, then
+// its scope's mark.
 func (m markedRules) GetRule(ctx context.Context, accountID, ruleID string) (voiceops.AlertRule, error) {
+	if m.inProcess {
+		r, err := m.RuleStore.GetRule(ctx, accountID, ruleID)
+		if err != nil || !r.Enabled {
+			return r, err
+		}
+		mark, err := m.marks.Mark(ctx, accountID, projectOf(r))
+		if err != nil {
+			return voiceops.AlertRule{}, err
+		}
+		return r.WithMark(mark), nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type read struct {
+		marks map[string]time.Time
+		err   error
+	}
+	marked := make(chan read, 1)
+	go func() {
+		ms, err := m.marks.Marks(ctx, accountID)
+		marked <- read{ms, err}
+	}()
 	r, err := m.RuleStore.GetRule(ctx, accountID, ruleID)
 	if err != nil || !r.Enabled {
+		cancel()
+		<-marked // no read outlives the request
 		return r, err
 	}
-	mark, err := m.marks.Mark(ctx, accountID, projectOf(r))
-	if err != nil {
-		return voiceops.AlertRule{}, err
+	mr := <-marked
+	if mr.err != nil {
+		return voiceops.AlertRule{}, mr.err
 	}
-	return r.WithMark(mark), nil
+	return r.WithMark(mr.marks[projectOf(r)]), nil
 }
 
 // ListRules reads the rules and the account's marks in parallel: neither

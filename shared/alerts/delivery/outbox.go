@@ -99,18 +99,31 @@ func (o *Outbox) Fanout(ctx context.Context, e voiceops.AlertEvent) error {
 	now := o.now()
 	ds := make([]voiceops.Delivery, len(targets))
 	for i, ep := range targets {
-		due := now
-		ds[i] = voiceops.Delivery{
-			ID: voiceops.DeliveryID(e.ID, ep.ID), AccountID: e.AccountID, EndpointID: ep.ID, EventID: e.ID,
-			EventType: e.Type, Test: e.EndpointID != "", Status: voiceops.DeliveryPending, NextAttemptAt: &due,
-			CreatedAt: now, UpdatedAt: now,
-		}
+		ds[i] = newDelivery(e, ep.ID, now)
 	}
 	if len(ds) > 0 {
 		if err := o.deliveries.CreateDeliveries(ctx, ds); err != nil {
 			return fmt.Errorf("fan-out of %s: %w", e.ID, err)
 		}
 	}
+	return o.queueFirstAttempts(ctx, e, ds)
+}
+
+// newDelivery is the pending delivery of e to an endpoint, due now.
+func newDelivery(e voiceops.AlertEvent, endpointID string, now time.Time) voiceops.Delivery {
+	due := now
+	return voiceops.Delivery{
+		ID: voiceops.DeliveryID(e.ID, endpointID), AccountID: e.AccountID, EndpointID: endpointID, EventID: e.ID,
+		EventType: e.Type, Test: e.EndpointID != "", Status: voiceops.DeliveryPending, NextAttemptAt: &due,
+		CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// queueFirstAttempts queues the first attempt of each of e's stored
+// deliveries, then marks e fanned out. The mark comes only after every
+// send has succeeded: marked before, a failed send would leave a
+// delivery that nothing queues and the repair pass no longer looks at.
+func (o *Outbox) queueFirstAttempts(ctx context.Context, e voiceops.AlertEvent, ds []voiceops.Delivery) error {
 	for _, d := range ds {
 		if err := o.queue.Send(ctx, firstAttempt(d), 0); err != nil {
 			return fmt.Errorf("fan-out of %s: queueing %s: %w", e.ID, d.ID, err)
@@ -158,14 +171,31 @@ var ErrAttemptLimit = &voiceops.Error{Kind: voiceops.KindConflict, Message: fmt.
 // delivery changed meanwhile (409; the caller
 // may simply retry). It returns the delivery as queued.
 func (o *Outbox) Retry(ctx context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {
-	ep, err := o.endpoints.GetEndpoint(ctx, accountID, endpointID)
-	if err != nil {
-		return voiceops.Delivery{}, err
+	// The endpoint and the delivery are read at once (both keys are of
+	// the caller's account and endpoint); the delivery is dropped unread
+	// unless the endpoint is there and enabled.
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type read struct {
+		d   voiceops.Delivery
+		err error
 	}
-	if !ep.Enabled {
+	delivered := make(chan read, 1)
+	go func() {
+		d, err := o.deliveries.GetDelivery(readCtx, accountID, endpointID, deliveryID)
+		delivered <- read{d, err}
+	}()
+	ep, err := o.endpoints.GetEndpoint(readCtx, accountID, endpointID)
+	if err != nil || !ep.Enabled {
+		cancel()
+		<-delivered // no read outlives the call
+		if err != nil {
+			return voiceops.Delivery{}, err
+		}
 		return voiceops.Delivery{}, ErrEndpointDisabled
 	}
-	d, err := o.deliveries.GetDelivery(ctx, accountID, endpointID, deliveryID)
+	dr := <-delivered
+	d, err := dr.d, dr.err
 	if err != nil {
 		return voiceops.Delivery{}, err
 	}
@@ -199,11 +229,15 @@ const (
 )
 
 // SendTest sends a sample alerts.triggered event, marked "test": true, to
-// one endpoint alone: for POST /v1/webhook-endpoints/{id}/test (202). It
-// stores the event (pending, so the evaluator's repair pass would finish a
-// fan-out interrupted here), fans it out to ep, and returns the event and
-// its delivery as queued. The delivery follows the normal retry schedule;
-// to a disabled endpoint it ends "skipped".
+// ep alone (the endpoint as the caller read it: it is not read again):
+// for POST /v1/webhook-endpoints/{id}/test (202). It stores the event
+// (pending) and its delivery in one write, queues the delivery's first
+// attempt and marks the event fanned out, and returns the event and its
+// delivery as queued. A failure after the write leaves the event pending,
+// and the evaluator's repair pass finishes its fan-out (the delivery
+// exists: only its first attempt is queued again). The delivery follows
+// the normal retry schedule; to a disabled endpoint, or one deleted
+// meanwhile, it ends "skipped".
 func (o *Outbox) SendTest(ctx context.Context, ep voiceops.WebhookEndpoint) (voiceops.AlertEvent, voiceops.Delivery, error) {
 	now := o.now()
 	value := int64(1800)
@@ -214,16 +248,11 @@ func (o *Outbox) SendTest(ctx context.Context, ep voiceops.WebhookEndpoint) (voi
 	}
 	e := voiceops.NewAlertEvent(voiceops.EventTriggered, rule, voiceops.StateOK, now, true)
 	e.RuleID, e.EndpointID = "", ep.ID
-	if err := o.events.PutEvent(ctx, e); err != nil {
+	d := newDelivery(e, ep.ID, now)
+	if err := o.events.PutEvent(ctx, e, d); err != nil {
 		return voiceops.AlertEvent{}, voiceops.Delivery{}, err
 	}
-	if err := o.Fanout(ctx, e); err != nil {
-		return voiceops.AlertEvent{}, voiceops.Delivery{}, err
-	}
-	d, err := o.deliveries.GetDelivery(ctx, ep.AccountID, ep.ID, voiceops.DeliveryID(e.ID, ep.ID))
-	if err != nil {
-		// The endpoint was deleted between the caller's read and the
-		// fan-out: there is no delivery to show.
+	if err := o.queueFirstAttempts(ctx, e, []voiceops.Delivery{d}); err != nil {
 		return voiceops.AlertEvent{}, voiceops.Delivery{}, err
 	}
 	e.FannedOut = true

@@ -430,6 +430,85 @@ func TestSendTestToADisabledEndpointIsSkipped(t *testing.T) {
 	wantLog(t, e.delivery(ev, ep), voiceops.DeliverySkipped)
 }
 
+// TestSendTestToADeletedEndpointIsSkipped: an endpoint deleted between
+// the caller's read and the test's write still gets its delivery, which
+// the dispatcher logs as skipped.
+func TestSendTestToADeletedEndpointIsSkipped(t *testing.T) {
+	rc := newReceiver(t, nil)
+	e := newEnv(t, rc, envOptions{})
+	ep := e.endpoint("/hook", nil)
+	if err := e.stores.Endpoints.DeleteEndpoint(t.Context(), testAccount, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	ev, _, err := e.d.SendTest(t.Context(), ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.drain()
+	if n := len(rc.requests()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+	wantLog(t, e.delivery(ev, ep), voiceops.DeliverySkipped)
+}
+
+// unreadEndpoints is an endpoint store that must not be read.
+type unreadEndpoints struct{ voiceops.EndpointStore }
+
+func (unreadEndpoints) GetEndpoint(context.Context, string, string) (voiceops.WebhookEndpoint, error) {
+	return voiceops.WebhookEndpoint{}, errors.New("the endpoint was read again")
+}
+
+// TestSendTestWritesOnceAndRepairsAFailedSend: SendTest takes the endpoint
+// as the caller read it (no read of its own), writes the event and its
+// delivery together, queues the first attempt, then marks the event
+// fanned out. When the queue fails, the event stays pending with its
+// delivery: the repair pass's fan-out queues the same delivery's first
+// attempt and marks it.
+func TestSendTestWritesOnceAndRepairsAFailedSend(t *testing.T) {
+	rc := newReceiver(t, nil)
+	q := &recordingQueue{}
+	e := newEnv(t, rc, envOptions{queue: q})
+	ep := e.endpoint("/hook", nil)
+	out := delivery.NewOutbox(voiceops.Stores{Endpoints: unreadEndpoints{e.stores.Endpoints}, Events: e.stores.Events, Deliveries: e.stores.Deliveries}, q, e.clock.Now)
+	ev, d, err := out.SendTest(t.Context(), ep)
+	if err != nil {
+		t.Fatalf("SendTest: %v", err)
+	}
+	if got := q.take(t); got != (queue.Message{AccountID: testAccount, EndpointID: ep.ID, EventID: ev.ID, DeliveryID: d.ID, Attempt: 1}) {
+		t.Errorf("queued %+v, want the first attempt of %s", got, d.ID)
+	}
+	if stored := e.delivery(ev, ep); stored.Status != voiceops.DeliveryPending || !stored.Test || stored.EventID != ev.ID {
+		t.Errorf("stored delivery %+v", stored)
+	}
+	if got, err := e.stores.Events.GetEvent(t.Context(), testAccount, ev.ID); err != nil || !got.FannedOut {
+		t.Errorf("event after SendTest: fanned out %v, %v", got.FannedOut, err)
+	}
+
+	q.err = errors.New("queue down")
+	failed, _, err := out.SendTest(t.Context(), ep)
+	if err == nil {
+		t.Fatal("SendTest with the queue down: want an error, got none")
+	}
+	pending, err := e.stores.Events.PendingEvents(t.Context(), e.clock.Now(), 10)
+	if err != nil || len(pending) != 1 || pending[0].EndpointID != ep.ID {
+		t.Fatalf("pending events after a failed send: %+v, %v; want the test event", pending, err)
+	}
+	failed = pending[0]
+	if d := e.delivery(failed, ep); d.Status != voiceops.DeliveryPending || len(d.Attempts) != 0 {
+		t.Errorf("delivery of the failed send: %+v", d)
+	}
+	q.err = nil
+	if err := delivery.NewOutbox(e.stores, q, e.clock.Now).Fanout(t.Context(), failed); err != nil { // the repair pass's call
+		t.Fatal(err)
+	}
+	if got := q.take(t); got.DeliveryID != voiceops.DeliveryID(failed.ID, ep.ID) || got.Attempt != 1 {
+		t.Errorf("repair queued %+v, want the first attempt of the failed send's delivery", got)
+	}
+	if got, _ := e.stores.Events.GetEvent(t.Context(), testAccount, failed.ID); !got.FannedOut {
+		t.Error("the repaired event is still pending")
+	}
+}
+
 func TestDeliveryIDIsStable(t *testing.T) {
 	a := voiceops.DeliveryID("evt_1", "whe_1")
 	if a != voiceops.DeliveryID("evt_1", "whe_1") || !voiceops.ValidDeliveryID(a) || len(a) != len("dlv_")+22 {

@@ -56,7 +56,7 @@ func TestSilenceReadCapacity(t *testing.T) {
 	sil := func(acct string, from, to time.Time) {
 		must(t, stores.Silences.CreateSilence(ctx, voiceops.Silence{ID: voiceops.NewID(voiceops.PrefixSilence), AccountID: acct,
 			Matchers: []voiceops.SilenceMatcher{{Name: voiceops.MatchMetric, Value: ptr("call_crashes")}},
-			StartsAt: from, EndsAt: to, Comment: "load test of the carrier's trunk", CreatedAt: from}, now))
+			StartsAt: from, EndsAt: to, Comment: "load test of the carrier's trunk", CreatedAt: from}, now, nil))
 	}
 	for i := range ended {
 		sil("acct_cap0", now.Add(-time.Duration(i+2)*time.Hour), now.Add(-time.Duration(i+1)*time.Hour))

@@ -13,7 +13,7 @@ func (f *fixture) silence(acct string, until time.Duration, ms ...voiceops.Silen
 	f.t.Helper()
 	s := voiceops.Silence{ID: voiceops.NewID(voiceops.PrefixSilence), AccountID: acct, Matchers: ms,
 		StartsAt: f.now.Add(-time.Minute), EndsAt: f.now.Add(until), CreatedAt: f.now}
-	if err := f.stores.Silences.CreateSilence(context.Background(), s, f.now); err != nil {
+	if err := f.stores.Silences.CreateSilence(context.Background(), s, f.now, nil); err != nil {
 		f.t.Fatal(err)
 	}
 	return s

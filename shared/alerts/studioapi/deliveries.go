@@ -80,9 +80,9 @@ func (h *Webhooks) testEndpoint(w http.ResponseWriter, r *http.Request, p httpap
 	if err != nil {
 		return httpapi.NotFoundAs(err, "webhook endpoint")
 	}
-	e, d, err := h.Outbox.SendTest(r.Context(), ep)
+	e, d, err := h.Outbox.SendTest(r.Context(), ep) // the endpoint as read: not read again
 	if err != nil {
-		return httpapi.NotFoundAs(err, "webhook endpoint")
+		return err
 	}
 	httpapi.WriteJSON(w, http.StatusAccepted, testJSON{EventID: e.ID, DeliveryID: d.ID})
 	return nil
@@ -107,11 +107,14 @@ func (h *Webhooks) listDeliveries(w http.ResponseWriter, r *http.Request, p http
 		}
 		limit = n
 	}
-	if _, err := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id); err != nil {
-		return httpapi.NotFoundAs(err, "webhook endpoint")
-	}
-	ds, err := h.Deliveries.ListDeliveries(r.Context(), p.AccountID, id, limit)
-	if err != nil {
+	// The endpoint and its log are read at once (the log's key is of the
+	// caller's account and endpoint); the log is dropped unread unless the
+	// endpoint is there.
+	var ds []voiceops.Delivery
+	if _, err := h.endpointWith(r.Context(), p.AccountID, id, func(ctx context.Context) (err error) {
+		ds, err = h.Deliveries.ListDeliveries(ctx, p.AccountID, id, limit)
+		return err
+	}); err != nil {
 		return err
 	}
 	out := listJSON[deliveryJSON]{Data: make([]deliveryJSON, 0, len(ds))}
@@ -145,13 +148,13 @@ func (h *Webhooks) deliveryPayload(w http.ResponseWriter, r *http.Request, p htt
 	if err != nil {
 		return err
 	}
-	ep, err := h.Endpoints.GetEndpoint(r.Context(), p.AccountID, id)
-	if err != nil {
-		return httpapi.NotFoundAs(err, "webhook endpoint")
-	}
-	d, err := h.Deliveries.GetDelivery(r.Context(), p.AccountID, id, dlv)
-	if err != nil {
+	var d voiceops.Delivery
+	ep, err := h.endpointWith(r.Context(), p.AccountID, id, func(ctx context.Context) (err error) {
+		d, err = h.Deliveries.GetDelivery(ctx, p.AccountID, id, dlv)
 		return httpapi.NotFoundAs(err, "delivery")
+	})
+	if err != nil {
+		return err
 	}
 	e, err := h.Events.GetEvent(r.Context(), p.AccountID, d.EventID)
 	if err != nil {
@@ -172,6 +175,26 @@ func (h *Webhooks) deliveryPayload(w http.ResponseWriter, r *http.Request, p htt
 	out.Body = string(body)
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// endpointWith reads the account's endpoint id and, at the same time,
+// what belongs to it with read, whose keys must be of the same account and
+// endpoint: the request waits for one round trip, not two. When the
+// endpoint is not found (404 "webhook endpoint") or its read fails, read
+// is cancelled and what it read is dropped unseen; else read's error is
+// returned.
+func (h *Webhooks) endpointWith(ctx context.Context, accountID, id string, read func(context.Context) error) (voiceops.WebhookEndpoint, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- read(ctx) }()
+	ep, err := h.Endpoints.GetEndpoint(ctx, accountID, id)
+	if err != nil {
+		cancel()
+		<-done // no read outlives the request
+		return ep, httpapi.NotFoundAs(err, "webhook endpoint")
+	}
+	return ep, <-done
 }
 
 // pathDeliveryID reads {delivery_id}: malformed is 422, too long to be one is 404.

@@ -1,9 +1,11 @@
 package studioapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -57,17 +59,37 @@ func (a *Alerts) ruleHistory(w http.ResponseWriter, r *http.Request, p httpapi.C
 			return httpapi.BadRequest("cursor", "must be the cursor of a previous page")
 		}
 	}
-	if _, err := a.Rules.GetRule(r.Context(), p.AccountID, id); err != nil {
+	// The rule, its history and the account's endpoints (whose deliveries
+	// the changes show) are read at once: every key is of the caller's
+	// account, and the history and endpoints are dropped unread unless the
+	// rule is found there.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	var (
+		wg           sync.WaitGroup
+		changes      []voiceops.StateChange
+		next         string
+		historyErr   error
+		eps          []voiceops.WebhookEndpoint
+		endpointsErr error
+	)
+	wg.Go(func() { changes, next, historyErr = a.History.RuleHistory(ctx, p.AccountID, id, cursor, limit) })
+	wg.Go(func() { eps, endpointsErr = a.Endpoints.ListEndpoints(ctx, p.AccountID) })
+	_, err = a.Service.Rules.GetRule(ctx, p.AccountID, id) // the store's own: its existence, no marks
+	if err != nil {
+		cancel()
+	}
+	wg.Wait()
+	if err != nil {
 		return httpapi.NotFoundAs(err, "alert rule")
 	}
-	changes, next, err := a.History.RuleHistory(r.Context(), p.AccountID, id, cursor, limit)
-	if errors.Is(err, voiceops.ErrInvalidCursor) {
+	if errors.Is(historyErr, voiceops.ErrInvalidCursor) {
 		return httpapi.BadRequest("cursor", "must be the cursor of a previous page")
 	}
-	if err != nil {
-		return err
+	if historyErr != nil {
+		return historyErr
 	}
-	byEvent, err := a.eventDeliveries(r, p.AccountID, changes)
+	byEvent, err := a.eventDeliveries(r, p.AccountID, changes, eps, endpointsErr)
 	if err != nil {
 		return err
 	}
@@ -89,19 +111,17 @@ func (a *Alerts) ruleHistory(w http.ResponseWriter, r *http.Request, p httpapi.C
 }
 
 // eventDeliveries reads the deliveries of the changes' events to the
-// account's endpoints, by event ID, in the order of the endpoints.
-func (a *Alerts) eventDeliveries(r *http.Request, accountID string, changes []voiceops.StateChange) (map[string][]historyDeliveryJSON, error) {
+// account's endpoints eps (read with the history; epsErr the error of
+// that read, which only matters when a change sent an event), by event
+// ID, in the order of the endpoints.
+func (a *Alerts) eventDeliveries(r *http.Request, accountID string, changes []voiceops.StateChange, eps []voiceops.WebhookEndpoint, epsErr error) (map[string][]historyDeliveryJSON, error) {
 	var refs []voiceops.DeliveryRef
-	var eps []voiceops.WebhookEndpoint
 	for _, c := range changes {
 		if c.EventID == "" {
 			continue
 		}
-		if eps == nil {
-			var err error
-			if eps, err = a.Endpoints.ListEndpoints(r.Context(), accountID); err != nil {
-				return nil, err
-			}
+		if epsErr != nil {
+			return nil, epsErr
 		}
 		for _, ep := range eps {
 			refs = append(refs, voiceops.DeliveryRef{EndpointID: ep.ID, EventID: c.EventID})

@@ -23,7 +23,7 @@ import (
 // PATCH body sets its field of RulePatch.
 
 // notShown are the rule's fields that the API never shows.
-var notShown = []string{"AccountID", "Sequence", "SilencedFrom", "Version", "Change"}
+var notShown = []string{"AccountID", "Sequence", "SilencedFrom", "Version", "Change", "Wake"}
 
 // twoRules returns two rules that differ in every field, each set.
 func twoRules(t *testing.T) (a, b voiceops.AlertRule) {

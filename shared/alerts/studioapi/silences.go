@@ -1,10 +1,12 @@
 package studioapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -49,11 +51,11 @@ func (a *Alerts) createSilence(w http.ResponseWriter, r *http.Request, p httpapi
 	}
 	now := a.Now().UTC().Truncate(time.Millisecond)
 	s := voiceops.Silence{ID: voiceops.NewID(voiceops.PrefixSilence), AccountID: p.AccountID, StartsAt: now, CreatedAt: now}
+	var matchers matcherErrors
 	if raw, ok := o.Take("matchers", true, false); ok {
-		if s.Matchers, err = a.readMatchers(r, p.AccountID, raw, o); err != nil {
-			return err
-		}
+		s.Matchers, matchers = a.readMatchers(r.Context(), p.AccountID, raw)
 	}
+	defer matchers.wait() // no lookup outlives the request
 	startsOK, endsOK := true, false
 	if v, ok := o.Str("starts_at", false); ok {
 		if s.StartsAt, startsOK = parseTime(v); !startsOK {
@@ -75,29 +77,90 @@ func (a *Alerts) createSilence(w http.ResponseWriter, r *http.Request, p httpapi
 		}
 		s.Comment = v
 	}
-	if err := o.Done(); err != nil {
-		return err
+	if o.Done() != nil || matchers.failed() {
+		// Invalid whatever the lookups say: every error at once, the
+		// matchers' first (they are the body's first field read).
+		errs, err := matchers.wait()
+		if err != nil {
+			return err
+		}
+		return voiceops.Invalid(append(errs, o.Errors()...)...)
 	}
-	if err := a.Silences.CreateSilence(r.Context(), s, now); err != nil {
+	// Valid but for the lookups, which the store waits for alongside its
+	// first read: the matchers' rule and project are read in parallel
+	// with the account's silences version.
+	if err := a.Silences.CreateSilence(r.Context(), s, now, matchers.check); err != nil {
 		return err
 	}
 	httpapi.WriteJSON(w, http.StatusCreated, toSilenceJSON(s))
 	return nil
 }
 
-// readMatchers reads the matchers: [{name, value}], each name at most once.
-// A rule_id or project_id must name a rule or project of the caller's
-// account (another account's is no such rule or project). The error is a
-// failed lookup, not the caller's.
-func (a *Alerts) readMatchers(r *http.Request, accountID string, raw json.RawMessage, o *httpapi.Object) ([]voiceops.SilenceMatcher, error) {
-	var items []json.RawMessage
-	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
-		o.Fail("matchers", "must be an array of {name, value}")
+// matcherErrors are the field errors of the matchers, in body order, some
+// of them still being looked up (a rule_id's rule, a project_id's
+// project: reads started as the matchers were read).
+type matcherErrors struct {
+	entries []matcherError
+	// waitFn waits for the lookups and returns the errors, or the first
+	// failed lookup's error (done sets it; nil for no matchers).
+	waitFn func() ([]voiceops.FieldError, error)
+}
+
+// matcherError is one field error, or one lookup that may make one.
+type matcherError struct {
+	voiceops.FieldError
+	lookup func() (string, error) // the message ("" for none), once read
+}
+
+// failed reports whether a matcher is invalid without any lookup.
+func (m matcherErrors) failed() bool {
+	for _, e := range m.entries {
+		if e.lookup == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// wait returns every error of the matchers once the lookups are done.
+func (m matcherErrors) wait() ([]voiceops.FieldError, error) {
+	if m.waitFn == nil {
 		return nil, nil
 	}
+	return m.waitFn()
+}
+
+// check is the store's check of a valid body (SilenceStore.CreateSilence):
+// the lookups' errors as one 422.
+func (m matcherErrors) check() error {
+	errs, err := m.wait()
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return voiceops.Invalid(errs...)
+	}
+	return nil
+}
+
+// readMatchers reads the matchers: [{name, value}], each name at most once.
+// A rule_id or project_id must name a rule or project of the caller's
+// account (another account's is no such rule or project): those lookups
+// start here and run while the rest of the body is read; the errors
+// returned say, once waited for, what each found.
+func (a *Alerts) readMatchers(ctx context.Context, accountID string, raw json.RawMessage) ([]voiceops.SilenceMatcher, matcherErrors) {
+	var me matcherErrors
+	fail := func(field, msg string) {
+		me.entries = append(me.entries, matcherError{FieldError: voiceops.FieldError{Field: field, Message: msg}})
+	}
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		fail("matchers", "must be an array of {name, value}")
+		return nil, me.done()
+	}
 	if len(items) > len(voiceops.MatcherNames) {
-		o.Fail("matchers", fmt.Sprintf("must hold at most %d matchers, one per name", len(voiceops.MatcherNames)))
-		return nil, nil
+		fail("matchers", fmt.Sprintf("must hold at most %d matchers, one per name", len(voiceops.MatcherNames)))
+		return nil, me.done()
 	}
 	var out []voiceops.SilenceMatcher
 	seen := map[voiceops.MatcherName]bool{}
@@ -105,7 +168,7 @@ func (a *Alerts) readMatchers(r *http.Request, accountID string, raw json.RawMes
 		field := fmt.Sprintf("matchers[%d]", i)
 		m, err := httpapi.ParseObject(item)
 		if err != nil {
-			o.Fail(field, "must be an object {name, value}")
+			fail(field, "must be an object {name, value}")
 			continue
 		}
 		var sm voiceops.SilenceMatcher
@@ -123,28 +186,80 @@ func (a *Alerts) readMatchers(r *http.Request, accountID string, raw json.RawMes
 			m.Fail("name", "must not repeat another matcher's name")
 		}
 		seen[n] = true
+		var lookup func() (string, error)
 		if nameOK && known && valueOK {
 			sm = voiceops.SilenceMatcher{Name: n, Value: *value}
-			msg, err := a.checkMatcher(r, accountID, sm)
-			if err != nil {
-				return nil, err
-			}
+			msg, read := a.checkMatcher(accountID, sm)
 			if msg != "" {
 				m.Fail("value", msg)
 			}
+			if read != nil {
+				lookup = start(ctx, read)
+			}
 		}
+		before := len(m.Errors())
 		_ = m.Done()
-		for _, fe := range m.Errors() {
-			o.Fail(field+"."+fe.Field, fe.Message)
+		errs := m.Errors()
+		for _, fe := range errs[:before] {
+			fail(field+"."+fe.Field, fe.Message)
+		}
+		if lookup != nil {
+			me.entries = append(me.entries, matcherError{FieldError: voiceops.FieldError{Field: field + ".value"}, lookup: lookup})
+		}
+		for _, fe := range errs[before:] {
+			fail(field+"."+fe.Field, fe.Message)
 		}
 		out = append(out, sm)
 	}
-	return out, nil
+	return out, me.done()
 }
 
-// checkMatcher returns what is wrong with a matcher's value, "" when
-// nothing is; the error is a failed lookup.
-func (a *Alerts) checkMatcher(r *http.Request, accountID string, m voiceops.SilenceMatcher) (string, error) {
+// done sets the memoized wait of the errors read.
+func (m matcherErrors) done() matcherErrors {
+	entries := m.entries
+	m.waitFn = sync.OnceValues(func() ([]voiceops.FieldError, error) {
+		var out []voiceops.FieldError
+		var first error
+		for _, e := range entries {
+			if e.lookup == nil {
+				out = append(out, e.FieldError)
+				continue
+			}
+			msg, err := e.lookup()
+			if err != nil && first == nil {
+				first = err
+			}
+			if msg != "" {
+				out = append(out, voiceops.FieldError{Field: e.Field, Message: msg})
+			}
+		}
+		return out, first
+	})
+	return m
+}
+
+// start runs a lookup now and returns its result once done.
+func start(ctx context.Context, read func(context.Context) (string, error)) func() (string, error) {
+	type result struct {
+		msg string
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		msg, err := read(ctx)
+		ch <- result{msg, err}
+	}()
+	return sync.OnceValues(func() (string, error) {
+		r := <-ch
+		return r.msg, r.err
+	})
+}
+
+// checkMatcher returns what is wrong with a matcher's value that no read
+// is needed to tell ("" when nothing is), and the read that tells the
+// rest (nil when none is needed): whether its rule or project is one of
+// the account's. The read's error is a failed lookup, not the caller's.
+func (a *Alerts) checkMatcher(accountID string, m voiceops.SilenceMatcher) (string, func(context.Context) (string, error)) {
 	if m.Value == nil {
 		if m.Name == voiceops.MatchProjectID {
 			return "", nil
@@ -152,28 +267,37 @@ func (a *Alerts) checkMatcher(r *http.Request, accountID string, m voiceops.Sile
 		return "must be a string (null only for project_id: the account-wide rules)", nil
 	}
 	v := *m.Value
-	var err error
 	switch m.Name {
 	case voiceops.MatchRuleID:
+		const missing = "no such alert rule in this account"
 		if !voiceops.ValidRuleID(v) || len(v) > voiceops.MaxIDLength {
-			return "no such alert rule in this account", nil
+			return missing, nil
 		}
-		if _, err = a.Rules.GetRule(r.Context(), accountID, v); errors.Is(err, voiceops.ErrNotFound) {
-			return "no such alert rule in this account", nil
+		return "", func(ctx context.Context) (string, error) {
+			_, err := a.Service.Rules.GetRule(ctx, accountID, v) // the store's own: whether it exists, no marks
+			if errors.Is(err, voiceops.ErrNotFound) {
+				return missing, nil
+			}
+			return "", err
 		}
 	case voiceops.MatchProjectID:
+		const missing = "no such project in this account"
 		if !voiceops.ValidTenantID(v) {
-			return "no such project in this account", nil
+			return missing, nil
 		}
-		if _, err = a.Projects.GetProject(r.Context(), accountID, v); errors.Is(err, voiceops.ErrNotFound) {
-			return "no such project in this account", nil
+		return "", func(ctx context.Context) (string, error) {
+			_, err := a.Projects.GetProject(ctx, accountID, v)
+			if errors.Is(err, voiceops.ErrNotFound) {
+				return missing, nil
+			}
+			return "", err
 		}
 	case voiceops.MatchMetric:
 		if _, ok := voiceops.ParseEnum(v, voiceops.Metrics); !ok {
 			return voiceops.OneOf(voiceops.Metrics), nil
 		}
 	}
-	return "", err
+	return "", nil
 }
 
 func (a *Alerts) listSilences(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
@@ -189,8 +313,8 @@ func (a *Alerts) listSilences(w http.ResponseWriter, r *http.Request, p httpapi.
 	return nil
 }
 
-// deleteSilence ends the silence now (one not started yet is removed),
-// and wakes the evaluator for the rules it held back.
+// deleteSilence ends the silence now (one not started yet is removed);
+// the end wakes the evaluator for the rules it held back.
 func (a *Alerts) deleteSilence(w http.ResponseWriter, r *http.Request, p httpapi.Caller) error {
 	id := r.PathValue("silence_id")
 	if !voiceops.ValidSilenceID(id) {
@@ -199,12 +323,9 @@ func (a *Alerts) deleteSilence(w http.ResponseWriter, r *http.Request, p httpapi
 	if len(id) > voiceops.MaxIDLength {
 		return httpapi.NotFoundAs(voiceops.ErrNotFound, "silence")
 	}
-	now := a.Now()
-	ended, err := a.Silences.EndSilence(r.Context(), p.AccountID, id, now)
-	if err != nil {
+	if _, err := a.Silences.EndSilence(r.Context(), p.AccountID, id, a.Now()); err != nil {
 		return httpapi.NotFoundAs(err, "silence")
 	}
-	a.Service.SilenceEnded(r.Context(), ended, now)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -265,7 +265,7 @@ func (h *Webhooks) patchEndpoint(w http.ResponseWriter, r *http.Request, p httpa
 	if getErr != nil {
 		return httpapi.NotFoundAs(getErr, "webhook endpoint")
 	}
-	e, err := h.Service.PatchEndpoint(r.Context(), p.AccountID, id, patch)
+	e, err := h.Service.PatchReadEndpoint(r.Context(), cur, patch)
 	if err != nil {
 		return httpapi.NotFoundAs(err, "webhook endpoint")
 	}

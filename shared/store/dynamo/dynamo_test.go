@@ -37,6 +37,39 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestWakesContract: the wake-ups are the touches (items "T#...") the
+// stores write in the metrics table, by the scope of their partition.
+func TestWakesContract(t *testing.T) {
+	c := client(t)
+	db := awstest.Serial(c)
+	storetest.RunWakes(t, func(t *testing.T) (voiceops.Stores, storetest.Woken) {
+		names := newTables(t, c)
+		return dynamo.NewStores(db, names), func() []string {
+			var woken []string
+			p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(names.Metrics), ConsistentRead: aws.Bool(true)})
+			for p.HasMorePages() {
+				page, err := p.NextPage(t.Context())
+				if err != nil {
+					t.Fatalf("Scan: %v", err)
+				}
+				for _, it := range page.Items {
+					pk, _ := it["pk"].(*types.AttributeValueMemberS)
+					sk, _ := it["sk"].(*types.AttributeValueMemberS)
+					if pk == nil || sk == nil || !strings.HasPrefix(sk.Value, "T#") {
+						continue
+					}
+					acct, project, ok := dynamo.MetricScope(pk.Value)
+					if !ok {
+						t.Fatalf("a touch in partition %q", pk.Value)
+					}
+					woken = append(woken, acct+"/"+project)
+				}
+			}
+			return woken
+		}
+	})
+}
+
 func TestTableNames(t *testing.T) {
 	env := map[string]string{"CONFIG_TABLE": "c", "METRICS_TABLE": "m", "DELIVERIES_TABLE": "d", "CONVERSATIONS_TABLE": "v", "CALLS_TABLE": "o", "REQUESTS_TABLE": "r"}
 	got := dynamo.TableNamesFromEnv(func(k string) string { return env[k] })

@@ -156,8 +156,13 @@ func eventPut(table string, e voiceops.AlertEvent) *types.Put {
 	}
 }
 
-// PutEvent is one conditional PutItem: ErrAlreadyExists when the ID exists.
-func (s *Deliveries) PutEvent(ctx context.Context, e voiceops.AlertEvent) error {
+// PutEvent is one conditional PutItem: ErrAlreadyExists when the ID
+// exists. With deliveries, it is one transaction of the event's Put and a
+// conditional Put per delivery.
+func (s *Deliveries) PutEvent(ctx context.Context, e voiceops.AlertEvent, ds ...voiceops.Delivery) error {
+	if len(ds) > 0 {
+		return s.putEventWith(ctx, e, ds)
+	}
 	p := eventPut(s.table, e)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
@@ -172,6 +177,30 @@ func (s *Deliveries) PutEvent(ctx context.Context, e voiceops.AlertEvent) error 
 	}
 	if err != nil {
 		return wrap("PutEvent", err)
+	}
+	return nil
+}
+
+// putEventWith writes an event and its deliveries in one transaction.
+func (s *Deliveries) putEventWith(ctx context.Context, e voiceops.AlertEvent, ds []voiceops.Delivery) error {
+	if len(ds) > voiceops.MaxEventDeliveries {
+		return wrap("PutEvent", fmt.Errorf("%d deliveries with event %s: at most %d", len(ds), e.ID, voiceops.MaxEventDeliveries))
+	}
+	const event = 0
+	writes := []types.TransactWriteItem{event: {Put: eventPut(s.table, e)}}
+	for _, d := range ds {
+		writes = append(writes, s.txPutNew(encodeDelivery(d)))
+	}
+	o, err := s.transact(ctx, "PutEvent", writes)
+	switch {
+	case err != nil:
+		return err
+	case o.failed[event]:
+		return voiceops.ErrAlreadyExists
+	case !o.ok():
+		// A delivery's ID derives from its event's: one without the event
+		// is no fan-out of this new event's.
+		return wrap("PutEvent", fmt.Errorf("a delivery of the new event %s already exists", e.ID))
 	}
 	return nil
 }

@@ -397,3 +397,42 @@ func TestDeletesFreeTheirPlaceInTheSameTransaction(t *testing.T) {
 		txnWant(t, "item 1, the place", items[1], txnFreePlace("endpoint_count"))
 	})
 }
+
+// TestWakeIsInTheRulesTransaction: a rule written marked Wake sends its
+// wake-up, an unconditional Put of a touch in the scope's partition of
+// the metrics table, in the rule's own transaction: the create's, and an
+// update's (which is otherwise a PutItem).
+func TestWakeIsInTheRulesTransaction(t *testing.T) {
+	f := &txnRecordingDB{t: t}
+	s := dynamo.NewConfig(f, txnConfigTable, "test-deliveries").WakingIn("test-metrics")
+	proj := "proj_w"
+	r := voiceops.NewRule(voiceops.NewID(voiceops.PrefixRule), txnAccount, voiceops.RuleInput{Name: "w", ProjectID: &proj,
+		Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}, time.Now())
+	r.Wake = true
+	wantTouch := func(what string, items []types.TransactWriteItem, rest int) {
+		t.Helper()
+		if len(items) != rest+1 {
+			t.Fatalf("%s: %d items, want %d and the touch", what, len(items), rest)
+		}
+		touch := items[len(items)-1].Put
+		if touch == nil || aws.ToString(touch.TableName) != "test-metrics" || touch.ConditionExpression != nil ||
+			txnStr(touch.Item["pk"]) != dynamo.MetricPartition(txnAccount, proj) || len(txnStr(touch.Item["sk"])) < 3 || txnStr(touch.Item["sk"])[:2] != "T#" {
+			t.Errorf("%s: last item %+v, want an unconditional Put of a touch of %s in test-metrics", what, items[len(items)-1], dynamo.MetricPartition(txnAccount, proj))
+		}
+		for _, it := range items[:rest] {
+			if it.Put != nil && aws.ToString(it.Put.TableName) == "test-metrics" {
+				t.Errorf("%s: two touches", what)
+			}
+		}
+	}
+	if err := s.CreateRule(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	wantTouch("CreateRule", f.only(t), 3) // the place, the rule, its project's check
+	next := r
+	next.Threshold, next.Version = 2, r.Version+1
+	if err := s.UpdateRule(t.Context(), next, r.Version, false); err != nil {
+		t.Fatal(err)
+	}
+	wantTouch("UpdateRule", f.only(t), 1)
+}

@@ -17,8 +17,8 @@ import (
 //	evaluated_ms (number: unix milliseconds), expires_at
 //
 // An evaluation that changes no rule of a scope writes this one item
-// instead of one per rule. The API reads a rule's mark beside it (one more
-// GetItem), or the account's marks beside its list (one more Query).
+// instead of one per rule. The API reads the account's marks beside a
+// rule or the list of rules (one more Query, in parallel with the rules').
 const (
 	skMark          = "EVAL#"
 	attrEvaluatedMS = "evaluated_ms"

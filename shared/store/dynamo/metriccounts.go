@@ -46,17 +46,24 @@ func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string
 
 // Touch writes an empty item (no counts, no activity) in the scope's
 // partition: readers never read it, but the metrics table's stream sees a
-// new item and the evaluator evaluates the scope's rules (a rule just
-// created or changed is evaluated within a second).
+// new item and the evaluator evaluates the scope's rules. The API's
+// wake-ups write the same item in the transaction of the change that
+// wakes (Config: a rule just created or changed is evaluated within a
+// second).
 func (m *MetricCounts) Touch(ctx context.Context, accountID, projectID string, at time.Time) error {
-	minute := at.UTC().Truncate(time.Minute)
-	_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: item{
-		metricAttrPK:  avS(MetricPartition(accountID, projectID)),
-		metricAttrSK:  avS(MetricTouchKey()),
-		metricAttrTTL: avN(MetricExpiry(minute).Unix()),
-	}})
+	_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: touchItem(accountID, projectID, at)})
 	if err != nil {
 		return wrap("Touch", err)
 	}
 	return nil
+}
+
+// touchItem is a new touch of the scope at `at`: the item Touch puts, and
+// the Put of a wake-up in a rule's or a silence's transaction (Config).
+func touchItem(accountID, projectID string, at time.Time) item {
+	return item{
+		metricAttrPK:  avS(MetricPartition(accountID, projectID)),
+		metricAttrSK:  avS(MetricTouchKey()),
+		metricAttrTTL: avN(MetricExpiry(at.UTC().Truncate(time.Minute)).Unix()),
+	}
 }

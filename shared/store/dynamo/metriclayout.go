@@ -36,8 +36,9 @@ import (
 //	                        earlier minute) adds into it directly.
 //	sk = <minute>#<16 random>  the layout before (one item per write): read
 //	                        like a shard until its TTL deletes it.
-//	sk = T#<random>         a touch (MetricCounts.Touch): wakes the stream,
-//	                        never read.
+//	sk = T#<random>         a touch (a wake-up in a rule's or a silence's
+//	                        transaction, Config; MetricCounts.Touch): wakes
+//	                        the stream, never read.
 //
 // <minute> is the minute's unix seconds in MetricMinuteDigits digits.
 // Attributes of shards and closed minutes: one count per metric kind

@@ -72,7 +72,7 @@ func DecodeRule(it map[string]types.AttributeValue) (voiceops.AlertRule, error) 
 }
 
 // CreateRule is one transaction: take a place under the account's rule
-// limit, put the rule, and check its project.
+// limit, put the rule, check its project, and wake its scope (Wake).
 func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 	const place, put, project = 0, 1, 2
 	writes := []types.TransactWriteItem{
@@ -82,6 +82,7 @@ func (s *Config) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
 	if r.ProjectID != nil {
 		writes = append(writes, s.txExists(projectKey(r.AccountID, *r.ProjectID)))
 	}
+	writes = s.appendWake(writes, r)
 	o, err := s.transact(ctx, "CreateRule", writes)
 	switch {
 	case err != nil:
@@ -139,9 +140,12 @@ func (s *Config) ListRules(ctx context.Context, accountID string) ([]voiceops.Al
 //
 // With events, the Put and one Put per event (in the deliveries table) are
 // one transaction: the state change and its events are written together.
+// So are the Put and the wake-up of the rule's scope (Wake, in the metrics
+// table).
 func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
 	checkProject = checkProject && r.ProjectID != nil
-	if !checkProject && len(events) == 0 && r.Change == nil {
+	wake := r.Wake && s.wakes()
+	if !checkProject && len(events) == 0 && r.Change == nil && !wake {
 		return s.putVersion(ctx, "UpdateRule", encodeRule(r), expectVersion)
 	}
 	const put = 0
@@ -158,6 +162,7 @@ func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVer
 		// The history entry (history.go) goes with the state it records.
 		writes = append(writes, types.TransactWriteItem{Put: historyPut(s.deliveriesTable, r)})
 	}
+	writes = s.appendWake(writes, r)
 	o, err := s.transact(ctx, "UpdateRule", writes)
 	switch {
 	case err != nil:
@@ -172,6 +177,19 @@ func (s *Config) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVer
 		return wrap("UpdateRule", fmt.Errorf("an event of rule %s already exists", r.ID))
 	}
 	return nil
+}
+
+// appendWake adds the wake-up of r's scope, at its update time, to the
+// writes of r when r is marked Wake and the store writes wake-ups.
+func (s *Config) appendWake(writes []types.TransactWriteItem, r voiceops.AlertRule) []types.TransactWriteItem {
+	if !r.Wake || !s.wakes() {
+		return writes
+	}
+	project := ""
+	if r.ProjectID != nil {
+		project = *r.ProjectID
+	}
+	return append(writes, s.txWake(r.AccountID, project, r.UpdatedAt))
 }
 
 // ListEnabledRules is one Query of the sparse evaluator index per page.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -102,12 +103,26 @@ func decodeSilences(op string, items []item, keep func(voiceops.Silence) bool) (
 	return out, nil
 }
 
-// CreateSilence reads the account's silences version (GetItem) and its
-// silences not ended (Query), then writes the silence and the next
-// version in one transaction, conditional on the version read.
-func (s *Config) CreateSilence(ctx context.Context, sil voiceops.Silence, now time.Time) error {
-	for range silenceAttempts {
+// CreateSilence reads the account's silences version (GetItem, with the
+// caller's check alongside), then its silences not ended (Query), then
+// writes the silence and the next version in one transaction, conditional
+// on the version read. The version is read before the silences, never
+// with them: a create that the Query missed has then bumped the version
+// read, and the condition fails; read the other way round, the Query
+// could miss a create whose bump the version shows, and a 101st silence
+// pass the limit.
+func (s *Config) CreateSilence(ctx context.Context, sil voiceops.Silence, now time.Time, check func() error) error {
+	for attempt := range silenceAttempts {
+		var checkErr error
+		var wg sync.WaitGroup
+		if attempt == 0 && check != nil {
+			wg.Go(func() { checkErr = check() })
+		}
 		acct, found, err := s.get(ctx, "CreateSilence", accountKey(sil.AccountID))
+		wg.Wait()
+		if checkErr != nil {
+			return checkErr
+		}
 		if err != nil {
 			return err
 		}
@@ -176,14 +191,28 @@ func (s *Config) ActiveSilences(ctx context.Context, accountID string, at time.T
 	return decodeSilences("ActiveSilences", items, func(x voiceops.Silence) bool { return !x.Ended(at) })
 }
 
-// EndSilence finds the silence in the account's (one Query), then removes
-// it (a silence not started yet) or moves it to its new end (a Delete and
-// a Put in one transaction).
+// EndSilence finds the silence in the account's (one Query) and, when the
+// store writes wake-ups, reads the account's rules alongside (one more
+// Query, in parallel), then removes it (a silence not started yet) or
+// moves it to its new end with the wake-ups of the scopes it selects (a
+// Delete, a Put and a Put per scope in one transaction).
 func (s *Config) EndSilence(ctx context.Context, accountID, id string, at time.Time) (voiceops.Silence, error) {
 	for range silenceAttempts {
+		var (
+			wg       sync.WaitGroup
+			rules    []voiceops.AlertRule
+			rulesErr error
+		)
+		if s.wakes() {
+			wg.Go(func() { rules, rulesErr = s.ListRules(ctx, accountID) })
+		}
 		all, err := s.ListSilences(ctx, accountID, at)
+		wg.Wait()
 		if err != nil {
 			return voiceops.Silence{}, err
+		}
+		if rulesErr != nil {
+			return voiceops.Silence{}, rulesErr
 		}
 		var cur *voiceops.Silence
 		for i := range all {
@@ -206,6 +235,9 @@ func (s *Config) EndSilence(ctx context.Context, accountID, id string, at time.T
 		if !at.Before(cur.StartsAt) {
 			ended.EndsAt = at.UTC().Truncate(time.Millisecond)
 			writes = append(writes, s.txPutNew(encodeSilence(ended)))
+			for _, project := range ended.WakeScopes(rules) {
+				writes = append(writes, s.txWake(accountID, project, at))
+			}
 		}
 		o, err := s.transact(ctx, "EndSilence", writes)
 		switch {
@@ -214,7 +246,7 @@ func (s *Config) EndSilence(ctx context.Context, accountID, id string, at time.T
 		case !o.ok():
 			continue // ended by another request meanwhile: read again
 		case len(writes) == 1:
-			return voiceops.Silence{}, nil
+			return voiceops.Silence{}, nil // removed before it started
 		}
 		return ended, nil
 	}

@@ -104,7 +104,7 @@ func newStore(db DB, table string) store {
 // for what uses them all (the dev server, tests). A function builds only
 // the stores it uses: NewConfig, NewDeliveries, NewConversations.
 func NewStores(db DB, names TableNames) voiceops.Stores {
-	c := NewConfig(db, names.Config, names.Deliveries)
+	c := NewConfig(db, names.Config, names.Deliveries).WakingIn(names.Metrics)
 	d := NewDeliveries(db, names.Deliveries)
 	return voiceops.Stores{Accounts: c, Rules: c, Endpoints: c, Events: d, Deliveries: d, Conversations: NewConversations(db, names.Conversations), Evaluations: c, History: d, Silences: c}
 }

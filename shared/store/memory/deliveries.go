@@ -25,12 +25,17 @@ func (s *Store) CreateDeliveries(_ context.Context, ds []voiceops.Delivery) erro
 		if _, ok := s.deliveries[d.AccountID][d.ID]; ok {
 			continue
 		}
-		if s.deliveries[d.AccountID] == nil {
-			s.deliveries[d.AccountID] = map[string]voiceops.Delivery{}
-		}
-		s.deliveries[d.AccountID][d.ID] = copyDelivery(d)
+		s.putDeliveryLocked(d)
 	}
 	return nil
+}
+
+// putDeliveryLocked stores a delivery; the caller holds s.mu for writing.
+func (s *Store) putDeliveryLocked(d voiceops.Delivery) {
+	if s.deliveries[d.AccountID] == nil {
+		s.deliveries[d.AccountID] = map[string]voiceops.Delivery{}
+	}
+	s.deliveries[d.AccountID][d.ID] = copyDelivery(d)
 }
 
 func (s *Store) GetDelivery(_ context.Context, accountID, endpointID, deliveryID string) (voiceops.Delivery, error) {

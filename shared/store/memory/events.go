@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -36,13 +37,24 @@ func (s *Store) expired(t time.Time) bool {
 	return !t.Add(voiceops.DeliveryLogTTL).After(s.now())
 }
 
-func (s *Store) PutEvent(_ context.Context, e voiceops.AlertEvent) error {
+func (s *Store) PutEvent(_ context.Context, e voiceops.AlertEvent, ds ...voiceops.Delivery) error {
+	if len(ds) > voiceops.MaxEventDeliveries {
+		return fmt.Errorf("memory: PutEvent: %d deliveries with event %s: at most %d", len(ds), e.ID, voiceops.MaxEventDeliveries)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.eventLiveLocked(e.AccountID, e.ID); ok {
 		return voiceops.ErrAlreadyExists
 	}
+	for _, d := range ds {
+		if _, ok := s.deliveries[d.AccountID][d.ID]; ok {
+			return fmt.Errorf("memory: PutEvent: a delivery of the new event %s already exists", e.ID)
+		}
+	}
 	s.putEventLocked(e)
+	for _, d := range ds {
+		s.putDeliveryLocked(d)
+	}
 	return nil
 }
 

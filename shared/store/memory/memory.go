@@ -51,6 +51,38 @@ type Store struct {
 	destinations map[string]voiceops.DestinationPolicy
 	// now tells expired events and deliveries (DeliveryLogTTL) apart.
 	now func() time.Time
+	// wake is the wake-up listener (WakeWith); nil wakes nothing.
+	wake func(ctx context.Context, accountID, projectID string, at time.Time) error
+}
+
+// WakeWith sets f to be called with the scope of each wake-up the store
+// writes (voiceops.RuleStore, wake-ups: a rule written marked Wake, a
+// silence ended), once the write is made and outside the store's lock, so
+// that f may evaluate the scope at once: memory.Metrics.Touch, whose
+// listener the dev server's trigger is. Set it before the store is used.
+// Its error is not the write's, which is made: the schedule evaluates the
+// scope anyway.
+func (s *Store) WakeWith(f func(ctx context.Context, accountID, projectID string, at time.Time) error) {
+	s.wake = f
+}
+
+// wakeScope calls the wake-up listener, if any, for a scope.
+func (s *Store) wakeScope(ctx context.Context, accountID, projectID string, at time.Time) {
+	if s.wake != nil {
+		_ = s.wake(ctx, accountID, projectID, at)
+	}
+}
+
+// wakeRule wakes r's scope when r is marked Wake.
+func (s *Store) wakeRule(ctx context.Context, r voiceops.AlertRule) {
+	if !r.Wake {
+		return
+	}
+	project := ""
+	if r.ProjectID != nil {
+		project = *r.ProjectID
+	}
+	s.wakeScope(ctx, r.AccountID, project, r.UpdatedAt)
 }
 
 // New returns an empty store.
@@ -248,7 +280,15 @@ func (s *Store) RevokeKey(_ context.Context, accountID, keyID string, at time.Ti
 	return voiceops.Key{}, voiceops.ErrNotFound
 }
 
-func (s *Store) CreateRule(_ context.Context, r voiceops.AlertRule) error {
+func (s *Store) CreateRule(ctx context.Context, r voiceops.AlertRule) error {
+	if err := s.createRule(r); err != nil {
+		return err
+	}
+	s.wakeRule(ctx, r)
+	return nil
+}
+
+func (s *Store) createRule(r voiceops.AlertRule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.accounts[r.AccountID]; !ok {
@@ -307,7 +347,7 @@ func copyRules(rules map[string]voiceops.AlertRule) []voiceops.AlertRule {
 		r.Since = cloneInto(&times, r.Since)
 		r.LastEvaluatedAt = cloneInto(&times, r.LastEvaluatedAt)
 		r.CurrentValue = cloneInto(&ints, r.CurrentValue)
-		r.Change = nil
+		r.Change, r.Wake = nil, false
 		out = append(out, r)
 	}
 	return out
@@ -330,7 +370,15 @@ func cloneInto[T any](arr *[]T, p *T) *T {
 	return &(*arr)[len(*arr)-1]
 }
 
-func (s *Store) UpdateRule(_ context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
+func (s *Store) UpdateRule(ctx context.Context, r voiceops.AlertRule, expectVersion int64, checkProject bool, events ...voiceops.AlertEvent) error {
+	if err := s.updateRule(r, expectVersion, checkProject, events); err != nil {
+		return err
+	}
+	s.wakeRule(ctx, r)
+	return nil
+}
+
+func (s *Store) updateRule(r voiceops.AlertRule, expectVersion int64, checkProject bool, events []voiceops.AlertEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.rules[r.AccountID][r.ID]
@@ -479,7 +527,7 @@ func copyRule(r voiceops.AlertRule) voiceops.AlertRule {
 	r.Since = clonePtr(r.Since)
 	r.LastEvaluatedAt = clonePtr(r.LastEvaluatedAt)
 	r.CurrentValue = clonePtr(r.CurrentValue)
-	r.Change = nil // written as a history entry, never part of the rule
+	r.Change, r.Wake = nil, false // a history entry and a wake-up, never part of the rule
 	return r
 }
 

@@ -23,8 +23,14 @@ func kept(s voiceops.Silence, now time.Time) bool {
 	return now.Before(s.EndsAt.Add(voiceops.SilenceRetention))
 }
 
-// CreateSilence counts and stores under the one lock.
-func (s *Store) CreateSilence(_ context.Context, sil voiceops.Silence, now time.Time) error {
+// CreateSilence runs the caller's check, then counts and stores under the
+// one lock.
+func (s *Store) CreateSilence(_ context.Context, sil voiceops.Silence, now time.Time, check func() error) error {
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.accounts[sil.AccountID]; !ok {
@@ -75,21 +81,39 @@ func (s *Store) silencesWhere(accountID string, keep func(voiceops.Silence) bool
 	return out
 }
 
-func (s *Store) EndSilence(_ context.Context, accountID, id string, at time.Time) (voiceops.Silence, error) {
+// EndSilence ends the silence under the one lock, then wakes the scopes
+// of the rules it selects (WakeWith), as the end's own write would.
+func (s *Store) EndSilence(ctx context.Context, accountID, id string, at time.Time) (voiceops.Silence, error) {
+	ended, wake, err := s.endSilence(accountID, id, at)
+	if err != nil {
+		return ended, err
+	}
+	for _, project := range wake {
+		s.wakeScope(ctx, accountID, project, at)
+	}
+	return ended, nil
+}
+
+func (s *Store) endSilence(accountID, id string, at time.Time) (voiceops.Silence, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.silences[accountID][id]
 	if !ok || !kept(x, at) {
-		return voiceops.Silence{}, voiceops.ErrNotFound
+		return voiceops.Silence{}, nil, voiceops.ErrNotFound
 	}
 	switch {
 	case x.Ended(at):
+		return cloneSilence(x), nil, nil
 	case at.Before(x.StartsAt):
 		delete(s.silences[accountID], id)
-		return voiceops.Silence{}, nil
-	default:
-		x.EndsAt = at.UTC().Truncate(time.Millisecond)
-		s.silences[accountID][id] = x
+		return voiceops.Silence{}, nil, nil
 	}
-	return cloneSilence(x), nil
+	x.EndsAt = at.UTC().Truncate(time.Millisecond)
+	s.silences[accountID][id] = x
+	rules := make([]voiceops.AlertRule, 0, len(s.rules[accountID]))
+	for _, r := range s.rules[accountID] {
+		rules = append(rules, r)
+	}
+	voiceops.SortRules(rules)
+	return cloneSilence(x), x.WakeScopes(rules), nil
 }

@@ -16,6 +16,7 @@ import (
 func RunEvents(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Helper()
 	t.Run("PutGet", func(t *testing.T) { testEventPutGet(t, newStores) })
+	t.Run("PutWithDeliveries", func(t *testing.T) { testEventPutWithDeliveries(t, newStores) })
 	t.Run("Pending", func(t *testing.T) { testEventsPending(t, newStores) })
 	t.Run("Expiry", func(t *testing.T) { testEventsExpiry(t, newStores) })
 }
@@ -81,6 +82,58 @@ func testEventPutGet(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	wantErr(t, "GetEvent of another account", err, voiceops.ErrNotFound)
 	wantErr(t, "MarkFannedOut unknown", s.Events.MarkFannedOut(ctx(t), "acct_a", "evt_missing"), voiceops.ErrNotFound)
 	wantErr(t, "MarkFannedOut of another account", s.Events.MarkFannedOut(ctx(t), "acct_b", e.ID), voiceops.ErrNotFound)
+}
+
+// testEventPutWithDeliveries: PutEvent with deliveries writes the event
+// (pending) and its deliveries together, or nothing: a refused event or a
+// delivery that exists already leaves every item of the call unwritten.
+func testEventPutWithDeliveries(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
+	s := newStores(t)
+	test := newEvent("acct_a", recent(2))
+	test.RuleID, test.EndpointID = "", "whe_a"
+	d := newDelivery("acct_a", "whe_a", test.CreatedAt)
+	d.ID, d.EventID, d.Test = voiceops.DeliveryID(test.ID, "whe_a"), test.ID, true
+	mustNil(t, "PutEvent with its delivery", s.Events.PutEvent(ctx(t), test, d))
+	got, err := s.Events.GetEvent(ctx(t), "acct_a", test.ID)
+	mustNil(t, "GetEvent", err)
+	checkEvent(t, "event put with its delivery", test, got)
+	checkDelivery(t, "delivery put with its event", d, getDelivery(t, s, d))
+	pending, err := s.Events.PendingEvents(ctx(t), time.Now(), 10)
+	mustNil(t, "PendingEvents", err)
+	if !slices.Equal(eventIDs(pending), []string{test.ID}) {
+		t.Errorf("PendingEvents: want the event put with its delivery %s, got %v", test.ID, eventIDs(pending))
+	}
+
+	// The same event again, with a new delivery: refused, the delivery unwritten.
+	other := newDelivery("acct_a", "whe_b", test.CreatedAt)
+	other.ID, other.EventID = voiceops.DeliveryID(test.ID, "whe_b"), test.ID
+	wantErr(t, "PutEvent of an existing ID with a delivery", s.Events.PutEvent(ctx(t), test, other), voiceops.ErrAlreadyExists)
+	_, err = s.Deliveries.GetDelivery(ctx(t), "acct_a", "whe_b", other.ID)
+	wantErr(t, "GetDelivery of a refused event's delivery", err, voiceops.ErrNotFound)
+
+	// A new event whose delivery exists: nothing is written, the stored
+	// delivery is left as it was.
+	fresh := newEvent("acct_a", recent(1))
+	taken := d
+	taken.EventID, taken.Status, taken.NextAttemptAt = fresh.ID, voiceops.DeliveryFailed, nil
+	if err := s.Events.PutEvent(ctx(t), fresh, taken); err == nil {
+		t.Error("PutEvent with a delivery that exists: want an error, got none")
+	}
+	_, err = s.Events.GetEvent(ctx(t), "acct_a", fresh.ID)
+	wantErr(t, "GetEvent of an event whose delivery existed", err, voiceops.ErrNotFound)
+	checkDelivery(t, "delivery after a refused second put", d, getDelivery(t, s, d))
+
+	// Past MaxEventDeliveries: refused, nothing written.
+	many := newEvent("acct_a", recent(1))
+	ds := make([]voiceops.Delivery, voiceops.MaxEventDeliveries+1)
+	for i := range ds {
+		ds[i] = newDelivery("acct_a", fmt.Sprintf("whe_%d", i), many.CreatedAt)
+	}
+	if err := s.Events.PutEvent(ctx(t), many, ds...); err == nil {
+		t.Errorf("PutEvent with %d deliveries: want an error, got none", len(ds))
+	}
+	_, err = s.Events.GetEvent(ctx(t), "acct_a", many.ID)
+	wantErr(t, "GetEvent of an event put with too many deliveries", err, voiceops.ErrNotFound)
 }
 
 func testEventsPending(t *testing.T, newStores func(*testing.T) voiceops.Stores) {

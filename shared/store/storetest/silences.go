@@ -36,16 +36,16 @@ func testSilences(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 	ended.CreatedAt = now.Add(-4 * time.Hour)
 	other := newSilence(b.ID, now.Add(-time.Hour), now.Add(time.Hour))
 	for _, x := range []voiceops.Silence{inEffect, later, ended, other} {
-		if err := s.Silences.CreateSilence(ctx(t), x, now); err != nil {
+		if err := s.Silences.CreateSilence(ctx(t), x, now, nil); err != nil {
 			t.Fatalf("CreateSilence: %v", err)
 		}
 	}
 	dup := inEffect
 	dup.Comment = "another"
-	if err := s.Silences.CreateSilence(ctx(t), dup, now); !errors.Is(err, voiceops.ErrAlreadyExists) {
+	if err := s.Silences.CreateSilence(ctx(t), dup, now, nil); !errors.Is(err, voiceops.ErrAlreadyExists) {
 		t.Errorf("another silence with the same ID: %v", err)
 	}
-	if err := s.Silences.CreateSilence(ctx(t), newSilence("acct_missing", now, now.Add(time.Hour)), now); !errors.Is(err, voiceops.ErrNotFound) {
+	if err := s.Silences.CreateSilence(ctx(t), newSilence("acct_missing", now, now.Add(time.Hour)), now, nil); !errors.Is(err, voiceops.ErrNotFound) {
 		t.Errorf("a silence of no account: %v", err)
 	}
 	list := func(accountID string, at time.Time) []voiceops.Silence {
@@ -128,11 +128,11 @@ func testSilenceLimit(t *testing.T, newStores func(*testing.T) voiceops.Stores) 
 		if i == 0 {
 			x.EndsAt = now.Add(time.Second) // ends soon: frees a place then
 		}
-		if err := s.Silences.CreateSilence(ctx(t), x, now); err != nil {
+		if err := s.Silences.CreateSilence(ctx(t), x, now, nil); err != nil {
 			t.Fatalf("silence %d: %v", i, err)
 		}
 	}
-	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now.Add(-2*time.Hour), now.Add(-time.Hour)), now); err != nil {
+	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now.Add(-2*time.Hour), now.Add(-time.Hour)), now, nil); err != nil {
 		t.Fatalf("an ended silence takes no place: %v", err)
 	}
 	const racers = 8
@@ -142,7 +142,7 @@ func testSilenceLimit(t *testing.T, newStores func(*testing.T) voiceops.Stores) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now, now.Add(time.Hour)), now)
+			errs[i] = s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now, now.Add(time.Hour)), now, nil)
 		}()
 	}
 	wg.Wait()
@@ -158,11 +158,38 @@ func testSilenceLimit(t *testing.T, newStores func(*testing.T) voiceops.Stores) 
 	if won != 1 {
 		t.Fatalf("%d of %d creates racing for the last place won", won, racers)
 	}
-	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now, now.Add(time.Hour)), now); !errors.Is(err, voiceops.ErrSilenceLimit) {
+	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, now, now.Add(time.Hour)), now, nil); !errors.Is(err, voiceops.ErrSilenceLimit) {
 		t.Fatalf("past the limit: %v", err)
 	}
 	later := now.Add(time.Second)
-	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, later, later.Add(time.Hour)), later); err != nil {
+	if err := s.Silences.CreateSilence(ctx(t), newSilence(a.ID, later, later.Add(time.Hour)), later, nil); err != nil {
 		t.Fatalf("once one has ended: %v", err)
+	}
+}
+
+// testSilenceCheck: CreateSilence runs the caller's check once; a failed
+// check is returned as is and writes nothing.
+func testSilenceCheck(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
+	s := newStores(t)
+	a := mustAccount(t, s)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	refused := voiceops.Invalid(voiceops.FieldError{Field: "matchers[0].value", Message: "no such project in this account"})
+	calls := 0
+	x := newSilence(a.ID, now, now.Add(time.Hour))
+	err := s.Silences.CreateSilence(ctx(t), x, now, func() error { calls++; return refused })
+	if !errors.Is(err, refused) || calls != 1 {
+		t.Errorf("CreateSilence with a failing check: %v after %d calls, want the check's error after 1", err, calls)
+	}
+	got, err := s.Silences.ListSilences(ctx(t), a.ID, now)
+	mustNil(t, "ListSilences", err)
+	if len(got) != 0 {
+		t.Errorf("a refused check wrote %d silences", len(got))
+	}
+	calls = 0
+	mustNil(t, "CreateSilence with a passing check", s.Silences.CreateSilence(ctx(t), x, now, func() error { calls++; return nil }))
+	got, err = s.Silences.ListSilences(ctx(t), a.ID, now)
+	mustNil(t, "ListSilences", err)
+	if calls != 1 || len(got) != 1 || got[0].ID != x.ID {
+		t.Errorf("CreateSilence with a passing check: %d calls, listed %d; want 1 call and the silence", calls, len(got))
 	}
 }

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStores func(t *testing.T) voiceops.Stores) {
 	t.Run("RuleHistory", func(t *testing.T) { testRuleHistory(t, newStores) })
 	t.Run("Silences", func(t *testing.T) { testSilences(t, newStores) })
 	t.Run("SilenceLimit", func(t *testing.T) { testSilenceLimit(t, newStores) })
+	t.Run("SilenceCheck", func(t *testing.T) { testSilenceCheck(t, newStores) })
 }
 
 // concurrentCalls is how many goroutines race for the last place under a limit.

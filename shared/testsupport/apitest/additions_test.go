@@ -3,6 +3,7 @@ package apitest
 import (
 	"context"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/metrics/series"
 	"github.com/voiceops/opsapi/shared/store/memory"
+	"github.com/voiceops/opsapi/shared/testsupport/apifixture"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -113,6 +115,24 @@ func TestRuleHistory(t *testing.T) {
 		res := h.do("GET", c.path, c.key, nil).Expect(t, c.status)
 		if c.field != "" && !slices.Contains(res.FieldErrors(t), c.field) {
 			t.Errorf("%s: errors %v, want one naming %s", c.name, res.FieldErrors(t), c.field)
+		}
+	}
+
+	// The history is read beside the rule: once the rule is gone (or is
+	// another account's), whatever history remains is not shown, and the
+	// 404 is the one of a rule that never existed.
+	unknown := h.do("GET", "/v1/alert-rules/ar_neverexisted/history", h.keyA, nil).Expect(t, 404)
+	other := h.do("GET", "/v1/alert-rules/"+id+"/history", h.keyB, nil).Expect(t, 404)
+	h.do("DELETE", "/v1/alert-rules/"+id, h.keyA, nil).Expect(t, 204)
+	gone := h.do("GET", "/v1/alert-rules/"+id+"/history", h.keyA, nil).Expect(t, 404)
+	withoutID := func(res apifixture.Response) map[string]any {
+		m := res.JSON(t)
+		delete(m, "request_id")
+		return m
+	}
+	for name, res := range map[string]apifixture.Response{"another account's rule": other, "a deleted rule": gone} {
+		if got, want := withoutID(res), withoutID(unknown); !reflect.DeepEqual(got, want) {
+			t.Errorf("history of %s: body %v, want the unknown rule's %v", name, got, want)
 		}
 	}
 }

@@ -53,9 +53,6 @@ type Deps struct {
 	// Destinations are the accounts' outbound destination policies (the
 	// accounts are of region us).
 	Destinations destination.Store
-	// Touch wakes the evaluator for a created or changed rule's scope
-	// (alertgraph.Deps.Touch: the harness's memory.Metrics.Touch).
-	Touch func(ctx context.Context, accountID, projectID string, at time.Time) error
 }
 
 // Outbox is the delivery machinery the studio groups use.
@@ -91,10 +88,11 @@ func (d Deps) studio() [][]httpapi.Route {
 	if d.Outbox != nil {
 		fanout = d.Outbox.Fanout
 	}
-	// The alerts function's graph: the evaluator's marks on the reads, and
-	// the wake-up of a changed rule's scope.
+	// The alerts function's graph: the evaluator's marks on the reads (a
+	// changed rule's wake-up is the stores': the harness's memory store
+	// wakes its metrics' listener).
 	g := alertgraph.New(alertgraph.Deps{Rules: d.Stores.Rules, Endpoints: d.Stores.Endpoints, Marks: d.Stores.Evaluations,
-		Fanout: fanout, Touch: d.Touch, Now: d.now(), Log: d.Log})
+		Fanout: fanout, Now: d.now(), Log: d.Log})
 	svc := g.Service
 	var recorder studioapi.Recorder
 	if d.Metrics != nil {

@@ -77,6 +77,28 @@ func TestTestEventAndDeliveryLog(t *testing.T) {
 	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=101", h.keyA, nil).Expect(t, 400)
 	h.do("GET", "/v1/webhook-endpoints/"+ep+"/deliveries?limit=1", h.keyA, nil).Expect(t, 200)
 	h.do("POST", "/v1/webhook-endpoints/x/test", h.keyA, nil).Expect(t, 422)
+
+	// The log, a payload and a retry read the delivery beside the
+	// endpoint: another account's endpoint, or a deleted one whose
+	// deliveries are still stored, is the endpoint's 404, and nothing of
+	// the delivery shows.
+	payload := "/v1/webhook-endpoints/" + ep + "/deliveries/" + dlv + "/payload"
+	h.do("GET", payload, h.keyA, nil).Expect(t, 200)
+	h.do("DELETE", "/v1/webhook-endpoints/"+ep, h.keyA, nil).Expect(t, 204)
+	if _, err := h.stores.Deliveries.GetDelivery(ctx, "acct_a", ep, dlv); err != nil {
+		t.Fatalf("the deleted endpoint's delivery: %v (the checks below need it stored)", err)
+	}
+	for _, c := range []struct{ method, path, key, message string }{
+		{"GET", "/v1/webhook-endpoints/" + ep + "/deliveries", h.keyA, "webhook endpoint not found"},
+		{"GET", payload, h.keyA, "webhook endpoint not found"},
+		{"GET", payload, h.keyB, "webhook endpoint not found"},
+		{"POST", path, h.keyA, "delivery not found"}, // a retry's 404 names the delivery, whatever is missing
+	} {
+		res := h.do(c.method, c.path, c.key, nil).Expect(t, 404)
+		if body := res.JSON(t); body["message"] != c.message || len(body) != 2 {
+			t.Errorf("%s %s: %v, want only the 404 %q", c.method, c.path, body, c.message)
+		}
+	}
 }
 
 func contains(s, sub string) bool {

@@ -215,6 +215,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	h.metrics, h.stream = memory.NewMetrics(), &scopeStream{}
 	h.metrics.Now = h.clock.Now
 	h.metrics.OnAdd(h.stream.add)
+	h.store.WakeWith(h.metrics.Touch) // wake-ups reach the stream, as deployed
 	log, tel := suiteLogger(), suiteMetrics
 	if _, bench := t.(*testing.B); bench {
 		log, tel = benchSinks(t)
@@ -230,7 +231,6 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 		Log:               log,
 		Outbox:            outbox,
 		Metrics:           &buckets.Recorder{Store: h.metrics},
-		Touch:             h.metrics.Touch,
 		Series:            &series.Reader{Minutes: h.metrics, Hours: rollups, Now: h.clock.Now},
 		InternalKeyDigest: keys.Digest(testInternalKey),
 		DNI:               h.store.DNI(),

@@ -79,6 +79,25 @@ func TestSilencesCreateListEnd(t *testing.T) {
 			t.Errorf("%s: errors name %v, want %s", c.name, f, c.field)
 		}
 	}
+	// The matchers' lookups run beside the rest: every error at once, in
+	// body order, whether other fields are wrong (no store call) or not
+	// (the store waits for the lookups before writing).
+	strangers := []any{map[string]any{"name": "rule_id", "value": ruleB}, map[string]any{"name": "project_id", "value": "proj_b1"}}
+	for _, c := range []struct {
+		name string
+		body any
+		want []string
+	}{
+		{"only lookups fail", silenceBody("matchers", strangers), []string{"matchers[0].value", "matchers[1].value"}},
+		{"lookups and other fields fail", silenceBody("matchers", strangers, "starts_at", "tomorrow", "comment", string(make([]byte, 1025)), "x", 1),
+			[]string{"matchers[0].value", "matchers[1].value", "starts_at", "comment", "x"}},
+		{"a lookup and its matcher's own field fail", silenceBody("matchers", []any{map[string]any{"name": "project_id", "value": "proj_b1", "regex": true}}, "ends_at", "soon"),
+			[]string{"matchers[0].value", "matchers[0].regex", "ends_at"}},
+	} {
+		if f := h.do("POST", "/v1/silences", h.keyA, c.body).Expect(t, 422).FieldErrors(t); !slices.Equal(f, c.want) {
+			t.Errorf("%s: errors name %v, want %v", c.name, f, c.want)
+		}
+	}
 	if got := h.silences(h.keyA); len(got) != 2 {
 		t.Fatalf("after the bad requests, %d silences", len(got))
 	}
