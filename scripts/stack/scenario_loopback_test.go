@@ -221,17 +221,24 @@ func TestIdleEndBySweeperCallsLoopbackFunction(t *testing.T) {
 	if conv.EndReason != voiceops.EndTimeout || conv.EndedAt == nil || !conv.EndedAt.Equal(conv.IdleDue.UTC().Truncate(time.Millisecond)) {
 		t.Errorf("ended with %q at %v, want timeout at its idle due %v", conv.EndReason, conv.EndedAt, conv.IdleDue)
 	}
-	// on_end runs before the end's write: its call is in already.
-	if calls := lp.fn.taken(); len(calls) != 1 {
-		t.Errorf("the receiver got %d calls, want the one on_end call (is AllowLoopback passed to the sweeper's engine?)", len(calls))
-	} else {
-		c := calls[0]
+	// on_end runs before the end's write: its call is in already. Sweeps
+	// that overlap (the runner's schedule is every 2 s; a busy machine's
+	// sweep takes longer) may each run it before one of their writes wins:
+	// at least once, every call the same end (docs/conversations.md).
+	calls := lp.fn.taken()
+	if len(calls) == 0 {
+		t.Errorf("the receiver got no call, want the on_end call (is AllowLoopback passed to the sweeper's engine?)")
+	}
+	for _, c := range calls {
 		if c.Hook != string(agent.HookOnEnd) || c.Conv.ID != convID || !reflect.DeepEqual(c.Extra, map[string]any{"reason": string(voiceops.EndTimeout)}) {
-			t.Errorf("the call: hook %s, conversation %s, extra %v; want on_end of %s with reason timeout", c.Hook, c.Conv.ID, c.Extra, convID)
+			t.Errorf("a call: hook %s, conversation %s, extra %v; want on_end of %s with reason timeout", c.Hook, c.Conv.ID, c.Extra, convID)
 		}
 		if c.verified != nil {
-			t.Errorf("the call's signature does not verify: %v", c.verified)
+			t.Errorf("a call's signature does not verify: %v", c.verified)
 		}
+	}
+	if len(calls) > 1 {
+		t.Logf("on_end was called %d times: overlapping sweeps", len(calls))
 	}
 	if conv.State["farewell"] != "sent" {
 		t.Errorf("stored state %v, want the on_end function's farewell sent", conv.State)
