@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -186,7 +187,7 @@ func (r *Runner) Kill(name string) int {
 	}
 	p.mu.Unlock()
 	for _, in := range busy {
-		_ = in.cmd.Process.Kill()
+		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL) // the RIE and the function: a crash
 	}
 	return len(busy)
 }
@@ -216,10 +217,14 @@ type pool struct {
 	runner *Runner
 	sem    chan struct{} // one token per running invocation
 
-	mu   sync.Mutex
-	idle []*instance
-	all  []*instance
+	mu     sync.Mutex
+	idle   []*instance
+	all    []*instance
+	closed bool // Close ran: a late invocation (a schedule's, a poller's) starts nothing
 }
+
+// errClosed answers an invocation that comes after Close.
+var errClosed = errors.New("lambdas: the runner is closed")
 
 type instance struct {
 	cmd  *exec.Cmd
@@ -290,6 +295,9 @@ func (p *pool) start() (*instance, error) {
 	cmd := exec.Command(p.runner.RIE, "--log-level", "error",
 		"--runtime-interface-emulator-address", addr, "--runtime-api-address", apiAddr, s.Bootstrap)
 	cmd.Dir = filepath.Dir(s.Bootstrap)
+	// Its own process group, so that stopping it stops the function's
+	// process (the RIE's child) too, not only the RIE.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Only what Lambda sets and the template's variables: nothing of the
 	// runner's own environment leaks in.
 	env := []string{
@@ -320,6 +328,12 @@ func (p *pool) start() (*instance, error) {
 		cmd.Stdout, cmd.Stderr = f, f
 		defer f.Close()
 	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the RIE for %s: %w", s.Name, err)
 	}
@@ -338,20 +352,31 @@ func (p *pool) start() (*instance, error) {
 		default:
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
+			in.stop()
 			return nil, fmt.Errorf("the RIE of %s did not listen on %s", s.Name, addr)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	p.mu.Lock()
+	if p.closed { // Close ran while it started
+		p.mu.Unlock()
+		in.stop()
+		return nil, errClosed
+	}
 	p.all = append(p.all, in)
 	p.mu.Unlock()
 	return in, nil
 }
 
-func (p *pool) kill(in *instance) {
-	_ = in.cmd.Process.Kill()
+// stop kills the instance's process group (the RIE and the function's
+// process) and waits for the RIE to exit.
+func (in *instance) stop() {
+	_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
 	<-in.done
+}
+
+func (p *pool) kill(in *instance) {
+	in.stop()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, x := range p.all {
@@ -365,11 +390,10 @@ func (p *pool) kill(in *instance) {
 func (p *pool) close() {
 	p.mu.Lock()
 	all := p.all
-	p.all, p.idle = nil, nil
+	p.all, p.idle, p.closed = nil, nil, true
 	p.mu.Unlock()
 	for _, in := range all {
-		_ = in.cmd.Process.Kill()
-		<-in.done
+		in.stop()
 	}
 }
 
