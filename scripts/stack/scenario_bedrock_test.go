@@ -9,15 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,52 +44,6 @@ const deniedModel = "amazon.titan-text-lite-v1"
 // bedrockFunctions are the functions that answer turns, the only ones
 // granted bedrock:InvokeModel.
 var bedrockFunctions = []string{"calls", "chat"}
-
-// toolReceiver is the project's tool function: a loopback HTTPS-style
-// function (signed as hooks are) that answers lookup_order.
-type toolReceiver struct {
-	wh    *standardwebhooks.Webhook
-	delay time.Duration
-	mu    sync.Mutex
-	calls []toolCall
-}
-
-type toolCall struct {
-	Hook string `json:"hook"`
-	Conv struct {
-		ID      string `json:"id"`
-		Channel string `json:"channel"`
-	} `json:"conv"`
-	Extra struct {
-		Tool      string         `json:"tool"`
-		Arguments map[string]any `json:"arguments"`
-	} `json:"extra"`
-	verified error
-}
-
-func (rc *toolReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var c toolCall
-	if err := json.Unmarshal(body, &c); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.verified = rc.wh.Verify(body, r.Header)
-	rc.mu.Lock()
-	rc.calls = append(rc.calls, c)
-	rc.mu.Unlock()
-	time.Sleep(rc.delay) // the tool's own time, in the turn's tool_calls duration
-	order, _ := c.Extra.Arguments["order"].(string)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"response": "order " + order + " ships today",
-		"state": map[string]any{"order_status": "shipped", "order": order}})
-}
-
-func (rc *toolReceiver) taken() []toolCall {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return slices.Clone(rc.calls)
-}
 
 // bedrockProject is a project of its own (no other scenario lists its
 // conversations), created as the operator does (opsctl project create,
@@ -202,7 +153,7 @@ func useTool(name string, input map[string]any, in, out, latencyMS int) bedrocks
 // lookup_order served by a loopback receiver.
 type bedrockScenario struct {
 	bedrockProject
-	fn              *toolReceiver
+	fn              *functionReceiver
 	fnURL, fnSecret string
 	requestsBefore  int
 }
@@ -220,7 +171,10 @@ func newBedrockScenario(t *testing.T, projectID, modelID string) *bedrockScenari
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc.fn = &toolReceiver{wh: wh, delay: 60 * time.Millisecond}
+	sc.fn = &functionReceiver{wh: wh, delay: 60 * time.Millisecond, answer: func(c functionCall) any {
+		order := c.argument("order")
+		return map[string]any{"response": "order " + order + " ships today", "state": map[string]any{"order_status": "shipped", "order": order}}
+	}}
 	srv := httptest.NewServer(sc.fn)
 	t.Cleanup(srv.Close)
 	sc.fnURL = srv.URL + "/tool"
@@ -311,7 +265,7 @@ func TestBedrockChatOnTheStack(t *testing.T) {
 		t.Errorf("the tool result sent to the model: %v", c)
 	}
 	calls := sc.fn.taken()
-	if len(calls) != 1 || calls[0].Hook != "tool" || calls[0].Extra.Tool != "lookup_order" || calls[0].Extra.Arguments["order"] != "A-1" ||
+	if len(calls) != 1 || calls[0].Hook != "tool" || calls[0].Extra["tool"] != "lookup_order" || calls[0].argument("order") != "A-1" ||
 		calls[0].Conv.ID != chatID || calls[0].verified != nil {
 		t.Fatalf("the tool function's calls: %+v", calls)
 	}
@@ -343,7 +297,7 @@ func TestBedrockVoiceOnTheStack(t *testing.T) {
 		t.Errorf("the stand-in got %d Converse requests for the call, want 3 on %s", len(reqs), bedrockModel)
 	}
 	calls := sc.fn.taken()
-	if len(calls) != 1 || calls[0].Extra.Tool != "lookup_order" || calls[0].Extra.Arguments["order"] != "B-2" || calls[0].Conv.Channel != string(voiceops.ChannelVoice) || calls[0].verified != nil {
+	if len(calls) != 1 || calls[0].Extra["tool"] != "lookup_order" || calls[0].argument("order") != "B-2" || calls[0].Conv.Channel != string(voiceops.ChannelVoice) || calls[0].verified != nil {
 		t.Errorf("the tool function's calls: %+v", calls)
 	}
 	list := sc.checkTurnModels(t, [][]wantModel{{modelOf(greeting), modelOf(lookup, "lookup_order")}})

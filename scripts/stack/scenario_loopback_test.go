@@ -7,13 +7,11 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,47 +24,6 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// hookReceiver is a project's functions on a loopback http:// receiver
-// (signed as HTTPS functions are): it records each call with its
-// signature's check and answers the call's hook with answers[hook].
-type hookReceiver struct {
-	wh      *standardwebhooks.Webhook
-	answers map[agent.Hook]map[string]any
-	mu      sync.Mutex
-	calls   []hookCall
-}
-
-type hookCall struct {
-	Hook string `json:"hook"`
-	Conv struct {
-		ID      string `json:"id"`
-		Channel string `json:"channel"`
-	} `json:"conv"`
-	Extra    map[string]any `json:"extra"`
-	verified error
-}
-
-func (rc *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var c hookCall
-	if err := json.Unmarshal(body, &c); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	c.verified = rc.wh.Verify(body, r.Header)
-	rc.mu.Lock()
-	rc.calls = append(rc.calls, c)
-	rc.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(rc.answers[agent.Hook(c.Hook)])
-}
-
-func (rc *hookReceiver) taken() []hookCall {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return slices.Clone(rc.calls)
-}
-
 // loopbackProject is a project of its own (account 1), created as the
 // operator does, whose scripted demo agent has the functions of hooks on a
 // loopback receiver, loaded through the parse and store opsctl uses with
@@ -74,7 +31,7 @@ func (rc *hookReceiver) taken() []hookCall {
 type loopbackProject struct {
 	account, project              string
 	apiKey, agentToken, eventsKey string
-	fn                            *hookReceiver
+	fn                            *functionReceiver
 }
 
 func newLoopbackProject(t *testing.T, projectID string, idleSeconds int, answers map[agent.Hook]map[string]any) *loopbackProject {
@@ -104,7 +61,7 @@ func newLoopbackProject(t *testing.T, projectID string, idleSeconds int, answers
 	if err != nil {
 		t.Fatal(err)
 	}
-	lp.fn = &hookReceiver{wh: wh, answers: answers}
+	lp.fn = &functionReceiver{wh: wh, answer: func(c functionCall) any { return answers[agent.Hook(c.Hook)] }}
 	srv := httptest.NewServer(lp.fn)
 	t.Cleanup(srv.Close)
 
