@@ -415,40 +415,40 @@ func TestSendTest(t *testing.T) {
 	wantLog(t, e.delivery(ev, ep), voiceops.DeliveryDelivered, 204)
 }
 
-func TestSendTestToADisabledEndpointIsSkipped(t *testing.T) {
-	rc := newReceiver(t, nil)
-	e := newEnv(t, rc, envOptions{})
-	ep := e.endpoint("/hook", func(ep *voiceops.WebhookEndpoint) { ep.Enabled = false })
-	ev, _, err := e.d.SendTest(t.Context(), ep)
-	if err != nil {
-		t.Fatal(err)
+// TestSendTestToAnUnusableEndpointIsSkipped: a test of a disabled
+// endpoint, or of one deleted between the caller's read and the test's
+// write, still gets its delivery, which the dispatcher logs as skipped.
+// TestSendTestToAnUnusableEndpointIsSkipped: a test of a disabled
+// endpoint, or of one deleted between the caller's read and the test's
+// write, still gets its delivery, which the dispatcher logs as skipped.
+func TestSendTestToAnUnusableEndpointIsSkipped(t *testing.T) {
+	for name, c := range map[string]struct {
+		edit    func(*voiceops.WebhookEndpoint)
+		deleted bool
+	}{
+		"disabled": {edit: func(ep *voiceops.WebhookEndpoint) { ep.Enabled = false }},
+		"deleted":  {deleted: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rc := newReceiver(t, nil)
+			e := newEnv(t, rc, envOptions{})
+			ep := e.endpoint("/hook", c.edit)
+			if c.deleted {
+				if err := e.stores.Endpoints.DeleteEndpoint(t.Context(), testAccount, ep.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ev, _, err := e.d.SendTest(t.Context(), ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.drain()
+			if n := len(rc.requests()); n != 0 {
+				t.Errorf("receiver got %d requests", n)
+			}
+			wantLog(t, e.delivery(ev, ep), voiceops.DeliverySkipped)
+		})
 	}
-	e.drain()
-	if n := len(rc.requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-	wantLog(t, e.delivery(ev, ep), voiceops.DeliverySkipped)
-}
-
-// TestSendTestToADeletedEndpointIsSkipped: an endpoint deleted between
-// the caller's read and the test's write still gets its delivery, which
-// the dispatcher logs as skipped.
-func TestSendTestToADeletedEndpointIsSkipped(t *testing.T) {
-	rc := newReceiver(t, nil)
-	e := newEnv(t, rc, envOptions{})
-	ep := e.endpoint("/hook", nil)
-	if err := e.stores.Endpoints.DeleteEndpoint(t.Context(), testAccount, ep.ID); err != nil {
-		t.Fatal(err)
-	}
-	ev, _, err := e.d.SendTest(t.Context(), ep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.drain()
-	if n := len(rc.requests()); n != 0 {
-		t.Errorf("receiver got %d requests", n)
-	}
-	wantLog(t, e.delivery(ev, ep), voiceops.DeliverySkipped)
 }
 
 // unreadEndpoints is an endpoint store that must not be read.
