@@ -418,9 +418,6 @@ func TestSendTest(t *testing.T) {
 // TestSendTestToAnUnusableEndpointIsSkipped: a test of a disabled
 // endpoint, or of one deleted between the caller's read and the test's
 // write, still gets its delivery, which the dispatcher logs as skipped.
-// TestSendTestToAnUnusableEndpointIsSkipped: a test of a disabled
-// endpoint, or of one deleted between the caller's read and the test's
-// write, still gets its delivery, which the dispatcher logs as skipped.
 func TestSendTestToAnUnusableEndpointIsSkipped(t *testing.T) {
 	for name, c := range map[string]struct {
 		edit    func(*voiceops.WebhookEndpoint)
