@@ -11,12 +11,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/voiceops/opsapi/scripts/latency"
 	"github.com/voiceops/opsapi/scripts/stack/awsproxy"
@@ -368,4 +371,38 @@ func projectConversations(t *testing.T, accountID, projectID string) (conversati
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// quietBackground pauses the schedules until the test ends and waits (up
+// to a minute) for the mapped queues to empty: with -schedule-every 2s the
+// evaluator's scheduled run sends its 16 shard messages every 2 s (once
+// a minute deployed), and a backlog of thousands makes each of moto's
+// ReceiveMessage take seconds of its one interpreter, every other call
+// waiting behind it. It logs the queues' depths.
+func quietBackground(t *testing.T) {
+	st.PauseSchedules(true)
+	t.Cleanup(func() { st.PauseSchedules(false) })
+	q := sqs.NewFromConfig(st.AWS)
+	depths := func() (map[string]string, int) {
+		out, total := map[string]string{}, 0
+		for _, m := range st.Topology.SQS {
+			a, err := q.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: &m.QueueURL,
+				AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := strconv.Atoi(a.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+			out[m.Function] = strconv.Itoa(n)
+			total += n
+		}
+		return out, total
+	}
+	before, total := depths()
+	start := time.Now()
+	for total > 0 && time.Since(start) < time.Minute {
+		time.Sleep(time.Second)
+		_, total = depths()
+	}
+	after, _ := depths()
+	t.Logf("schedules paused; messages waiting by consumer: %v, after %v: %v", before, time.Since(start).Round(time.Second), after)
 }

@@ -81,6 +81,7 @@ func TestRouteLatency(t *testing.T) {
 	if err != nil {
 		t.Fatalf("STACK_ROUTE_BREAKDOWN: %v", err)
 	}
+	quietBackground(t)
 	var tr tracer
 	tr.observe(t)
 	bareReq := latencyReq{method: "GET", url: bare, status: 200}
@@ -88,7 +89,6 @@ func TestRouteLatency(t *testing.T) {
 	const warmUp = 2
 	t.Logf("%d pairs per route, %d warm-up pairs; ratio = route p50 / bare p50, pairs = min–max of route / bare per pair", trials, warmUp)
 	t.Logf("%-78s %3s  %-52s %-30s %6s  %s", "route", "seq", "route", "bare (GetItem)", "ratio", "pairs")
-	var breakdowns []func()
 	for _, r := range routes {
 		if !only.MatchString(r.key) {
 			continue
@@ -125,11 +125,8 @@ func TestRouteLatency(t *testing.T) {
 				fn, b = append(fn, d), append(b, db)
 			}
 		}
-		if bd != nil {
-			if len(bd.pages) > 0 {
-				bd.project, bd.tableItems = projectConversations(t, st.Credentials.Accounts[0].AccountID, st.Credentials.Accounts[0].Projects[0].ProjectID)
-			}
-			breakdowns = append(breakdowns, func() { bd.log(t, r.key) })
+		if bd != nil && len(bd.pages) > 0 {
+			bd.project, bd.tableItems = projectConversations(t, st.Credentials.Accounts[0].AccountID, st.Credentials.Accounts[0].Projects[0].ProjectID)
 		}
 		ratios := make([]float64, len(fn))
 		for i := range fn {
@@ -140,9 +137,9 @@ func TestRouteLatency(t *testing.T) {
 			strings.TrimPrefix(latency.Summary(fn), fmt.Sprintf("n %d, ", len(fn))),
 			fmt.Sprintf("p50 %v, %s", bp50.Round(time.Millisecond), p99(b)),
 			float64(rp50)/float64(bp50), slices.Min(ratios), slices.Max(ratios))
-	}
-	for _, f := range breakdowns {
-		f()
+		if bd != nil {
+			bd.log(t, r.key)
+		}
 	}
 }
 
