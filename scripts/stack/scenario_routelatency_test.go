@@ -54,9 +54,13 @@ type latencyRoute struct {
 // endpoint): after warm-up requests, each trial is a request of the
 // route then one of the bare function (A/B pairs), so both see the same
 // moment of the machine. STACK_ROUTE_TRIALS pairs per route (5 by
-// default; 100 for docs/performance.md). Figures only: it asserts that
-// every request answered its status and that every route measured has a
-// row in roundtrips.Want.
+// default; 100 for docs/performance.md); STACK_ROUTES, a regular
+// expression, times only the routes it matches; the routes
+// STACK_ROUTE_BREAKDOWN matches (by default the two lists; "" none) are
+// broken down (breakdown.log). The schedules are paused and the queues
+// drained first (quietBackground). Figures only: it asserts that every
+// request answered its status and that every route measured has a row in
+// roundtrips.Want.
 func TestRouteLatency(t *testing.T) {
 	ctx := context.Background()
 	bare, err := st.ServeBare(ctx)

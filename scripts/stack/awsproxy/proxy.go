@@ -386,6 +386,10 @@ func (p *Proxy) forwardObserved(w http.ResponseWriter, r *http.Request, body []b
 	}
 	tm.Upstream, tm.Answer = p.forward(w, r, body, upstream)
 	tm.Total, tm.ResponseBytes = time.Since(start), len(tm.Answer)
+	// The caller has its whole answer before the observer runs.
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
 	f(tm)
 }
 
