@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,9 +54,13 @@ type latencyRoute struct {
 // endpoint): after warm-up requests, each trial is a request of the
 // route then one of the bare function (A/B pairs), so both see the same
 // moment of the machine. STACK_ROUTE_TRIALS pairs per route (5 by
-// default; 100 for docs/performance.md). Figures only: it asserts that
-// every request answered its status and that every route measured has a
-// row in roundtrips.Want.
+// default; 100 for docs/performance.md); STACK_ROUTES, a regular
+// expression, times only the routes it matches; the routes
+// STACK_ROUTE_BREAKDOWN matches (by default the two lists; "" none) are
+// broken down (breakdown.log). The schedules are paused and the queues
+// drained first (quietBackground). Figures only: it asserts that every
+// request answered its status and that every route measured has a row in
+// roundtrips.Want.
 func TestRouteLatency(t *testing.T) {
 	ctx := context.Background()
 	bare, err := st.ServeBare(ctx)
@@ -68,22 +73,64 @@ func TestRouteLatency(t *testing.T) {
 			t.Fatalf("%s has no row in roundtrips.Want", r.key)
 		}
 	}
+	only, err := regexp.Compile(os.Getenv("STACK_ROUTES"))
+	if err != nil {
+		t.Fatalf("STACK_ROUTES: %v", err)
+	}
+	broken := `/conversations$`
+	if v, ok := os.LookupEnv("STACK_ROUTE_BREAKDOWN"); ok {
+		broken = v
+	}
+	breakRE, err := regexp.Compile(broken)
+	if err != nil {
+		t.Fatalf("STACK_ROUTE_BREAKDOWN: %v", err)
+	}
+	quietBackground(t)
+	var tr tracer
+	tr.observe(t)
 	bareReq := latencyReq{method: "GET", url: bare, status: 200}
 	trials := envInt("STACK_ROUTE_TRIALS", 5) // about 20 s for the 22 routes
 	const warmUp = 2
 	t.Logf("%d pairs per route, %d warm-up pairs; ratio = route p50 / bare p50, pairs = min–max of route / bare per pair", trials, warmUp)
 	t.Logf("%-78s %3s  %-52s %-30s %6s  %s", "route", "seq", "route", "bare (GetItem)", "ratio", "pairs")
 	for _, r := range routes {
+		if !only.MatchString(r.key) {
+			continue
+		}
 		var fn, b []time.Duration
+		var bd *breakdown
+		var function string
+		if broken != "" && breakRE.MatchString(r.key) {
+			bd, function = &breakdown{}, routeFunction(t, r.key)
+		}
 		for i := range warmUp + trials {
-			d, answer := timeRequest(t, r.key, r.prepare(t))
+			req := r.prepare(t)
+			trace := tr.start(function)
+			d, answer, id := timeRequest(t, r.key, req)
+			tr.stop()
 			if r.after != nil {
 				r.after(t, answer)
 			}
-			db, _ := timeRequest(t, "bare", bareReq)
+			if bd != nil && i >= warmUp {
+				trace.handler = accessDuration(trace.function, id)
+				bd.route, bd.total = append(bd.route, trace), append(bd.total, d)
+				if strings.HasSuffix(r.key, "/conversations") {
+					bd.pages = append(bd.pages, listPage(t, answer))
+				}
+			}
+			trace = tr.start(bareFunction)
+			db, _, id := timeRequest(t, "bare", bareReq)
+			tr.stop()
+			if bd != nil && i >= warmUp {
+				trace.handler = accessDuration(trace.function, id)
+				bd.bare, bd.bareTotal = append(bd.bare, trace), append(bd.bareTotal, db)
+			}
 			if i >= warmUp {
 				fn, b = append(fn, d), append(b, db)
 			}
+		}
+		if bd != nil && len(bd.pages) > 0 {
+			bd.project, bd.tableItems = projectConversations(t, st.Credentials.Accounts[0].AccountID, st.Credentials.Accounts[0].Projects[0].ProjectID)
 		}
 		ratios := make([]float64, len(fn))
 		for i := range fn {
@@ -94,6 +141,9 @@ func TestRouteLatency(t *testing.T) {
 			strings.TrimPrefix(latency.Summary(fn), fmt.Sprintf("n %d, ", len(fn))),
 			fmt.Sprintf("p50 %v, %s", bp50.Round(time.Millisecond), p99(b)),
 			float64(rp50)/float64(bp50), slices.Min(ratios), slices.Max(ratios))
+		if bd != nil {
+			bd.log(t, r.key)
+		}
 	}
 }
 
@@ -122,9 +172,9 @@ func pace(header map[string]string) {
 	}
 }
 
-// timeRequest sends r and returns the time to its whole answer, and the
-// answer; it fails the test on another status.
-func timeRequest(t *testing.T, route string, r latencyReq) (time.Duration, []byte) {
+// timeRequest sends r and returns the time to its whole answer, the
+// answer and its X-Request-Id; it fails the test on another status.
+func timeRequest(t *testing.T, route string, r latencyReq) (time.Duration, []byte, string) {
 	t.Helper()
 	req, err := http.NewRequest(r.method, r.url, bytes.NewReader(r.body))
 	if err != nil {
@@ -148,7 +198,7 @@ func timeRequest(t *testing.T, route string, r latencyReq) (time.Duration, []byt
 	if resp.StatusCode != r.status {
 		t.Fatalf("%s: %s %s answered %d %s, want %d", route, r.method, r.url, resp.StatusCode, b, r.status)
 	}
-	return d, b
+	return d, b, resp.Header.Get("X-Request-Id")
 }
 
 func jsonBody(t *testing.T, v any) []byte {

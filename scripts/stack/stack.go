@@ -86,6 +86,7 @@ type Stack struct {
 	throttleMu sync.Mutex
 	throttled  map[string]bool // by function: invocations refused (fault injection)
 	observe    func(function string, payload []byte)
+	invoked    func(function string, d time.Duration)
 	// schedulesPaused: the EventBridge schedules skip their firings.
 	schedulesPaused bool
 
@@ -354,6 +355,9 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		}
 		res, err := s.Runner.Invoke(ctx, fn, payload)
 		mon.invocation(spec.FunctionName, res.Duration, err != nil || res.FunctionError)
+		if f := s.invokedObserver(); f != nil && err == nil {
+			f(fn, res.Duration)
+		}
 		return res.Output, res.FunctionError, err
 	}
 	s.invoke = invoke
@@ -503,6 +507,21 @@ func (s *Stack) observer() func(string, []byte) {
 	s.throttleMu.Lock()
 	defer s.throttleMu.Unlock()
 	return s.observe
+}
+
+// ObserveInvoked hands f each invocation's duration once the function
+// answered (nil stops): the RIE's request to its answer, the function's
+// time with the emulator's own.
+func (s *Stack) ObserveInvoked(f func(function string, d time.Duration)) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	s.invoked = f
+}
+
+func (s *Stack) invokedObserver() func(string, time.Duration) {
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	return s.invoked
 }
 
 func (s *Stack) isThrottled(function string) bool {

@@ -65,6 +65,7 @@ type Proxy struct {
 	Throttled func(function, table string, write bool)
 
 	mu        sync.Mutex
+	observe   func(Timing)
 	delays    map[string]time.Duration   // by function: fault injection for tests
 	denied    map[string]map[string]bool // by function, actions: injected refusals
 	throttles map[string]bool            // by function: DynamoDB answers throttles
@@ -244,6 +245,38 @@ func (p *Proxy) fault(function string, reqs []iam.Request) (denied *iam.Request,
 	return nil, p.throttles[function] && len(reqs) > 0 && strings.HasPrefix(reqs[0].Action, "dynamodb:")
 }
 
+// Timing is one call the proxy forwarded, as it saw it: Total from its
+// arrival to the last byte of its answer, Upstream the part spent on moto
+// (or the Bedrock stand-in): the request sent to its answer read whole.
+// The rest of Total is the proxy's own work (the IAM check, the copies).
+type Timing struct {
+	Function  string
+	Operation string // the X-Amz-Target's operation (Query), or the REST path
+	Resource  string // the first resource the call names (a table's ARN)
+	Start     time.Time
+	Total     time.Duration
+	Upstream  time.Duration
+	// RequestBytes and ResponseBytes are the bodies' sizes.
+	RequestBytes, ResponseBytes int
+	// Answer is the answer's body, for the observer to read during its
+	// call (the proxy has written it back already).
+	Answer []byte
+}
+
+// ObserveCalls hands f the timing of every call forwarded upstream once
+// it is answered (nil stops): what each AWS call of a request cost.
+func (p *Proxy) ObserveCalls(f func(Timing)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observe = f
+}
+
+func (p *Proxy) observer() func(Timing) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.observe
+}
+
 // AccessKeyID reads the access key ID of a SigV4 Authorization header.
 func AccessKeyID(authorization string) string {
 	m := credentialRE.FindStringSubmatch(authorization)
@@ -266,6 +299,7 @@ func (p *Proxy) BedrockRuntime() http.Handler {
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bool) {
+	start := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -333,10 +367,39 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bo
 			writeError(w, r, http.StatusServiceUnavailable, "ServiceUnavailableException", "no Bedrock Runtime stand-in in this run")
 			return
 		}
-		p.forward(w, r, body, p.Bedrock)
+		p.forwardObserved(w, r, body, p.Bedrock, pr.Function, reqs, start)
 		return
 	}
-	p.forward(w, r, body, p.Upstream)
+	p.forwardObserved(w, r, body, p.Upstream, pr.Function, reqs, start)
+}
+
+// forwardObserved is forward, its timing handed to the observer if any.
+func (p *Proxy) forwardObserved(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL, function string, reqs []iam.Request, start time.Time) {
+	f := p.observer()
+	if f == nil {
+		p.forward(w, r, body, upstream)
+		return
+	}
+	tm := Timing{Function: function, Operation: operation(r), Start: start, RequestBytes: len(body)}
+	if len(reqs) > 0 {
+		tm.Resource = reqs[0].Resource
+	}
+	tm.Upstream, tm.Answer = p.forward(w, r, body, upstream)
+	tm.Total, tm.ResponseBytes = time.Since(start), len(tm.Answer)
+	// The caller has its whole answer before the observer runs.
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	f(tm)
+}
+
+// operation names a call: the X-Amz-Target's operation, else the path.
+func operation(r *http.Request) string {
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		_, op, _ := strings.Cut(t, ".")
+		return op
+	}
+	return r.URL.Path
 }
 
 // serveInvoke is Lambda's Invoke API for the stack's own functions.
@@ -372,14 +435,16 @@ func (p *Proxy) serveInvoke(w http.ResponseWriter, r *http.Request, body []byte)
 	_, _ = w.Write(out)
 }
 
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL) {
+// forward sends the call upstream and copies its answer back; it returns
+// the time from sending it to its answer read whole, and the answer.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL) (time.Duration, []byte) {
 	u := *upstream
 	u.Path = r.URL.Path
 	u.RawQuery = r.URL.RawQuery
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
+		return 0, nil
 	}
 	for k, v := range r.Header {
 		req.Header[k] = v
@@ -388,17 +453,27 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, ups
 	if client == nil {
 		client = http.DefaultClient
 	}
+	sent := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
+		return time.Since(sent), nil
 	}
 	defer resp.Body.Close()
+	// Read whole before the copy back, so that the upstream's time is
+	// its own, not the caller's reading.
+	answer, err := io.ReadAll(resp.Body)
+	took := time.Since(sent)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return took, nil
+	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	_, _ = w.Write(answer)
+	return took, answer
 }
 
 // writeError answers in the caller's protocol: the JSON protocols'

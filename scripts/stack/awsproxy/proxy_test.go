@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/voiceops/opsapi/scripts/stack/iam"
 )
@@ -228,5 +229,56 @@ func TestBedrockCalls(t *testing.T) {
 	p.Bedrock = nil
 	if code, h, _ := converse(model, `{}`); code != 503 || h.Get("X-Amzn-ErrorType") != "ServiceUnavailableException" {
 		t.Errorf("without a stand-in: %d %s", code, h.Get("X-Amzn-ErrorType"))
+	}
+}
+
+// TestObserveCalls: each forwarded call is reported once answered, with
+// its function, operation, resource and sizes, and its upstream's time
+// within the proxy's; refused calls never reached upstream and are not
+// reported; without an observer nothing is.
+func TestObserveCalls(t *testing.T) {
+	const hold = 20 * time.Millisecond
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(hold)
+		_, _ = io.WriteString(w, `{"Items":[],"Count":0}`)
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	arns := ARNs{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
+	p := &Proxy{Upstream: u, ARNs: arns, SecretARN: func(string) string { return "" },
+		Principals: map[string]Principal{"KEY": {Function: "conversations", Role: "R", Policy: iam.Policy{Statements: []iam.Statement{
+			{Effect: "Allow", Actions: []string{"dynamodb:Query"}, Resource: []string{arns.Table("conv")}},
+		}}}},
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	do := func(op string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"TableName":"conv"}`))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	do("Query") // no observer yet
+	var got []Timing
+	p.ObserveCalls(func(tm Timing) { got = append(got, tm) })
+	do("Query")
+	do("Scan") // refused: not forwarded
+	p.ObserveCalls(nil)
+	do("Query")
+	if len(got) != 1 {
+		t.Fatalf("observed %d calls, want the one forwarded while observing: %+v", len(got), got)
+	}
+	tm := got[0]
+	if tm.Function != "conversations" || tm.Operation != "Query" || tm.Resource != arns.Table("conv") ||
+		tm.RequestBytes != len(`{"TableName":"conv"}`) || tm.ResponseBytes != len(`{"Items":[],"Count":0}`) || string(tm.Answer) != `{"Items":[],"Count":0}` {
+		t.Errorf("timing %+v", tm)
+	}
+	if tm.Upstream < hold || tm.Total < tm.Upstream || tm.Start.IsZero() {
+		t.Errorf("upstream %v (held %v), total %v: the upstream's time must hold its wait and lie within the total", tm.Upstream, hold, tm.Total)
 	}
 }
