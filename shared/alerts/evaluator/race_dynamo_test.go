@@ -19,7 +19,12 @@ import (
 // TestStreamAndScheduleRaceOnDynamoDB is the race of
 // TestStreamAndScheduleRaceMakeOneTransition on the DynamoDB stores (moto):
 // the rule's version condition and the event written in the same
-// transaction make one transition and one event.
+// transaction make one transition and one event. Both evaluators read the
+// rule before either writes; the schedule's writes once the stream's
+// transaction is in. (moto checks a transaction's conditions without
+// isolating it from one arriving at the same instant, which DynamoDB's
+// serializable transactions do: written at once, both passed on moto now
+// and then.)
 func TestStreamAndScheduleRaceOnDynamoDB(t *testing.T) {
 	if !awstest.Available(t) {
 		return
@@ -49,7 +54,16 @@ func TestStreamAndScheduleRaceOnDynamoDB(t *testing.T) {
 	var fanned []voiceops.AlertEvent
 	var arrived sync.WaitGroup
 	arrived.Add(2)
-	newEv := func() *Evaluator {
+	// second holds the schedule's write until the stream's has landed
+	// (the rule's version moved), bounded so that a bug fails, not hangs.
+	second := func(voiceops.AlertRule) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if got, err := stores.Rules.GetRule(ctx, "acct_r", r.ID); err == nil && got.Version > r.Version {
+				return
+			}
+		}
+	}
+	newEv := func(then func(voiceops.AlertRule)) *Evaluator {
 		return &Evaluator{Rules: stores.Rules, Events: stores.Events, Metrics: ms, Marks: stores.Evaluations,
 			Fanout: func(ctx context.Context, e voiceops.AlertEvent) error {
 				mu.Lock()
@@ -58,7 +72,7 @@ func TestStreamAndScheduleRaceOnDynamoDB(t *testing.T) {
 				return stores.Events.MarkFannedOut(ctx, e.AccountID, e.ID)
 			},
 			Now: func() time.Time { return now.Add(time.Second) }, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			BeforeWrite: onlyFirst(func(voiceops.AlertRule) { arrived.Done(); arrived.Wait() }),
+			BeforeWrite: onlyFirst(func(r voiceops.AlertRule) { arrived.Done(); arrived.Wait(); then(r) }),
 		}
 	}
 	var wg sync.WaitGroup
@@ -67,14 +81,14 @@ func TestStreamAndScheduleRaceOnDynamoDB(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		var err error
-		if stats[0], err = newEv().EvaluateScopes(ctx, []metrics.Scope{{AccountID: "acct_r", ProjectID: "p1"}}); err != nil {
+		if stats[0], err = newEv(func(voiceops.AlertRule) {}).EvaluateScopes(ctx, []metrics.Scope{{AccountID: "acct_r", ProjectID: "p1"}}); err != nil {
 			t.Error(err)
 		}
 	}()
 	go func() {
 		defer wg.Done()
 		var err error
-		if stats[1], err = newEv().RunShard(ctx, voiceops.RuleShardOf("acct_r")); err != nil {
+		if stats[1], err = newEv(second).RunShard(ctx, voiceops.RuleShardOf("acct_r")); err != nil {
 			t.Error(err)
 		}
 	}()
