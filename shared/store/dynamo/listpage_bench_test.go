@@ -28,26 +28,7 @@ func BenchmarkListPage30Dynamo(b *testing.B) {
 	s := dynamo.NewConversations(c, awstest.Tables(b, c).Conversations)
 	ctx := b.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	base := now.Truncate(time.Hour).Add(-50 * time.Minute)
-	for i := range 30 {
-		cv := voiceops.Conversation{
-			AccountID: "acct_a", ProjectID: "proj_page", Environment: voiceops.EnvLive, Channel: voiceops.ChannelWebchat,
-			StartedAt: base.Add(time.Duration(i) * time.Second), InProgress: true, Version: 1, NumTurns: 1,
-			ExpiresAt: now.Add(90 * 24 * time.Hour),
-		}
-		cv.ID = fmt.Sprintf("%s%013d%d%s", voiceops.PrefixConversation, cv.StartedAt.UnixMilli(), i%voiceops.ConversationShards, voiceops.RandomBase62(20))
-		if err := s.CreateConversation(ctx, cv, &voiceops.Turn{Index: 0, AgentResponse: "Hello", AgentResponseAt: now}); err != nil {
-			b.Fatal(err)
-		}
-		for j := 1; j < 5; j++ {
-			nx := cv
-			nx.Version, nx.NumTurns = int64(j+1), j+1
-			if err := s.AddTurn(ctx, nx, voiceops.Turn{Index: j, UserInput: "my balance please", AgentResponse: "It is 42.", AgentResponseAt: now}, int64(j)); err != nil {
-				b.Fatal(err)
-			}
-			cv = nx
-		}
-	}
+	seedPage(b, s, now, 5, func(i int) int { return i % voiceops.ConversationShards })
 	lister := convlist.Lister{Store: s}
 	for b.Loop() {
 		n := 0
@@ -85,23 +66,7 @@ func BenchmarkListPageMotoTableSize(b *testing.B) {
 	s := dynamo.NewConversations(c, table)
 	ctx := b.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	base := now.Truncate(time.Hour).Add(-50 * time.Minute)
-	for i := range 30 {
-		cv := voiceops.Conversation{
-			AccountID: "acct_a", ProjectID: "proj_page", Environment: voiceops.EnvLive, Channel: voiceops.ChannelWebchat,
-			StartedAt: base.Add(time.Duration(i) * time.Second), InProgress: true, Version: 1, NumTurns: 1,
-			ExpiresAt: now.Add(90 * 24 * time.Hour),
-		}
-		cv.ID = fmt.Sprintf("%s%013d0%s", voiceops.PrefixConversation, cv.StartedAt.UnixMilli(), voiceops.RandomBase62(20))
-		if err := s.CreateConversation(ctx, cv, &voiceops.Turn{Index: 0, AgentResponse: "Hello", AgentResponseAt: now}); err != nil {
-			b.Fatal(err)
-		}
-		nx := cv
-		nx.Version, nx.NumTurns = 2, 2
-		if err := s.AddTurn(ctx, nx, voiceops.Turn{Index: 1, UserInput: "balance", AgentResponse: "It is 42.", AgentResponseAt: now}, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
+	seedPage(b, s, now, 2, func(int) int { return 0 })
 	lister := convlist.Lister{Store: s}
 	filled := 0
 	for _, size := range []int{0, 1000, 4000} {
@@ -166,5 +131,33 @@ func countItems(b *testing.B, c *dynamodb.Client, table string) int {
 			return n
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// seedPage stores project proj_page's 30 conversations of the last hour,
+// a second apart, each of the given number of turns, conversation i in
+// shard(i).
+func seedPage(b *testing.B, s *dynamo.Conversations, now time.Time, turns int, shard func(i int) int) {
+	b.Helper()
+	ctx := b.Context()
+	base := now.Truncate(time.Hour).Add(-50 * time.Minute)
+	for i := range 30 {
+		cv := voiceops.Conversation{
+			AccountID: "acct_a", ProjectID: "proj_page", Environment: voiceops.EnvLive, Channel: voiceops.ChannelWebchat,
+			StartedAt: base.Add(time.Duration(i) * time.Second), InProgress: true, Version: 1, NumTurns: 1,
+			ExpiresAt: now.Add(90 * 24 * time.Hour),
+		}
+		cv.ID = fmt.Sprintf("%s%013d%d%s", voiceops.PrefixConversation, cv.StartedAt.UnixMilli(), shard(i), voiceops.RandomBase62(20))
+		if err := s.CreateConversation(ctx, cv, &voiceops.Turn{Index: 0, AgentResponse: "Hello", AgentResponseAt: now}); err != nil {
+			b.Fatal(err)
+		}
+		for j := 1; j < turns; j++ {
+			nx := cv
+			nx.Version, nx.NumTurns = int64(j+1), j+1
+			if err := s.AddTurn(ctx, nx, voiceops.Turn{Index: j, UserInput: "my balance please", AgentResponse: "It is 42.", AgentResponseAt: now}, int64(j)); err != nil {
+				b.Fatal(err)
+			}
+			cv = nx
+		}
 	}
 }
