@@ -17,5 +17,8 @@ func backends(t *testing.T) []backend {
 	}
 	c := awstest.DynamoDB(t)
 	names := awstest.Tables(t, c)
-	return append(bs, backend{"dynamodb", dynamo.NewStores(c, names), dynamo.NewConfig(c, names.Config, names.Deliveries).AgentConfigs()})
+	// Serial: the race tests need DynamoDB's atomic conditional writes,
+	// which moto does not give concurrent requests.
+	db := awstest.Serial(c)
+	return append(bs, backend{"dynamodb", dynamo.NewStores(db, names), dynamo.NewConfig(db, names.Config, names.Deliveries).AgentConfigs()})
 }
