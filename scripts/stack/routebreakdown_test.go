@@ -87,11 +87,12 @@ func projectConversations(t *testing.T, accountID, projectID string) (conversati
 }
 
 // quietBackground pauses the schedules until the test ends and waits (up
-// to a minute) for the mapped queues to empty: with -schedule-every 2s the
-// evaluator's scheduled run sends its 16 shard messages every 2 s (once
-// a minute deployed), and a backlog of thousands makes each of moto's
-// ReceiveMessage take seconds of its one interpreter, every other call
-// waiting behind it. It logs the queues' depths.
+// to 30 s, within the suite's timeout) for the mapped queues to empty:
+// with -schedule-every 2s the evaluator's scheduled run sends its 16
+// shard messages every 2 s (once a minute deployed), and a backlog of
+// thousands makes each of moto's ReceiveMessage take seconds of its one
+// interpreter, every other call waiting behind it. It logs the queues'
+// depths.
 func quietBackground(t *testing.T) {
 	st.PauseSchedules(true)
 	t.Cleanup(func() { st.PauseSchedules(false) })
@@ -112,7 +113,7 @@ func quietBackground(t *testing.T) {
 	}
 	before, total := depths()
 	start := time.Now()
-	for total > 0 && time.Since(start) < time.Minute {
+	for total > 0 && time.Since(start) < 30*time.Second {
 		time.Sleep(time.Second)
 		_, total = depths()
 	}

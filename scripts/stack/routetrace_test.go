@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 type trace struct {
 	function string
 	invoke   time.Duration // the RIE's request to its answer
-	calls    []awsCall
+	calls    []awsproxy.Timing
 	handler  time.Duration // the access line's duration_ms: the handler's whole time
 }
 
@@ -45,19 +46,14 @@ func (tr *tracer) stop() {
 	tr.cur = nil
 }
 
-// awsCall is a call's timing and the items its answer held.
-type awsCall struct {
-	awsproxy.Timing
-	items int
-}
-
+// call keeps a call of the traced function, with a copy of its answer
+// (read after the trial: the proxy waits for the observer to answer).
 func (tr *tracer) call(tm awsproxy.Timing) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if tr.cur != nil && tm.Function == tr.cur.function {
-		c := awsCall{Timing: tm, items: answerItems(tm.Answer)}
-		c.Answer = nil // the proxy's buffer, valid during the call only
-		tr.cur.calls = append(tr.cur.calls, c)
+		tm.Answer = bytes.Clone(tm.Answer)
+		tr.cur.calls = append(tr.cur.calls, tm)
 	}
 }
 
@@ -119,7 +115,7 @@ type step struct {
 // steps groups a trace's calls into sequential steps.
 func (tr *trace) steps() []step {
 	calls := slices.Clone(tr.calls)
-	slices.SortFunc(calls, func(a, b awsCall) int { return a.Start.Compare(b.Start) })
+	slices.SortFunc(calls, func(a, b awsproxy.Timing) int { return a.Start.Compare(b.Start) })
 	var out []step
 	var end time.Time
 	var first time.Time
@@ -137,7 +133,7 @@ func (tr *trace) steps() []step {
 		s.d = end.Sub(first)
 		s.moto = max(s.moto, c.Upstream)
 		s.respSize += c.ResponseBytes
-		s.items += c.items
+		s.items += answerItems(c.Answer)
 	}
 	return out
 }

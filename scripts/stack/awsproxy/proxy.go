@@ -246,9 +246,9 @@ func (p *Proxy) fault(function string, reqs []iam.Request) (denied *iam.Request,
 }
 
 // Timing is one call the proxy forwarded, as it saw it: Total from its
-// arrival to the last byte of its answer, Upstream the part spent on moto
-// (or the Bedrock stand-in): the request sent to its answer read whole.
-// The rest of Total is the proxy's own work (the IAM check, the copies).
+// arrival to its answer read whole from upstream, Upstream the part spent
+// on moto (or the Bedrock stand-in): the request sent to its answer read.
+// The rest of Total is the proxy's own work (the IAM check, the copy).
 type Timing struct {
 	Function  string
 	Operation string // the X-Amz-Target's operation (Query), or the REST path
@@ -259,12 +259,13 @@ type Timing struct {
 	// RequestBytes and ResponseBytes are the bodies' sizes.
 	RequestBytes, ResponseBytes int
 	// Answer is the answer's body, for the observer to read during its
-	// call (the proxy has written it back already).
+	// call (the caller gets it once the observer returns).
 	Answer []byte
 }
 
 // ObserveCalls hands f the timing of every call forwarded upstream once
-// it is answered (nil stops): what each AWS call of a request cost.
+// it is answered, before the caller gets the answer (nil stops): what
+// each AWS call of a request cost. f's own time delays the call.
 func (p *Proxy) ObserveCalls(f func(Timing)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -373,24 +374,24 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bo
 	p.forwardObserved(w, r, body, p.Upstream, pr.Function, reqs, start)
 }
 
-// forwardObserved is forward, its timing handed to the observer if any.
+// forwardObserved is forward, its timing handed to the observer if any
+// before the caller gets a byte of the answer: a caller that has its
+// answer finds the call observed.
 func (p *Proxy) forwardObserved(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL, function string, reqs []iam.Request, start time.Time) {
 	f := p.observer()
 	if f == nil {
-		p.forward(w, r, body, upstream)
+		p.forward(w, r, body, upstream, nil)
 		return
 	}
 	tm := Timing{Function: function, Operation: operation(r), Start: start, RequestBytes: len(body)}
 	if len(reqs) > 0 {
 		tm.Resource = reqs[0].Resource
 	}
-	tm.Upstream, tm.Answer = p.forward(w, r, body, upstream)
-	tm.Total, tm.ResponseBytes = time.Since(start), len(tm.Answer)
-	// The caller has its whole answer before the observer runs.
-	if fl, ok := w.(http.Flusher); ok {
-		fl.Flush()
-	}
-	f(tm)
+	p.forward(w, r, body, upstream, func(upstream time.Duration, answer []byte) {
+		tm.Upstream, tm.Answer, tm.ResponseBytes = upstream, answer, len(answer)
+		tm.Total = time.Since(start)
+		f(tm)
+	})
 }
 
 // operation names a call: the X-Amz-Target's operation, else the path.
@@ -435,16 +436,17 @@ func (p *Proxy) serveInvoke(w http.ResponseWriter, r *http.Request, body []byte)
 	_, _ = w.Write(out)
 }
 
-// forward sends the call upstream and copies its answer back; it returns
-// the time from sending it to its answer read whole, and the answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL) (time.Duration, []byte) {
+// forward sends the call upstream and copies its answer back; answered,
+// when not nil, is given the time from sending the call to its answer
+// read whole, and the answer, before the answer is copied back.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, upstream *url.URL, answered func(time.Duration, []byte)) {
 	u := *upstream
 	u.Path = r.URL.Path
 	u.RawQuery = r.URL.RawQuery
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return 0, nil
+		return
 	}
 	for k, v := range r.Header {
 		req.Header[k] = v
@@ -457,23 +459,24 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, body []byte, ups
 	resp, err := client.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return time.Since(sent), nil
+		return
 	}
 	defer resp.Body.Close()
 	// Read whole before the copy back, so that the upstream's time is
 	// its own, not the caller's reading.
 	answer, err := io.ReadAll(resp.Body)
-	took := time.Since(sent)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
-		return took, nil
+		return
+	}
+	if answered != nil {
+		answered(time.Since(sent), answer)
 	}
 	for k, v := range resp.Header {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = w.Write(answer)
-	return took, answer
 }
 
 // writeError answers in the caller's protocol: the JSON protocols'
