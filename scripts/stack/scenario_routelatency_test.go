@@ -362,16 +362,31 @@ func latencyRoutes(t *testing.T) []latencyRoute {
 			return latencyReq{"POST", webhook, events, jsonBody(t, map[string]any{"ref": conversation(t, ""), "status": "paid"}), 201}
 		}},
 		{key: "base POST /internal/v1/agentic-dial/bridge-ended", prepare: func(t *testing.T) latencyReq {
-			// The call lasted at least as long as the conversation before
-			// its handoff (seconds on a busy machine), and not longer than
-			// the time since it started.
-			start := time.Now()
+			// The call lasted as long as the conversation before its
+			// handoff, read from its item: a time taken here would count
+			// the create's way to the function, which on a busy machine
+			// can make the call longer than the conversation (400).
 			id := conversation(t, "I want a human")
-			call := math.Ceil(time.Since(start).Seconds())
+			call := math.Ceil(handoffAfter(t, acct.AccountID, proj.ProjectID, id).Seconds())
 			return latencyReq{"POST", base + "/internal/v1/agentic-dial/bridge-ended", events,
 				jsonBody(t, map[string]any{"conversation_id": id, "bridge_duration_seconds": 0, "call_duration_seconds": call}), 200}
 		}},
 	}
+}
+
+// handoffAfter is how long the handed-off conversation ran before its
+// handoff, read from its table.
+func handoffAfter(t *testing.T, account, project, conversationID string) time.Duration {
+	t.Helper()
+	convs := dynamo.NewConversations(dynamodb.NewFromConfig(st.AWS), st.Topology.TableNames().Conversations)
+	c, err := convs.GetConversation(context.Background(), account, project, conversationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.EndedAt == nil {
+		t.Fatalf("conversation %s has not ended: no handoff", conversationID)
+	}
+	return c.EndedAt.Sub(c.StartedAt)
 }
 
 // waitAttempted waits until the delivery's attempt is done (not
