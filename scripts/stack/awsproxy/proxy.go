@@ -64,6 +64,8 @@ type Proxy struct {
 	// service's ReadThrottleEvents and WriteThrottleEvents.
 	Throttled func(function, table string, write bool)
 
+	dynamoMu sync.Mutex // held while moto serves a DynamoDB call
+
 	mu        sync.Mutex
 	observe   func(Timing)
 	delays    map[string]time.Duration   // by function: fault injection for tests
@@ -371,8 +373,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bo
 		p.forwardObserved(w, r, body, p.Bedrock, pr.Function, reqs, start)
 		return
 	}
+	if strings.HasPrefix(call.Target, dynamoDBTarget) {
+		// One DynamoDB call at a time, as DynamoDB applies each write
+		// atomically: moto applies an UpdateItem to the stored item
+		// attribute by attribute (a read meanwhile sees half of it) and
+		// checks two conditional writes or transactions arriving together
+		// against the same state (both pass, where DynamoDB refuses one).
+		// Its one interpreter served them one at a time anyway.
+		p.dynamoMu.Lock()
+		defer p.dynamoMu.Unlock()
+	}
 	p.forwardObserved(w, r, body, p.Upstream, pr.Function, reqs, start)
 }
+
+// dynamoDBTarget prefixes the X-Amz-Target of DynamoDB's operations (not
+// DynamoDB Streams', "DynamoDBStreams_20120810.").
+const dynamoDBTarget = "DynamoDB_20120810."
 
 // forwardObserved is forward, its timing handed to the observer if any
 // before the caller gets a byte of the answer: a caller that has its

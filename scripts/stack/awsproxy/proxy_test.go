@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -280,5 +281,70 @@ func TestObserveCalls(t *testing.T) {
 	}
 	if tm.Upstream < hold || tm.Total < tm.Upstream || tm.Start.IsZero() {
 		t.Errorf("upstream %v (held %v), total %v: the upstream's time must hold its wait and lie within the total", tm.Upstream, hold, tm.Total)
+	}
+}
+
+// TestDynamoDBCallsReachMotoOneAtATime: DynamoDB calls sent at once reach
+// the upstream one after the other (moto does not isolate concurrent
+// writes; DynamoDB applies each atomically), while SQS calls still
+// overlap (a long poll must not hold the table calls back).
+func TestDynamoDBCallsReachMotoOneAtATime(t *testing.T) {
+	var inFlight, most atomic.Int32
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer upstream.Close()
+	u, _ := url.Parse(upstream.URL)
+	arns := ARNs{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
+	p := &Proxy{Upstream: u, ARNs: arns, SecretARN: func(string) string { return "" },
+		Principals: map[string]Principal{"KEY": {Function: "evaluator", Role: "R", Policy: iam.Policy{Statements: []iam.Statement{
+			{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:TransactWriteItems"}, Resource: []string{arns.Table("cfg")}},
+			{Effect: "Allow", Actions: []string{"sqs:ReceiveMessage"}, Resource: []string{arns.Queue("q")}},
+		}}}},
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	send := func(target, body string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(body))
+		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+		req.Header.Set("X-Amz-Target", target)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d", target, resp.StatusCode)
+		}
+	}
+	at := func(calls map[string]string) int32 {
+		most.Store(0)
+		var wg sync.WaitGroup
+		for range 4 {
+			for target, body := range calls {
+				wg.Go(func() { send(target, body) })
+			}
+		}
+		wg.Wait()
+		return most.Load()
+	}
+	table := `{"TableName":"cfg","Key":{"pk":{"S":"a"}}}`
+	if n := at(map[string]string{
+		"DynamoDB_20120810.GetItem":            table,
+		"DynamoDB_20120810.UpdateItem":         table,
+		"DynamoDB_20120810.TransactWriteItems": `{"TransactItems":[{"Update":{"TableName":"cfg","Key":{"pk":{"S":"a"}}}}]}`,
+	}); n != 1 {
+		t.Errorf("%d DynamoDB calls reached the upstream at once, want 1", n)
+	}
+	if n := at(map[string]string{"AmazonSQS.ReceiveMessage": `{"QueueUrl":"http://localhost/123456789012/q"}`}); n < 2 {
+		t.Errorf("SQS calls reached the upstream %d at a time: they must not wait for each other", n)
 	}
 }
