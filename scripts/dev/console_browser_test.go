@@ -610,6 +610,12 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		{"endpoint", "#/endpoints/" + epID, `document.querySelector("#deliveries tr[data-delivery]")`, func() {
 			click("#deliveries tbody tr:first-child button.show-payload")
 			until("the payload at 390 px", `document.querySelector("#deliveries pre.payload-body")`)
+			// The log fits the phone's width (the first attempt's time
+			// stands for the created time there): nothing to scroll
+			// sideways to, so an open payload is read from its start.
+			if fit := js(`(() => { const tb = document.querySelector("#deliveries"); return tb.offsetWidth + " in " + tb.closest(".scroll").clientWidth; })()`); !fitsIn(fit) {
+				t.Errorf("the delivery log with a payload open is %s px wide: it scrolls sideways", fit)
+			}
 		}},
 		{"conversations", "#/conversations", `document.querySelector("#conversations tbody a")`, nil},
 		{"transcript", "#/conversations/" + convID, `document.querySelector("#transcript .turn")`, nil},
@@ -647,4 +653,12 @@ func TestConsoleInTheBrowser(t *testing.T) {
 	if expected != 5 {
 		t.Errorf("%d 422s in the browser's log, want the 5 the forms were made to answer", expected)
 	}
+}
+
+// fitsIn reads "W in B" (a width and its box's, in px): W <= B.
+func fitsIn(s string) bool {
+	ws, bs, _ := strings.Cut(s, " in ")
+	w, err1 := strconv.Atoi(ws)
+	b, err2 := strconv.Atoi(bs)
+	return err1 == nil && err2 == nil && w <= b
 }

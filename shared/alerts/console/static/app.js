@@ -685,7 +685,7 @@ async function endpointPage(id) {
   const drawRows = () => {
     const shown = ds.filter((d) => !status.value || d.status === status.value);
     body.replaceChildren(...shown.flatMap((d) => [h("tr", { "data-delivery": d.id, "data-status": d.status },
-      h("td", {}, fmtTime(d.created_at)), h("td", {}, d.event_type, d.test ? " (test)" : ""), h("td", {}, badge(d.status)),
+      h("td", { class: "hide-narrow" }, fmtTime(d.created_at)), h("td", {}, d.event_type, d.test ? " (test)" : ""), h("td", {}, badge(d.status)),
       h("td", { class: "attempts" }, d.attempts.map((a) => h("div", {}, `#${a.number} `, fmtTime(a.at), ` → ${a.status_code === null ? (a.error || "no response") : a.status_code} in ${a.duration_ms} ms`))),
       h("td", { class: "actions" },
         h("button", { type: "button", class: "show-payload", "aria-expanded": String(open.has(d.id)), onclick: async () => {
@@ -721,7 +721,7 @@ async function endpointPage(id) {
       } }, "Rotate secret")),
     msg, secretBox, h("h2", {}, "Delivery log"),
     h("form", { class: "row", onsubmit: (e) => e.preventDefault() }, h("label", { for: "d-status" }, "Status", status)),
-    h("div", { class: "scroll" }, h("table", { id: "deliveries" }, h("thead", {}, h("tr", {}, h("th", {}, "Created"), h("th", {}, "Event"), h("th", {}, "Status"), h("th", {}, "Attempts"), h("th", {}, ""))), body)),
+    h("div", { class: "scroll" }, h("table", { id: "deliveries" }, h("thead", {}, h("tr", {}, h("th", { class: "hide-narrow" }, "Created"), h("th", {}, "Event"), h("th", {}, "Status"), h("th", {}, "Attempts"), h("th", {}, ""))), body)),
     h("h2", {}, "Edit"),
     endpointForm(ep, async (saved) => { ep = saved; say("Saved."); drawFacts(); }),
     h("p", {}, h("button", { type: "button", class: "danger", id: "endpoint-delete", onclick: async () => {
