@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -696,6 +697,9 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			if v, ok := values[name]; ok {
 				env[name] = v
 			}
+		}
+		if p := lambdamain.GCPercent(f.Name); p != 0 {
+			env[lambdamain.GCPercentEnv] = jsii.String(strconv.Itoa(p))
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),
