@@ -191,7 +191,18 @@ func (s *Config) ActiveSilences(ctx context.Context, accountID string, at time.T
 	return decodeSilences("ActiveSilences", items, func(x voiceops.Silence) bool { return !x.Ended(at) })
 }
 
-// EndSilence finds the silence in the account's (one Query) and, when the
+// silenceByID is the silence of silences with that ID, or nil.
+func silenceByID(silences []voiceops.Silence, id string) *voiceops.Silence {
+	for i := range silences {
+		if silences[i].ID == id {
+			return &silences[i]
+		}
+	}
+	return nil
+}
+
+// EndSilence finds the silence among the account's not ended (one Query;
+// the ended ones, a second, only when it is not there) and, when the
 // store writes wake-ups, reads the account's rules alongside (one more
 // Query, in parallel), then removes it (a silence not started yet) or
 // moves it to its new end with the wake-ups of the scopes it selects (a
@@ -206,7 +217,7 @@ func (s *Config) EndSilence(ctx context.Context, accountID, id string, at time.T
 		if s.wakes() {
 			wg.Go(func() { rules, rulesErr = s.ListRules(ctx, accountID) })
 		}
-		all, err := s.ListSilences(ctx, accountID, at)
+		all, err := s.ActiveSilences(ctx, accountID, at)
 		wg.Wait()
 		if err != nil {
 			return voiceops.Silence{}, err
@@ -214,11 +225,16 @@ func (s *Config) EndSilence(ctx context.Context, accountID, id string, at time.T
 		if rulesErr != nil {
 			return voiceops.Silence{}, rulesErr
 		}
-		var cur *voiceops.Silence
-		for i := range all {
-			if all[i].ID == id {
-				cur = &all[i]
+		cur := silenceByID(all, id)
+		if cur == nil {
+			// Not in effect or scheduled: an ended one (answered as it is)
+			// or none. Only then is the account's history read, so that
+			// ending a silence reads at most the 100 not ended, not the
+			// retention's worth of ended ones.
+			if all, err = s.ListSilences(ctx, accountID, at); err != nil {
+				return voiceops.Silence{}, err
 			}
+			cur = silenceByID(all, id)
 		}
 		switch {
 		case cur == nil:
