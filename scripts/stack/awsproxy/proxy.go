@@ -64,7 +64,7 @@ type Proxy struct {
 	// service's ReadThrottleEvents and WriteThrottleEvents.
 	Throttled func(function, table string, write bool)
 
-	dynamoMu sync.Mutex // held while moto serves a DynamoDB call
+	dynamoMu sync.RWMutex // held while moto serves a DynamoDB call: shared by reads
 
 	mu        sync.Mutex
 	observe   func(Timing)
@@ -373,17 +373,29 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, bedrockEndpoint bo
 		p.forwardObserved(w, r, body, p.Bedrock, pr.Function, reqs, start)
 		return
 	}
-	if strings.HasPrefix(call.Target, dynamoDBTarget) {
-		// One DynamoDB call at a time, as DynamoDB applies each write
-		// atomically: moto applies an UpdateItem to the stored item
+	if op, ok := strings.CutPrefix(call.Target, dynamoDBTarget); ok {
+		// A DynamoDB write reaches moto alone, as DynamoDB applies each
+		// write atomically: moto applies an UpdateItem to the stored item
 		// attribute by attribute (a read meanwhile sees half of it) and
 		// checks two conditional writes or transactions arriving together
 		// against the same state (both pass, where DynamoDB refuses one).
-		// Its one interpreter served them one at a time anyway.
-		p.dynamoMu.Lock()
-		defer p.dynamoMu.Unlock()
+		// Reads still overlap one another.
+		if dynamoReads[op] {
+			p.dynamoMu.RLock()
+			defer p.dynamoMu.RUnlock()
+		} else {
+			p.dynamoMu.Lock()
+			defer p.dynamoMu.Unlock()
+		}
 	}
 	p.forwardObserved(w, r, body, p.Upstream, pr.Function, reqs, start)
+}
+
+// dynamoReads are the DynamoDB operations that change nothing; any other
+// is served alone.
+var dynamoReads = map[string]bool{
+	"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true, "TransactGetItems": true,
+	"DescribeTable": true, "DescribeTimeToLive": true, "ListTables": true, "DescribeContinuousBackups": true,
 }
 
 // dynamoDBTarget prefixes the X-Amz-Target of DynamoDB's operations (not

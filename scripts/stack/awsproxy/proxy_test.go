@@ -284,18 +284,42 @@ func TestObserveCalls(t *testing.T) {
 	}
 }
 
-// TestDynamoDBCallsReachMotoOneAtATime: DynamoDB calls sent at once reach
-// the upstream one after the other (moto does not isolate concurrent
-// writes; DynamoDB applies each atomically), while SQS calls still
-// overlap (a long poll must not hold the table calls back).
-func TestDynamoDBCallsReachMotoOneAtATime(t *testing.T) {
-	var inFlight, most atomic.Int32
+// TestDynamoDBWritesReachMotoAlone: a DynamoDB write sent with other
+// calls reaches the upstream with no other DynamoDB call in flight (moto
+// does not isolate concurrent writes; DynamoDB applies each atomically),
+// while reads still overlap one another and SQS calls are not held back.
+func TestDynamoDBWritesReachMotoAlone(t *testing.T) {
+	var mu sync.Mutex
+	inFlight := map[string]int{} // by operation
+	var most, mostReads int
+	var shared []string // a DynamoDB call that met a write in flight
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		op := r.Header.Get("X-Amz-Target")
+		write := !strings.HasSuffix(op, ".GetItem") && !strings.HasPrefix(op, "AmazonSQS.")
+		mu.Lock()
+		total, reads := 0, 0
+		for o, n := range inFlight {
+			total += n
+			if strings.HasSuffix(o, ".GetItem") {
+				reads += n
+			}
 		}
+		dynamo := total - inFlight["AmazonSQS.ReceiveMessage"]
+		writing := dynamo - reads
+		// A write meeting any DynamoDB call, or any call meeting a write.
+		if strings.HasPrefix(op, "DynamoDB_") && (write && dynamo > 0 || writing > 0) {
+			shared = append(shared, op)
+		}
+		inFlight[op]++
+		most = max(most, total+1)
+		if strings.HasSuffix(op, ".GetItem") {
+			mostReads = max(mostReads, reads+1)
+		}
+		mu.Unlock()
 		time.Sleep(20 * time.Millisecond)
-		inFlight.Add(-1)
+		mu.Lock()
+		inFlight[op]--
+		mu.Unlock()
 		_, _ = io.WriteString(w, `{}`)
 	}))
 	defer upstream.Close()
@@ -303,7 +327,7 @@ func TestDynamoDBCallsReachMotoOneAtATime(t *testing.T) {
 	arns := ARNs{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
 	p := &Proxy{Upstream: u, ARNs: arns, SecretARN: func(string) string { return "" },
 		Principals: map[string]Principal{"KEY": {Function: "evaluator", Role: "R", Policy: iam.Policy{Statements: []iam.Statement{
-			{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:TransactWriteItems"}, Resource: []string{arns.Table("cfg")}},
+			{Effect: "Allow", Actions: []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:TransactWriteItems"}, Resource: []string{arns.Table("cfg")}},
 			{Effect: "Allow", Actions: []string{"sqs:ReceiveMessage"}, Resource: []string{arns.Queue("q")}},
 		}}}},
 	}
@@ -325,8 +349,10 @@ func TestDynamoDBCallsReachMotoOneAtATime(t *testing.T) {
 			t.Errorf("%s: %d", target, resp.StatusCode)
 		}
 	}
-	at := func(calls map[string]string) int32 {
-		most.Store(0)
+	at := func(calls map[string]string) {
+		mu.Lock()
+		most, mostReads, shared = 0, 0, nil
+		mu.Unlock()
 		var wg sync.WaitGroup
 		for range 4 {
 			for target, body := range calls {
@@ -334,17 +360,23 @@ func TestDynamoDBCallsReachMotoOneAtATime(t *testing.T) {
 			}
 		}
 		wg.Wait()
-		return most.Load()
 	}
 	table := `{"TableName":"cfg","Key":{"pk":{"S":"a"}}}`
-	if n := at(map[string]string{
+	at(map[string]string{
 		"DynamoDB_20120810.GetItem":            table,
+		"DynamoDB_20120810.PutItem":            `{"TableName":"cfg","Item":{"pk":{"S":"a"}}}`,
 		"DynamoDB_20120810.UpdateItem":         table,
 		"DynamoDB_20120810.TransactWriteItems": `{"TransactItems":[{"Update":{"TableName":"cfg","Key":{"pk":{"S":"a"}}}}]}`,
-	}); n != 1 {
-		t.Errorf("%d DynamoDB calls reached the upstream at once, want 1", n)
+		"AmazonSQS.ReceiveMessage":             `{"QueueUrl":"http://localhost/123456789012/q"}`,
+	})
+	if len(shared) > 0 {
+		t.Errorf("DynamoDB calls reached the upstream with a write in flight, or a write with calls in flight: %v", shared)
 	}
-	if n := at(map[string]string{"AmazonSQS.ReceiveMessage": `{"QueueUrl":"http://localhost/123456789012/q"}`}); n < 2 {
-		t.Errorf("SQS calls reached the upstream %d at a time: they must not wait for each other", n)
+	if most < 2 {
+		t.Errorf("at most %d call in flight: SQS calls must not wait for the DynamoDB writes", most)
+	}
+	at(map[string]string{"DynamoDB_20120810.GetItem": table})
+	if mostReads < 2 {
+		t.Errorf("GetItems reached the upstream %d at a time: reads must not wait for each other", mostReads)
 	}
 }
