@@ -40,18 +40,11 @@ func TestProxy(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	do := func(key, target, path, body string) (int, http.Header, string) {
-		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+key+"/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
-		if target != "" {
-			req.Header.Set("X-Amz-Target", target)
-		}
-		resp, err := http.DefaultClient.Do(req)
+		code, h, b, err := callProxy(srv.URL+path, key, target, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header, string(b)
+		return code, h, b
 	}
 	if code, _, b := do("KEYALERTS", "DynamoDB_20120810.GetItem", "/", `{"TableName":"cfg"}`); code != 200 || forwarded.Load() != 1 {
 		t.Fatalf("allowed call = %d %s (forwarded %d)", code, b, forwarded.Load())
@@ -106,18 +99,13 @@ func TestInjectedFaults(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	do := func(op string) (int, string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"TableName":"cfg"}`))
-		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
-		resp, err := http.DefaultClient.Do(req)
+		code, _, b, err := callProxy(srv.URL+"/", "KEY", "DynamoDB_20120810."+op, `{"TableName":"cfg"}`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
 		var e map[string]string
-		_ = json.Unmarshal(b, &e)
-		return resp.StatusCode, e["__type"]
+		_ = json.Unmarshal([]byte(b), &e)
+		return code, e["__type"]
 	}
 	p.Deny("evaluator", "dynamodb:PutItem")
 	if code, typ := do("PutItem"); code != 400 || typ != "com.amazon.coral.service#AccessDeniedException" {
@@ -254,15 +242,9 @@ func TestObserveCalls(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	do := func(op string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(`{"TableName":"conv"}`))
-		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
+		if _, _, _, err := callProxy(srv.URL+"/", "KEY", "DynamoDB_20120810."+op, `{"TableName":"conv"}`); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
 	}
 	do("Query") // no observer yet
 	var got []Timing
@@ -334,19 +316,9 @@ func TestDynamoDBWritesReachMotoAlone(t *testing.T) {
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	send := func(target, body string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader(body))
-		req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=KEY/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
-		req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-		req.Header.Set("X-Amz-Target", target)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		_, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("%s: %d", target, resp.StatusCode)
+		code, _, b, err := callProxy(srv.URL+"/", "KEY", target, body)
+		if err != nil || code != http.StatusOK {
+			t.Errorf("%s: %d %s %v", target, code, b, err)
 		}
 	}
 	at := func(calls map[string]string) {
@@ -379,4 +351,26 @@ func TestDynamoDBWritesReachMotoAlone(t *testing.T) {
 	if mostReads < 2 {
 		t.Errorf("GetItems reached the upstream %d at a time: reads must not wait for each other", mostReads)
 	}
+}
+
+// callProxy sends a call to the proxy at url signed with the access key
+// ID key, as a function's SDK would (target its X-Amz-Target, none when
+// ""), and returns the answer. It does not fail the test: goroutines call
+// it too.
+func callProxy(url, key, target, body string) (int, http.Header, string, error) {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, "", err
+	}
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential="+key+"/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x")
+	if target != "" {
+		req.Header.Set("X-Amz-Target", target)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b), err
 }
