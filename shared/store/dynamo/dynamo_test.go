@@ -220,11 +220,13 @@ func keys(ks []types.KeySchemaElement) []string {
 
 // --- call budget ----------------------------------------------------------------
 
-// countingDB counts the calls made through it, by SDK operation.
+// countingDB counts the calls made through it, by SDK operation, and the
+// items its Queries read (ScannedCount: what they cost in read units).
 type countingDB struct {
 	dynamo.DB
-	mu    sync.Mutex
-	calls map[string]int
+	mu      sync.Mutex
+	calls   map[string]int
+	scanned int32
 }
 
 func (c *countingDB) count(op string) {
@@ -267,7 +269,23 @@ func (c *countingDB) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInpu
 
 func (c *countingDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	c.count("Query")
-	return c.DB.Query(ctx, in, o...)
+	out, err := c.DB.Query(ctx, in, o...)
+	if err == nil {
+		c.mu.Lock()
+		c.scanned += out.ScannedCount
+		c.mu.Unlock()
+	}
+	return out, err
+}
+
+// takeScanned returns the items read since the last takeScanned and
+// resets the count.
+func (c *countingDB) takeScanned() int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.scanned
+	c.scanned = 0
+	return n
 }
 
 func (c *countingDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {

@@ -1,43 +1,13 @@
 package dynamo_test
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
-
-// scannedDB sums the items its Queries read (ScannedCount): what they
-// cost in read units.
-type scannedDB struct {
-	dynamo.DB
-	mu      sync.Mutex
-	scanned int32
-}
-
-func (s *scannedDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	out, err := s.DB.Query(ctx, in, o...)
-	if err == nil {
-		s.mu.Lock()
-		s.scanned += out.ScannedCount
-		s.mu.Unlock()
-	}
-	return out, err
-}
-
-func (s *scannedDB) take() int32 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.scanned
-	s.scanned = 0
-	return n
-}
 
 // TestEndSilenceReadsOnlyTheNotEnded: ending a silence in effect reads the
 // account's silences not ended, not the ended ones it keeps for
@@ -47,7 +17,7 @@ func (s *scannedDB) take() int32 {
 func TestEndSilenceReadsOnlyTheNotEnded(t *testing.T) {
 	c := client(t)
 	names := newTables(t, c)
-	db := &scannedDB{DB: c}
+	db := &countingDB{DB: c}
 	s := dynamo.NewConfig(db, names.Config, names.Deliveries) // writes no wake-ups: no rules read
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Millisecond)
@@ -67,13 +37,13 @@ func TestEndSilenceReadsOnlyTheNotEnded(t *testing.T) {
 		ended = append(ended, silence(now.Add(-time.Duration(i+2)*time.Hour), now.Add(-time.Duration(i+1)*time.Hour)))
 	}
 	inEffect := silence(now.Add(-time.Hour), now.Add(time.Hour))
-	db.take()
+	db.takeScanned()
 
 	got, err := s.EndSilence(ctx, acct.ID, inEffect.ID, now)
 	if err != nil || !got.EndsAt.Equal(now) {
 		t.Fatalf("EndSilence in effect: %+v, %v", got, err)
 	}
-	if n := db.take(); n != 1 {
+	if n := db.takeScanned(); n != 1 {
 		t.Errorf("ending the silence in effect read %d items, want 1 (the one not ended; not the %d ended)", n, len(ended))
 	}
 	if got, err := s.EndSilence(ctx, acct.ID, ended[0].ID, now); err != nil || !got.EndsAt.Equal(ended[0].EndsAt) {
