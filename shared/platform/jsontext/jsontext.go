@@ -17,6 +17,14 @@ func AppendFloat(b []byte, f float64) []byte {
 		return append(b, "null"...)
 	}
 	abs := math.Abs(f)
+	if abs < maxThousandths {
+		// Most numbers written are counts and milliseconds to the
+		// microsecond: a whole number of thousandths is written from its
+		// integer, as strconv would (shortest form), without its search.
+		if m := math.Round(abs * 1000); m/1000 == abs {
+			return appendThousandths(b, math.Signbit(f), uint64(m))
+		}
+	}
 	format := byte('f')
 	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -30,6 +38,30 @@ func AppendFloat(b []byte, f float64) []byte {
 		}
 	}
 	return b
+}
+
+// maxThousandths bounds appendThousandths' numbers: under it a float's
+// spacing is far below a thousandth, so the float nearest a decimal of at
+// most three places has that decimal as its shortest form.
+const maxThousandths = 1e12
+
+// appendThousandths writes m/1000 in the shortest form: no trailing zeros,
+// no point for a whole number.
+func appendThousandths(b []byte, negative bool, m uint64) []byte {
+	if negative {
+		b = append(b, '-')
+	}
+	b = strconv.AppendUint(b, m/1000, 10)
+	frac := m % 1000
+	if frac == 0 {
+		return b
+	}
+	n := 3
+	for frac%10 == 0 {
+		frac /= 10
+		n--
+	}
+	return AppendDigits(append(b, '.'), int(frac), n)
 }
 
 // jsonSafe marks the ASCII bytes written as they are inside a JSON string.
