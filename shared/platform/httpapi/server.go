@@ -109,13 +109,19 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	}
 	cfg.Metrics = telemetry.Or(cfg.Metrics)
 	s := &server{Config: cfg, families: map[Family]bool{}}
-	mux := http.NewServeMux()
+	// mux matches a request once: what no route takes reaches its "/",
+	// which asks routes (the same routes, without it) whether the path
+	// has other methods (405) or none (404).
+	mux, routes := http.NewServeMux(), http.NewServeMux()
 	for _, g := range groups {
 		for _, rt := range g {
-			mux.Handle(rt.Pattern(), s.route(rt))
+			h := s.route(rt)
+			mux.Handle(rt.Pattern(), h)
+			routes.Handle(rt.Pattern(), h)
 			s.families[rt.Family] = true
 		}
 	}
+	mux.Handle("/", s.miss(routes))
 	return s.withRequestID(s.recoverPanics(s.jsonFallback(mux)))
 }
 
@@ -253,8 +259,8 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// jsonFallback answers requests that match no route (404) or no method of a
-// route (405) with a JSON body instead of the mux's plain text.
+// jsonFallback answers a path that is not clean with 404 before the mux
+// sees it.
 func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !canonical(r.URL.Path) && !canonicalDir(r.URL.Path) {
@@ -263,11 +269,15 @@ func (s *server) jsonFallback(mux *http.ServeMux) http.Handler {
 			s.noRoute(w, r, http.StatusNotFound)
 			return
 		}
-		h, pattern := mux.Handler(r)
-		if pattern != "" {
-			mux.ServeHTTP(w, r)
-			return
-		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// miss answers requests that match no route (404) or no method of a route
+// (405) with a JSON body instead of the mux's plain text.
+func (s *server) miss(routes *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, _ := routes.Handler(r)
 		rec := &statusRecorder{header: http.Header{}}
 		h.ServeHTTP(rec, r)
 		if allow := rec.header.Get("Allow"); allow != "" {
