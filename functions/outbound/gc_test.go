@@ -19,8 +19,9 @@ import (
 // what links; the other flags only strip), without -race whatever this
 // test runs under, and started with no environment: it exits at its
 // environment check, after every package's init, and GODEBUG=gctrace=1
-// counts the collections. Should the default ever run none, the setting
-// can go.
+// counts the collections (init allocates about 3.9 MB, past the default's
+// first trigger at about 3 MB). Should the default ever run none, the
+// setting can go.
 func TestStartRunsNoCollection(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bootstrap")
 	build := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, ".")
@@ -50,7 +51,14 @@ func TestStartRunsNoCollection(t *testing.T) {
 	if n := collections(deployed); n != 0 {
 		t.Errorf("GOGC=%d: the start ran %d collections, want none", deployed, n)
 	}
-	if n := collections(100); n == 0 {
+	// gctrace prints a collection when it ends: on a loaded machine the
+	// bootstrap can exit while its first one is still marking, so a run
+	// without a line is tried again.
+	n := 0
+	for try := 0; try < 5 && n == 0; try++ {
+		n = collections(100)
+	}
+	if n == 0 {
 		t.Errorf("GOGC=100 (Go's default): the start ran no collection, so GOGC=%d buys nothing any more", deployed)
 	}
 }
