@@ -43,7 +43,7 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 	return emf.Flushing(batch, handler(deps{
 		InternalKey: internalKey.Digest,
 		Metrics:     &buckets.Recorder{Store: metricstore.New(dynamodb.NewFromConfig(cfg), env.MetricsTable)},
-		Now:         time.Now, Log: lambdamain.Logger(),
+		Now:         time.Now, Log: lambdamain.Logger(), AccessLog: lambdamain.AccessLogger(batch),
 		Telemetry: batch,
 	})), nil
 }
@@ -54,6 +54,7 @@ type deps struct {
 	Metrics     studioapi.Recorder
 	Now         func() time.Time
 	Log         *slog.Logger
+	AccessLog   *slog.Logger // the access lines' (lambdamain.AccessLogger); Log when nil
 	// Telemetry receives the request metrics (lambdamain.Metrics).
 	Telemetry telemetry.Recorder
 }
@@ -62,6 +63,6 @@ type deps struct {
 // Its platform is a literal, not dynamohttp.Config: the intake takes only
 // the internal key, so it links no API keys (auth) and no guards.
 func handler(d deps) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log, Metrics: d.Telemetry},
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{InternalKey: d.InternalKey, Now: d.Now, Log: d.Log, AccessLog: d.AccessLog, Metrics: d.Telemetry},
 		(&studioapi.Intake{Metrics: d.Metrics, Now: d.Now}).Routes()))
 }

@@ -35,7 +35,7 @@ func main() {
 // run reads nothing: the function has no environment of its own.
 func run(ctx context.Context) error {
 	batch := lambdamain.Metrics()
-	lambda.StartWithOptions(emf.Flushing(batch, handler(time.Now, lambdamain.Logger(), batch)), lambda.WithContext(ctx))
+	lambda.StartWithOptions(emf.Flushing(batch, handler(time.Now, lambdamain.Logger(), lambdamain.AccessLogger(batch), batch)), lambda.WithContext(ctx))
 	return nil
 }
 
@@ -44,6 +44,6 @@ func run(ctx context.Context) error {
 // requests are counted like every other function's (metrics). Its platform
 // is a literal, not dynamohttp.Config: it authenticates nothing and links
 // no store.
-func handler(now func() time.Time, log *slog.Logger, metrics telemetry.Recorder) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{NoRouteFamily: httpapi.StageFamily, Now: now, Log: log, Metrics: metrics}))
+func handler(now func() time.Time, log, accessLog *slog.Logger, metrics telemetry.Recorder) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpapi.LambdaHandler(httpapi.New(httpapi.Config{NoRouteFamily: httpapi.StageFamily, Now: now, Log: log, AccessLog: accessLog, Metrics: metrics}))
 }

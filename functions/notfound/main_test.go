@@ -16,7 +16,8 @@ import (
 )
 
 func testHandler() func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return handler(time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return handler(time.Now, log, log, nil)
 }
 
 // check404 sends ev and checks the JSON 404 in the family's shape, with the

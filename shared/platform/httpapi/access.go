@@ -119,7 +119,7 @@ func (s *server) end(ctx context.Context, r *http.Request, a *access, status int
 	// without the caller's program counter: a stack walk per request, for
 	// a source that the functions' and the dev server's handlers never
 	// write (no AddSource).
-	if h := s.Log.Handler(); h.Enabled(ctx, level) {
+	if h := s.AccessLog.Handler(); h.Enabled(ctx, level) {
 		rec := slog.NewRecord(now, level, "request", 0)
 		rec.AddAttrs(slog.String("method", r.Method), slog.String("route", route), slog.String("host", host),
 			slog.Int("status", status), slog.Float64("duration_ms", ms))

@@ -43,6 +43,11 @@ type Config struct {
 	InternalKey func(ctx context.Context) (digest string, err error)
 	Now         func() time.Time
 	Log         *slog.Logger
+	// AccessLog writes the access lines (access.go); Log when nil. A
+	// Lambda function's holds them for its metrics' flush (emf.Batch's
+	// Held), so that an invocation's access line and metric lines leave
+	// in one write.
+	AccessLog *slog.Logger
 	// CountError, when set, records one api_errors event for the account
 	// (and project) of an authenticated request answered 5xx (docs/api.md, "Metric intake": the functions record their own). A failure is
 	// logged and never changes the answer.
@@ -97,10 +102,12 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if _, ok := cfg.Log.Handler().(*logctx.Handler); !ok {
-		// Every line about a request names it (access.go).
-		cfg.Log = slog.New(logctx.New(cfg.Log.Handler()))
+	// Every line about a request names it (access.go).
+	cfg.Log = withRequestIDs(cfg.Log)
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = cfg.Log
 	}
+	cfg.AccessLog = withRequestIDs(cfg.AccessLog)
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = DefaultDeadline
 	}
@@ -123,6 +130,15 @@ func New(cfg Config, groups ...[]Route) http.Handler {
 	}
 	mux.Handle("/", s.miss(routes))
 	return s.withRequestID(s.recoverPanics(s.jsonFallback(mux)))
+}
+
+// withRequestIDs makes log add the request's IDs from the context to each
+// line (logctx), if it does not already.
+func withRequestIDs(log *slog.Logger) *slog.Logger {
+	if _, ok := log.Handler().(*logctx.Handler); ok {
+		return log
+	}
+	return slog.New(logctx.New(log.Handler()))
 }
 
 // route authenticates a request by the route's scheme, applies the request

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/voiceops/opsapi/shared/platform/logctx"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 )
 
 // The environment variables infra/ sets on the functions.
@@ -155,3 +156,12 @@ func (e serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string
 // Logger is the functions' structured logger (JSON lines for CloudWatch);
 // every line carries the IDs of the request it is about (shared/platform/logctx).
 func Logger() *slog.Logger { return slog.New(logctx.NewJSON(os.Stderr, nil)) }
+
+// AccessLogger is an HTTP function's logger of its access lines
+// (httpapi.Config's AccessLog): lines as Logger's, held for the metrics'
+// flush at the invocation's end and written with them to stdout, one write
+// where there were two. Lambda sends stdout and stderr alike to the
+// function's log stream, a line an event.
+func AccessLogger(metrics *emf.Batch) *slog.Logger {
+	return slog.New(logctx.NewJSON(metrics.Held(), nil))
+}

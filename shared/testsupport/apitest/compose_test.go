@@ -32,10 +32,14 @@ import (
 // dependencies, composed the way scripts/dev composes them, through the
 // functions' graph constructors (shared/conversations/convgraph, alertgraph).
 type Deps struct {
-	Stores            voiceops.Stores
-	Auth              *auth.Authenticator
-	Now               func() time.Time
-	Log               *slog.Logger
+	Stores voiceops.Stores
+	Auth   *auth.Authenticator
+	Now    func() time.Time
+	Log    *slog.Logger
+	// AccessLog writes the access lines: Log when nil. The harness holds
+	// them for the metrics' flush, as the functions do
+	// (lambdamain.AccessLogger).
+	AccessLog         *slog.Logger
 	URLPolicy         voiceops.URLPolicy
 	Metrics           *buckets.Recorder
 	InternalKeyDigest string
@@ -65,7 +69,7 @@ func (d Deps) config() httpapi.Config {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKey: httpapi.FixedDigest(d.InternalKeyDigest), Now: d.Now, Log: d.Log,
+	cfg := httpapi.Config{Keys: d.Auth, Projects: d.Stores.Accounts, InternalKey: httpapi.FixedDigest(d.InternalKeyDigest), Now: d.Now, Log: d.Log, AccessLog: d.AccessLog,
 		// Inline, so that a test reads the api_errors a response recorded.
 		Background: func(f func()) { f() }, Guards: d.Guards, Metrics: d.Telemetry}
 	if d.Metrics != nil {

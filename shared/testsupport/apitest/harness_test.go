@@ -27,6 +27,7 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/keys"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/memory"
@@ -229,6 +230,7 @@ func newHarnessWith(t testing.TB, wrap func(voiceops.Stores) voiceops.Stores) *h
 	h.deps = Deps{
 		Stores: stores, Auth: auth.New(stores.Accounts, voiceops.RegionUS, h.clock.Now), Now: h.clock.Now,
 		Log:               log,
+		AccessLog:         lambdamain.AccessLogger(tel),
 		Outbox:            outbox,
 		Metrics:           &buckets.Recorder{Store: h.metrics},
 		Series:            &series.Reader{Minutes: h.metrics, Hours: rollups, Now: h.clock.Now},

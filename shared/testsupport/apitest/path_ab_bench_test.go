@@ -91,6 +91,7 @@ func BenchmarkRequestPathAB(b *testing.B) {
 			h.check = false
 			if quiet {
 				h.deps.Log = slog.New(slog.DiscardHandler)
+				h.deps.AccessLog = h.deps.Log
 				h.deps.Telemetry = nil
 			}
 			h.withoutRateLimit()

@@ -45,7 +45,9 @@ type Batch struct {
 	order   []*group
 	last    *group    // the group of the last Record: a request's next one is the same
 	scratch [2][]byte // a line's metric definitions and members, reused
-	out     []byte    // the lines of a flush, reused (nil while one writes)
+	// out is the lines of the next flush: the held lines (Held) and then
+	// the metrics'; reused, nil while a flush writes.
+	out []byte
 }
 
 // New returns a batch that writes its lines to w (os.Stdout in a
@@ -132,6 +134,23 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 	s.values = append(s.values, v)
 }
 
+// Held returns a writer of whole log lines that go out with the batch's
+// next Flush, before its metric lines and in the same write: a function's
+// access line and an invocation's metrics are one write, not two. It is
+// for what is written at an invocation's end; a line written mid-way
+// waits for the flush (and is lost with the invocation, as the metrics
+// are), so anything else is logged as it happens.
+func (b *Batch) Held() io.Writer { return held{b} }
+
+type held struct{ b *Batch }
+
+func (h held) Write(p []byte) (int, error) {
+	h.b.mu.Lock()
+	h.b.out = append(h.b.out, p...)
+	h.b.mu.Unlock()
+	return len(p), nil
+}
+
 // Flush writes the batch's lines and empties it. A write error is
 // returned; the observations are dropped either way (metrics are best
 // effort, and the next invocation must not repeat them). The groups are
@@ -139,7 +158,7 @@ func (b *Batch) Record(m telemetry.Metric, v float64, dims ...string) {
 // are the catalog's (hosts, routes, outcomes), a bounded set.
 func (b *Batch) Flush() error {
 	b.mu.Lock()
-	out := b.out[:0]
+	out := b.out // the held lines, if any
 	b.out = nil
 	ts := b.now().UnixMilli()
 	for _, g := range b.order {
@@ -158,7 +177,9 @@ func (b *Batch) Flush() error {
 	}
 	if cap(out) <= maxKeptBytes {
 		b.mu.Lock()
-		b.out = out
+		if b.out == nil { // a line held meanwhile keeps its own buffer
+			b.out = out[:0]
+		}
 		b.mu.Unlock()
 	}
 	return err

@@ -198,3 +198,51 @@ func BenchmarkFlush(b *testing.B) {
 		}
 	}
 }
+
+// writeLog counts the writes made to it and keeps what they wrote; hold,
+// when set, runs inside a write (a line held while a flush writes).
+type writeLog struct {
+	writes []string
+	hold   func()
+}
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, string(p))
+	if h := w.hold; h != nil {
+		w.hold = nil
+		h()
+	}
+	return len(p), nil
+}
+
+// TestHeldLinesLeaveWithTheFlush: lines written to Held go out at the next
+// flush, before the metric lines, in its one write; a line held while a
+// flush writes goes out with the next one; a flush with only held lines
+// writes them.
+func TestHeldLinesLeaveWithTheFlush(t *testing.T) {
+	var out writeLog
+	b := emf.New(&out, time.Now)
+	held := b.Held()
+	m := telemetry.Metric{Name: "Requests", Unit: telemetry.Count}
+	_, _ = io.WriteString(held, "{\"msg\":\"request\",\"n\":1}\n")
+	b.Record(m, 1)
+	if len(out.writes) != 0 {
+		t.Fatalf("held lines written before the flush: %q", out.writes)
+	}
+	out.hold = func() { _, _ = io.WriteString(held, "{\"msg\":\"request\",\"n\":2}\n") }
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.writes) != 1 || !strings.HasPrefix(out.writes[0], "{\"msg\":\"request\",\"n\":1}\n{\"_aws\":") || strings.Contains(out.writes[0], "\"n\":2") {
+		t.Fatalf("first flush wrote %q: want the first held line, then the metric line, in one write", out.writes)
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.writes) != 2 || out.writes[1] != "{\"msg\":\"request\",\"n\":2}\n" {
+		t.Fatalf("second flush wrote %q: want the line held during the first", out.writes[1:])
+	}
+	if err := b.Flush(); err != nil || len(out.writes) != 2 {
+		t.Fatalf("an empty flush wrote %q (%v)", out.writes[2:], err)
+	}
+}

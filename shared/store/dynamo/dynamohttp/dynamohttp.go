@@ -11,7 +11,8 @@ import (
 
 	"github.com/voiceops/opsapi/shared/platform/auth"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
-	"github.com/voiceops/opsapi/shared/platform/telemetry"
+	"github.com/voiceops/opsapi/shared/platform/lambdamain"
+	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
@@ -24,15 +25,17 @@ type Tables struct {
 }
 
 // Config returns the platform of a function in region whose keys kr reads;
-// its clock is time.Now. The caller adds what only some functions set
+// its clock is time.Now, its access lines go out with its metrics
+// (lambdamain.AccessLogger). The caller adds what only some functions set
 // (Projects, InternalKey, Deadline).
-func Config(db dynamo.DB, kr auth.KeyReader, region voiceops.Region, t Tables, log *slog.Logger, metrics telemetry.Recorder) httpapi.Config {
+func Config(db dynamo.DB, kr auth.KeyReader, region voiceops.Region, t Tables, log *slog.Logger, metrics *emf.Batch) httpapi.Config {
 	return httpapi.Config{
 		Keys:       auth.New(kr, region, time.Now),
 		CountError: dynamo.NewMetricCounts(db, t.Metrics).APIError,
 		Guards:     httpapi.NewGuards(dynamo.NewRequests(db, t.Requests, t.Config), time.Now),
 		Now:        time.Now,
 		Log:        log,
+		AccessLog:  lambdamain.AccessLogger(metrics),
 		Metrics:    metrics,
 	}
 }
