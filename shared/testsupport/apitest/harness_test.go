@@ -97,8 +97,10 @@ func (s *scopeStream) take() []metrics.Scope {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []metrics.Scope
+	seen := make(map[metrics.Scope]bool, len(s.scopes))
 	for _, sc := range s.scopes {
-		if !slices.Contains(out, sc) {
+		if !seen[sc] {
+			seen[sc] = true
 			out = append(out, sc)
 		}
 	}
