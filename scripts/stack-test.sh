@@ -35,5 +35,16 @@ export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AW
 unset AWS_ENDPOINT_URL
 
 start=$SECONDS
-go test -tags stack -count=1 -v -timeout 15m ./scripts/stack/
+out=$(mktemp)
+rc=0
+go test -tags stack -count=1 -v -timeout 15m ./scripts/stack/ 2>&1 | tee "$out" || rc=$?
 echo "stack-test.sh: $((SECONDS - start)) s"
+if [ "$rc" -ne 0 ]; then
+  # A log is often read from its end: what failed, or what was running
+  # when the suite's timeout struck, and how long each finished test took.
+  echo "== stack-test.sh failed (exit $rc); the slowest finished tests, then what failed:"
+  grep -E '^\s*--- (PASS|FAIL)' "$out" | sed -E 's/.*--- (PASS|FAIL): ([^ ]+) \(([0-9.]+)s\)/\3 \1 \2/' | sort -rn | head -8 || true
+  grep -E '^\s*--- FAIL|^panic: |httptest.Server blocked in Close|^\s+Test[A-Za-z0-9_/]+ \([0-9hms.]+\)$|^(ok|FAIL)\s' "$out" | head -30 || true
+fi
+rm -f "$out"
+exit "$rc"

@@ -398,7 +398,7 @@ func TestKilledInvocationAlarms(t *testing.T) {
 		go func() { // not call: t.Fatal belongs to the test's goroutine
 			req, _ := http.NewRequest("GET", st.Credentials.AgentStudioURL+"/v1/alert-rules", nil)
 			req.Header.Set("x-api-key", key["x-api-key"])
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := scenarioClient.Do(req)
 			if err != nil {
 				answered <- 0
 				return

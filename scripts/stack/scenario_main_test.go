@@ -95,6 +95,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// scenarioClient makes the scenarios' HTTP calls: a call the stack never
+// answers (the HTTP API's own ceiling is 30 s) fails the test that made
+// it, not the whole suite at its timeout.
+var scenarioClient = &http.Client{Timeout: 2 * time.Minute}
+
 // call makes a request and decodes a JSON answer into out (when not nil).
 func call(t testing.TB, method, url string, headers map[string]string, body any, out any) (int, http.Header, []byte) {
 	t.Helper()
@@ -116,7 +121,7 @@ func call(t testing.TB, method, url string, headers map[string]string, body any,
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := scenarioClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +196,13 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	rc.got <- d
+	// A delivery nobody reads any more must not hold the handler: the
+	// test's server waits, when it closes, for every handler to return.
+	select {
+	case rc.got <- d:
+	case <-r.Context().Done():
+		return
+	}
 	if fail {
 		w.WriteHeader(http.StatusInternalServerError)
 		return

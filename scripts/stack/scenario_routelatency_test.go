@@ -185,7 +185,7 @@ func timeRequest(t *testing.T, route string, r latencyReq) (time.Duration, []byt
 	}
 	pace(r.header)
 	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := scenarioClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", route, err)
 	}
@@ -422,7 +422,7 @@ func (r latencyReq) send(t *testing.T, body *string) {
 		req.Header.Set(k, v)
 	}
 	pace(r.header)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := scenarioClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -270,7 +270,11 @@ func (v *vendorStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid payload", http.StatusBadRequest)
 		return
 	}
-	v.got <- body
+	select { // never held when nobody reads (see receiver.ServeHTTP)
+	case v.got <- body:
+	case <-r.Context().Done():
+		return
+	}
 	if v.kind == "slack" {
 		_, _ = io.WriteString(w, "ok")
 		return

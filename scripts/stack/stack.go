@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -194,8 +195,12 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		s.closers = append(s.closers, stop)
 		s.MotoURL = url
 	}
+	// A call that moto never answers fails after a minute (SQS's longest
+	// poll is 20 s) instead of holding its caller, a scenario or a poller,
+	// until the suite's timeout.
 	s.AWS = aws.Config{Region: awsRegion, BaseEndpoint: aws.String(s.MotoURL),
-		Credentials: credentials.NewStaticCredentialsProvider("stack-runner", "stack-runner", "")}
+		Credentials: credentials.NewStaticCredentialsProvider("stack-runner", "stack-runner", ""),
+		HTTPClient:  awshttp.NewBuildableClient().WithTimeout(time.Minute)}
 	clients := deploy.Clients{DynamoDB: dynamodb.NewFromConfig(s.AWS), SQS: sqs.NewFromConfig(s.AWS), SecretsManager: secretsmanager.NewFromConfig(s.AWS),
 		SNS: sns.Client{Endpoint: s.MotoURL, Region: awsRegion}}
 	v := cfn.NewValues(account, awsRegion, stackName)
