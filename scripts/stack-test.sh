@@ -23,6 +23,8 @@
 # no AccessDenied; the time to notify and each function's cold start are
 # printed (figures only). STACK_ASSEMBLY=DIR reuses a cloud assembly
 # instead of synthesizing; STACK_CACHE=DIR holds the RIE (each run builds the functions into a temporary directory of its own).
+# A failed run ends with its slowest finished tests and what failed, or
+# what was running when the 15-minute timeout struck.
 #
 # Needs: Go, moto_server.
 set -euo pipefail
