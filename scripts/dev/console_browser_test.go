@@ -57,9 +57,13 @@ func browser(t *testing.T) (context.Context, func() []string) {
 		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	// A test's whole session within 3 minutes (each takes seconds): past
+	// that the browser is killed and every pending call returns, so a
+	// stuck page fails its test instead of holding the package's run.
+	session, cancelSession := context.WithTimeout(context.Background(), 3*time.Minute)
+	actx, cancelAlloc := chromedp.NewExecAllocator(session, opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	t.Cleanup(func() { cancelTab(); cancelAlloc(); cancelSession() })
 	var mu sync.Mutex
 	var errs []string
 	messages := chromedp.Console(ctx)

@@ -37,7 +37,12 @@ func TestConsoleInTheBrowserAcrossHosts(t *testing.T) {
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	// The whole session within 3 minutes (it takes seconds): past that the
+	// browser is killed and every pending call returns, so a stuck page
+	// fails this test instead of holding the suite until its timeout.
+	session, cancelSession := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancelSession()
+	actx, cancelAlloc := chromedp.NewExecAllocator(session, opts...)
 	defer cancelAlloc()
 	var mu sync.Mutex
 	var errs []string
