@@ -123,7 +123,12 @@ func TestSlowTurnOnAVoiceCall(t *testing.T) {
 			p.callbacks = append(p.callbacks, cb)
 			return cb
 		}
-		defer func() { done <- p }()
+		defer func() { // the first call's; a later one never holds the stand-in
+			select {
+			case done <- p:
+			default:
+			}
+		}()
 		status, answer := created.Get("StatusCallback"), created.Get("Url")
 		post(status, twiliofake.CallbackForm(created, "CallStatus", "ringing"))
 		cb := post(answer, twiliofake.CallbackForm(created, "CallStatus", "in-progress"))
