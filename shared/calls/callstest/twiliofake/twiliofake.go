@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The fake account's credentials and the SID of every call it creates.
@@ -53,6 +54,11 @@ func SetCallback(req *http.Request, sig string) {
 	req.Header.Set("X-Twilio-Signature", sig)
 }
 
+// callbackClient sends the callbacks: one that is never answered fails
+// after a minute (Twilio gives up on a webhook after 15 s) instead of
+// holding the call being played.
+var callbackClient = &http.Client{Timeout: time.Minute}
+
 // Post sends a callback to fullURL over the network with the signature
 // sig, and returns the answer's status and body.
 func Post(fullURL string, form url.Values, sig string) (int, string, error) {
@@ -61,7 +67,7 @@ func Post(fullURL string, form url.Values, sig string) (int, string, error) {
 		return 0, "", err
 	}
 	SetCallback(req, sig)
-	res, err := http.DefaultClient.Do(req)
+	res, err := callbackClient.Do(req)
 	if err != nil {
 		return 0, "", err
 	}
