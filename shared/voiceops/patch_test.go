@@ -92,3 +92,37 @@ func TestApplyChangesOnlyWhatIsSent(t *testing.T) {
 		t.Errorf("project_id null: changed %v, %+v", changed, got)
 	}
 }
+
+// Every field a PATCH can send, sent alone, changes the rule's field of
+// the same name and nothing else of what a patch can change: a field of
+// RulePatch that RulePatch.set leaves out fails here.
+func TestApplyTakesEveryPatchField(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	p1, p2 := "proj_1", "proj_2"
+	r := NewRule("ar_1", "acct", RuleInput{Name: "n", ProjectID: &p1, Metric: MetricAPIErrors, Operator: OpGreater, Threshold: 1, Window: Window5m}, t0)
+	// Every patchable field differs from r's.
+	other := AlertRule{Name: "m", ProjectID: &p2, Metric: MetricCallCrashes, Operator: OpLessEqual, Threshold: 7, Window: Window60m, Enabled: false}
+	textfill.Fill(&other, "y") // a new text field too
+	full := fullPatch(t, other)
+	pt := reflect.TypeFor[RulePatch]()
+	for i := range pt.NumField() {
+		name := pt.Field(i).Name
+		var alone RulePatch
+		reflect.ValueOf(&alone).Elem().Field(i).Set(reflect.ValueOf(full).Field(i))
+		got, changed := alone.Apply(r, t0.Add(time.Hour))
+		if !changed {
+			t.Errorf("a patch sending only %s: no change reported", name)
+		}
+		for j := range pt.NumField() {
+			n := pt.Field(j).Name
+			g := reflect.ValueOf(got).FieldByName(n).Interface()
+			want := reflect.ValueOf(r).FieldByName(n).Interface()
+			if j == i {
+				want = reflect.ValueOf(other).FieldByName(n).Interface()
+			}
+			if !reflect.DeepEqual(g, want) {
+				t.Errorf("a patch sending only %s: the rule's %s = %v, want %v", name, n, g, want)
+			}
+		}
+	}
+}
