@@ -76,7 +76,8 @@ func toRuleJSON(r voiceops.AlertRule) ruleJSON { return fromRecord[ruleJSON](r) 
 // document's fixtures take it from here).
 func RuleBody(r voiceops.AlertRule) any { return toRuleJSON(r) }
 
-// activeAlertJSON is an item of GET /v1/alerts.
+// activeAlertJSON is an item of GET /v1/alerts (written by hand:
+// appendActiveAlert).
 type activeAlertJSON struct {
 	AlertRuleID     string  `json:"alert_rule_id" from:"ID"`
 	Name            string  `json:"name"`
@@ -258,14 +259,7 @@ func (a *Alerts) listAlerts(w http.ResponseWriter, r *http.Request, p httpapi.Ca
 	if err != nil {
 		return err
 	}
-	out := listJSON[activeAlertJSON]{Data: []activeAlertJSON{}}
-	for _, rule := range rules {
-		if !rule.Enabled || rule.State != voiceops.StateAlert || !f.match(rule) {
-			continue
-		}
-		out.Data = append(out.Data, fromRecord[activeAlertJSON](rule))
-	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	writeActiveAlerts(w, rules, f.match)
 	return nil
 }
 

@@ -11,10 +11,10 @@ import (
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
-// A rule's body, written by hand byte for byte as WriteJSON encodes
-// ruleJSON (rulebody_test.go holds them equal): a create or a read of a
-// rule spent a fifth of its time copying the rule by reflection and
-// encoding it through encoding/json's.
+// A rule's body and the active alerts' list, written by hand byte for byte
+// as WriteJSON encodes ruleJSON and activeAlertJSON (rulebody_test.go holds
+// them equal): a create or a read of a rule spent a fifth of its time
+// copying the rule by reflection and encoding it through encoding/json's.
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
@@ -52,6 +52,29 @@ func writeRules(w http.ResponseWriter, rules []voiceops.AlertRule, match func(vo
 	}
 }
 
+// writeActiveAlerts answers GET /v1/alerts: the rules that match among
+// those enabled and in alert (listJSON of activeAlertJSON).
+func writeActiveAlerts(w http.ResponseWriter, rules []voiceops.AlertRule, match func(voiceops.AlertRule) bool) {
+	bp := bodyPool.Get().(*[]byte)
+	b := append((*bp)[:0], `{"data":[`...)
+	n := 0
+	for _, r := range rules {
+		if !r.Enabled || r.State != voiceops.StateAlert || !match(r) {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendActiveAlert(b, r)
+		n++
+	}
+	*bp = append(b, "]}\n"...)
+	httpapi.WriteBody(w, http.StatusOK, *bp)
+	if cap(*bp) <= maxPooledBody {
+		bodyPool.Put(bp)
+	}
+}
+
 // maxPooledBody bounds the buffers the pool keeps (a list of many rules
 // is not kept).
 const maxPooledBody = 64 << 10
@@ -63,11 +86,7 @@ func appendRule(b []byte, r voiceops.AlertRule) []byte {
 	b = append(b, `,"name":`...)
 	b = jsontext.AppendString(b, r.Name)
 	b = append(b, `,"project_id":`...)
-	if r.ProjectID == nil {
-		b = append(b, "null"...)
-	} else {
-		b = jsontext.AppendString(b, *r.ProjectID)
-	}
+	b = appendOptionalString(b, r.ProjectID)
 	b = append(b, `,"metric":`...)
 	b = jsontext.AppendString(b, string(r.Metric))
 	b = append(b, `,"operator":`...)
@@ -89,12 +108,48 @@ func appendRule(b []byte, r voiceops.AlertRule) []byte {
 	b = append(b, `,"last_evaluated_at":`...)
 	b = appendTime(b, r.LastEvaluatedAt)
 	b = append(b, `,"current_value":`...)
-	if r.CurrentValue == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, *r.CurrentValue, 10)
-	}
+	b = appendOptionalInt(b, r.CurrentValue)
 	return append(b, '}')
+}
+
+// appendActiveAlert appends the rule's item of GET /v1/alerts
+// (activeAlertJSON's fields in order).
+func appendActiveAlert(b []byte, r voiceops.AlertRule) []byte {
+	b = append(b, `{"alert_rule_id":`...)
+	b = jsontext.AppendString(b, r.ID)
+	b = append(b, `,"name":`...)
+	b = jsontext.AppendString(b, r.Name)
+	b = append(b, `,"metric":`...)
+	b = jsontext.AppendString(b, string(r.Metric))
+	b = append(b, `,"operator":`...)
+	b = jsontext.AppendString(b, string(r.Operator))
+	b = append(b, `,"threshold_value":`...)
+	b = strconv.AppendInt(b, r.Threshold, 10)
+	b = append(b, `,"window_duration":`...)
+	b = jsontext.AppendString(b, string(r.Window))
+	b = append(b, `,"since":`...)
+	b = appendTime(b, r.Since)
+	b = append(b, `,"project_id":`...)
+	b = appendOptionalString(b, r.ProjectID)
+	b = append(b, `,"last_evaluated_at":`...)
+	b = appendTime(b, r.LastEvaluatedAt)
+	b = append(b, `,"current_value":`...)
+	b = appendOptionalInt(b, r.CurrentValue)
+	return append(b, '}')
+}
+
+func appendOptionalString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return jsontext.AppendString(b, *s)
+}
+
+func appendOptionalInt(b []byte, n *int64) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, *n, 10)
 }
 
 // appendTime appends a time as httpapi.Time writes it (the format needs

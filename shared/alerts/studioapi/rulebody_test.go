@@ -30,6 +30,13 @@ func TestRuleBodyAsEncodingJSON(t *testing.T) {
 		}
 		rules = append(rules, r)
 	}
+	// The same rules, each also enabled and in alert (the list's items).
+	var alerting []voiceops.AlertRule
+	for _, r := range rules {
+		a := r
+		a.Enabled, a.State = true, voiceops.StateAlert
+		alerting = append(alerting, r, a)
+	}
 	for name, match := range map[string]func(voiceops.AlertRule) bool{
 		"all": func(voiceops.AlertRule) bool { return true }, "none": func(voiceops.AlertRule) bool { return false },
 		"enabled": func(r voiceops.AlertRule) bool { return r.Enabled },
@@ -45,6 +52,27 @@ func TestRuleBodyAsEncodingJSON(t *testing.T) {
 		writeRules(got, rules, match)
 		if got.Body.String() != want.Body.String() || got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
 			t.Errorf("list of %s:\n got %d %s %s\nwant %d %s %s", name, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
+	}
+	// GET /v1/alerts: the rules enabled and in alert among those that match.
+	for name, match := range map[string]func(voiceops.AlertRule) bool{
+		"all": func(voiceops.AlertRule) bool { return true }, "none": func(voiceops.AlertRule) bool { return false },
+		"with a project": func(r voiceops.AlertRule) bool { return r.ProjectID != nil },
+	} {
+		want, got := httptest.NewRecorder(), httptest.NewRecorder()
+		out := listJSON[activeAlertJSON]{Data: []activeAlertJSON{}}
+		for _, r := range alerting {
+			if r.Enabled && r.State == voiceops.StateAlert && match(r) {
+				out.Data = append(out.Data, fromRecord[activeAlertJSON](r))
+			}
+		}
+		httpapi.WriteJSON(want, 200, out)
+		writeActiveAlerts(got, alerting, match)
+		if got.Body.String() != want.Body.String() || got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+			t.Errorf("active alerts, %s:\n got %d %s %s\nwant %d %s %s", name, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
+		}
+		if name == "all" && len(out.Data) < 4 {
+			t.Errorf("the test's rules hold %d active alerts, want some of each shape", len(out.Data))
 		}
 	}
 	for _, r := range rules {
