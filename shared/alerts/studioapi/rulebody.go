@@ -32,40 +32,29 @@ func writeRule(w http.ResponseWriter, status int, r voiceops.AlertRule) {
 // writeRules answers the list of the rules that match (listJSON of
 // ruleJSON).
 func writeRules(w http.ResponseWriter, rules []voiceops.AlertRule, match func(voiceops.AlertRule) bool) {
-	bp := bodyPool.Get().(*[]byte)
-	b := append((*bp)[:0], `{"data":[`...)
-	n := 0
-	for _, r := range rules {
-		if !match(r) {
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = appendRule(b, r)
-		n++
-	}
-	*bp = append(b, "]}\n"...)
-	httpapi.WriteBody(w, http.StatusOK, *bp)
-	if cap(*bp) <= maxPooledBody {
-		bodyPool.Put(bp)
-	}
+	writeList(w, rules, match, appendRule)
 }
 
 // writeActiveAlerts answers GET /v1/alerts: the rules that match among
 // those enabled and in alert (listJSON of activeAlertJSON).
 func writeActiveAlerts(w http.ResponseWriter, rules []voiceops.AlertRule, match func(voiceops.AlertRule) bool) {
+	active := func(r voiceops.AlertRule) bool { return r.Enabled && r.State == voiceops.StateAlert && match(r) }
+	writeList(w, rules, active, appendActiveAlert)
+}
+
+// writeList answers {"data":[...]} with item's object of each rule kept.
+func writeList(w http.ResponseWriter, rules []voiceops.AlertRule, keep func(voiceops.AlertRule) bool, item func([]byte, voiceops.AlertRule) []byte) {
 	bp := bodyPool.Get().(*[]byte)
 	b := append((*bp)[:0], `{"data":[`...)
 	n := 0
 	for _, r := range rules {
-		if !r.Enabled || r.State != voiceops.StateAlert || !match(r) {
+		if !keep(r) {
 			continue
 		}
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = appendActiveAlert(b, r)
+		b = item(b, r)
 		n++
 	}
 	*bp = append(b, "]}\n"...)
