@@ -76,14 +76,7 @@ func appendRule(b []byte, r voiceops.AlertRule) []byte {
 	b = jsontext.AppendString(b, r.Name)
 	b = append(b, `,"project_id":`...)
 	b = appendOptionalString(b, r.ProjectID)
-	b = append(b, `,"metric":`...)
-	b = jsontext.AppendString(b, string(r.Metric))
-	b = append(b, `,"operator":`...)
-	b = jsontext.AppendString(b, string(r.Operator))
-	b = append(b, `,"threshold_value":`...)
-	b = strconv.AppendInt(b, r.Threshold, 10)
-	b = append(b, `,"window_duration":`...)
-	b = jsontext.AppendString(b, string(r.Window))
+	b = appendCondition(b, r)
 	b = append(b, `,"enabled":`...)
 	b = strconv.AppendBool(b, r.Enabled)
 	b = append(b, `,"current_state":`...)
@@ -108,14 +101,7 @@ func appendActiveAlert(b []byte, r voiceops.AlertRule) []byte {
 	b = jsontext.AppendString(b, r.ID)
 	b = append(b, `,"name":`...)
 	b = jsontext.AppendString(b, r.Name)
-	b = append(b, `,"metric":`...)
-	b = jsontext.AppendString(b, string(r.Metric))
-	b = append(b, `,"operator":`...)
-	b = jsontext.AppendString(b, string(r.Operator))
-	b = append(b, `,"threshold_value":`...)
-	b = strconv.AppendInt(b, r.Threshold, 10)
-	b = append(b, `,"window_duration":`...)
-	b = jsontext.AppendString(b, string(r.Window))
+	b = appendCondition(b, r)
 	b = append(b, `,"since":`...)
 	b = appendTime(b, r.Since)
 	b = append(b, `,"project_id":`...)
@@ -125,6 +111,20 @@ func appendActiveAlert(b []byte, r voiceops.AlertRule) []byte {
 	b = append(b, `,"current_value":`...)
 	b = appendOptionalInt(b, r.CurrentValue)
 	return append(b, '}')
+}
+
+// appendCondition appends the fields both records write of the rule's
+// condition, in their order: metric, operator, threshold_value and
+// window_duration.
+func appendCondition(b []byte, r voiceops.AlertRule) []byte {
+	b = append(b, `,"metric":`...)
+	b = jsontext.AppendString(b, string(r.Metric))
+	b = append(b, `,"operator":`...)
+	b = jsontext.AppendString(b, string(r.Operator))
+	b = append(b, `,"threshold_value":`...)
+	b = strconv.AppendInt(b, r.Threshold, 10)
+	b = append(b, `,"window_duration":`...)
+	return jsontext.AppendString(b, string(r.Window))
 }
 
 func appendOptionalString(b []byte, s *string) []byte {
