@@ -3,7 +3,6 @@ package studioapi
 import (
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
@@ -16,17 +15,9 @@ import (
 // them equal): a create or a read of a rule spent a fifth of its time
 // copying the rule by reflection and encoding it through encoding/json's.
 
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
 // writeRule answers a rule's body.
 func writeRule(w http.ResponseWriter, status int, r voiceops.AlertRule) {
-	bp := bodyPool.Get().(*[]byte)
-	*bp = appendRule((*bp)[:0], r)
-	*bp = append(*bp, '\n')
-	httpapi.WriteBody(w, status, *bp) // the writer copies it
-	if cap(*bp) <= maxPooledBody {
-		bodyPool.Put(bp)
-	}
+	httpapi.WriteAppended(w, status, func(b []byte) []byte { return appendRule(b, r) })
 }
 
 // writeRules answers the list of the rules that match (listJSON of
@@ -44,29 +35,22 @@ func writeActiveAlerts(w http.ResponseWriter, rules []voiceops.AlertRule, match 
 
 // writeList answers {"data":[...]} with item's object of each rule kept.
 func writeList(w http.ResponseWriter, rules []voiceops.AlertRule, keep func(voiceops.AlertRule) bool, item func([]byte, voiceops.AlertRule) []byte) {
-	bp := bodyPool.Get().(*[]byte)
-	b := append((*bp)[:0], `{"data":[`...)
-	n := 0
-	for _, r := range rules {
-		if !keep(r) {
-			continue
+	httpapi.WriteAppended(w, http.StatusOK, func(b []byte) []byte {
+		b = append(b, `{"data":[`...)
+		n := 0
+		for _, r := range rules {
+			if !keep(r) {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = item(b, r)
+			n++
 		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = item(b, r)
-		n++
-	}
-	*bp = append(b, "]}\n"...)
-	httpapi.WriteBody(w, http.StatusOK, *bp)
-	if cap(*bp) <= maxPooledBody {
-		bodyPool.Put(bp)
-	}
+		return append(b, "]}"...)
+	})
 }
-
-// maxPooledBody bounds the buffers the pool keeps (a list of many rules
-// is not kept).
-const maxPooledBody = 64 << 10
 
 // appendRule appends the rule's JSON object (ruleJSON's fields in order).
 func appendRule(b []byte, r voiceops.AlertRule) []byte {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -265,6 +266,23 @@ func TestReadBodyAsReadAll(t *testing.T) {
 		}
 		if string(got) != string(want) || errors.As(err, &mbe) != errors.As(wantErr, &mbe) || (err == nil) != (wantErr == nil) {
 			t.Errorf("%d bytes declared %d: %q %v, want %q %v", len(c.body), c.declared, got, err, want, wantErr)
+		}
+	}
+}
+
+// WriteAppended answers what WriteJSON answers for the same JSON (the
+// newline included), and a pooled buffer never leaks one answer into the
+// next: a short body after a long one is itself alone.
+func TestWriteAppendedAsWriteJSON(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	for _, v := range []string{long, "short", ""} {
+		want, got := httptest.NewRecorder(), httptest.NewRecorder()
+		WriteJSON(want, http.StatusCreated, map[string]string{"v": v})
+		WriteAppended(got, http.StatusCreated, func(b []byte) []byte {
+			return append(strconv.AppendQuote(append(b, `{"v":`...), v), '}')
+		})
+		if got.Body.String() != want.Body.String() || got.Code != want.Code || got.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+			t.Errorf("%.10q: got %d %s %q, want %d %s %q", v, got.Code, got.Header(), got.Body, want.Code, want.Header(), want.Body)
 		}
 	}
 }
