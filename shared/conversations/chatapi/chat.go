@@ -115,7 +115,7 @@ func (g *Chat) chatRespond(w http.ResponseWriter, r *http.Request, t httpapi.Cal
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(id, ans))
+	turnreply.Write(w, id, ans)
 	return nil
 }
 

@@ -5,9 +5,13 @@
 package turnreply
 
 import (
+	"net/http"
+	"strconv"
+
 	"github.com/voiceops/opsapi/shared/conversations/agent"
 	"github.com/voiceops/opsapi/shared/conversations/conversation"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
+	"github.com/voiceops/opsapi/shared/platform/jsontext"
 )
 
 // Handoff is a reply's handoff.
@@ -29,6 +33,33 @@ type Reply struct {
 // Of is the reply of the answer ans in the conversation id.
 func Of(id string, ans conversation.Answer) Reply {
 	return Reply{ConversationID: id, Response: ans.Response, EndConversation: ans.End, Handoff: handoff(ans.Handoff, ans.Conversation.SharedID)}
+}
+
+// Write answers the reply of the answer ans in the conversation id: Of's
+// JSON as httpapi.WriteJSON encodes it, written by hand (a turn is
+// answered without reflection; turnreply_test.go holds the two equal).
+func Write(w http.ResponseWriter, id string, ans conversation.Answer) {
+	r := Of(id, ans)
+	httpapi.WriteAppended(w, http.StatusOK, func(b []byte) []byte { return appendReply(b, r) })
+}
+
+func appendReply(b []byte, r Reply) []byte {
+	b = append(b, `{"conversation_id":`...)
+	b = jsontext.AppendString(b, r.ConversationID)
+	b = append(b, `,"response":`...)
+	b = jsontext.AppendString(b, r.Response)
+	b = append(b, `,"end_conversation":`...)
+	b = strconv.AppendBool(b, r.EndConversation)
+	if h := r.Handoff; h != nil {
+		b = append(b, `,"handoff":{"destination":`...)
+		b = jsontext.AppendString(b, h.Destination)
+		b = append(b, `,"reason":`...)
+		b = jsontext.AppendString(b, h.Reason)
+		b = append(b, `,"shared_id":`...)
+		b = jsontext.AppendString(b, h.SharedID)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 func handoff(h *agent.Handoff, sharedID string) *Handoff {

@@ -69,7 +69,7 @@ func (g *Voice) voiceStart(w http.ResponseWriter, r *http.Request, _ httpapi.Cal
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(ans.Conversation.ID, ans))
+	turnreply.Write(w, ans.Conversation.ID, ans)
 	return nil
 }
 
@@ -95,7 +95,7 @@ func (g *Voice) voiceTurn(w http.ResponseWriter, r *http.Request, _ httpapi.Call
 	if err != nil {
 		return err
 	}
-	httpapi.WriteJSON(w, http.StatusOK, turnreply.Of(id, ans))
+	turnreply.Write(w, id, ans)
 	return nil
 }
 
