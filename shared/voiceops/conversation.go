@@ -192,7 +192,9 @@ type ConversationStore interface {
 	GetConversation(ctx context.Context, accountID, projectID, conversationID string) (Conversation, error)
 	// AddTurn stores a turn and the conversation as it is after it, if the
 	// stored conversation's version is expectVersion (else
-	// ErrConflictingWrite): one atomic write.
+	// ErrConflictingWrite): one atomic write. Turns only go forward: a
+	// turn whose index is not above every stored turn's is refused
+	// (ErrAlreadyExists); a gap below it stays one.
 	AddTurn(ctx context.Context, c Conversation, t Turn, expectVersion int64) error
 	// UpdateConversation replaces the conversation (end, handoff, state) if
 	// its version is expectVersion.

@@ -221,13 +221,15 @@ func (s *Store) AddTurn(_ context.Context, c voiceops.Conversation, t voiceops.T
 	if cur.c.Version != expectVersion {
 		return voiceops.ErrConflictingWrite
 	}
-	i, found := slices.BinarySearchFunc(cur.turns, t.Index, func(st storedTurn, index int) int { return st.t.Index - index })
-	if found {
+	// Turns only go forward (ConversationStore): a turn at or below the
+	// last stored index is refused, as DynamoDB's commit refuses one below
+	// turns_to.
+	if n := len(cur.turns); n > 0 && cur.turns[n-1].t.Index >= t.Index {
 		return voiceops.ErrAlreadyExists
 	}
 	// Readers copy turns out under the lock, so the stored slice can grow
 	// in place: a turn costs the same however long the conversation.
-	next.turns = slices.Insert(cur.turns, i, st)
+	next.turns = append(cur.turns, st)
 	next.turnsExpireAt = cur.turnsExpireAt
 	s.conversations[c.AccountID][c.ProjectID][c.ID] = next
 	return nil

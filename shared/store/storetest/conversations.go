@@ -325,6 +325,19 @@ func testAddTurn(t *testing.T, newStores func(*testing.T) voiceops.Stores) {
 		}
 		checkTurns(t, "turns", want, turnsOf(t, s, c))
 		checkConversation(t, "conversation", cur, getConversation(t, s, c))
+
+		// Turns only go forward: a gap stays (13 after 11), and an index
+		// below the highest stored one is refused, free (12) or taken (5),
+		// as DynamoDB's commit refuses a turn below turns_to.
+		n13 := newTurn(13, at(200))
+		c13 := next(cur, func(c *voiceops.Conversation) { c.NumTurns = 13 })
+		mustNil(t, "AddTurn 13 after 11", s.Conversations.AddTurn(ctx(t), c13, n13, cur.Version))
+		for _, i := range []int{12, 5} {
+			late := next(c13, func(c *voiceops.Conversation) { c.NumTurns = 14 })
+			wantErr(t, fmt.Sprintf("AddTurn %d after 13", i), s.Conversations.AddTurn(ctx(t), late, newTurn(i, at(300)), c13.Version), voiceops.ErrAlreadyExists)
+		}
+		checkTurns(t, "turns after a gap and two late ones", append(want, n13), turnsOf(t, s, c))
+		checkConversation(t, "conversation", c13, getConversation(t, s, c))
 	})
 }
 
