@@ -126,3 +126,32 @@ func TestApplyTakesEveryPatchField(t *testing.T) {
 		}
 	}
 }
+
+// RuleInput.Patch sends every field of the input: a value as a pointer
+// to it, an optional pointer as it is (Enabled nil is not sent; ProjectID
+// is always sent, nil meaning account-wide).
+func TestRuleInputSendsEveryField(t *testing.T) {
+	project, on := "proj_x", false
+	in := RuleInput{ProjectID: &project, Metric: MetricCallCrashes, Operator: OpLessEqual, Threshold: 7, Window: Window60m, Enabled: &on}
+	textfill.Fill(&in, "x")
+	p := in.Patch()
+	iv, pv := reflect.ValueOf(in), reflect.ValueOf(p)
+	for i := range iv.NumField() {
+		name := iv.Type().Field(i).Name
+		sent := pv.FieldByName(name)
+		if !sent.IsValid() || sent.IsNil() {
+			t.Errorf("RuleInput.%s is not sent", name)
+			continue
+		}
+		got, want := sent.Elem().Interface(), iv.Field(i).Interface()
+		if iv.Field(i).Kind() == reflect.Pointer && sent.Type().Elem().Kind() != reflect.Pointer {
+			got, want = sent.Interface(), iv.Field(i).Interface()
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("RuleInput.%s sent as %v, want %v", name, got, want)
+		}
+	}
+	if p := (RuleInput{}).Patch(); p.Enabled != nil || p.ProjectID == nil || *p.ProjectID != nil {
+		t.Errorf("an input without enabled and project: enabled %v, project %v (want not sent, and sent as nil)", p.Enabled, p.ProjectID)
+	}
+}
