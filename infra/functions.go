@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -434,8 +433,8 @@ var Functions = withDerivedTimeouts(withCatalogRoutes([]Function{
 	{
 		// Outbound calling: trigger and status (service key) and the
 		// internal route the telephony system moves a call's status with.
-		// Apart from calls because it alone parses phone numbers
-		// (libphonenumber's metadata: megabytes and milliseconds of init).
+		// Apart from calls because it alone checks phone numbers against
+		// the numbering plans (shared/calls/phone).
 		Name: "outbound", MemoryMB: 256, Deadline: httpapi.DefaultDeadline,
 		Tables: []Access{
 			on(tables.Config, getItem), // keys, projects
@@ -697,9 +696,6 @@ func newFunctions(stack awscdk.Stack, cfg StackConfig, fns []Function, d deps) (
 			if v, ok := values[name]; ok {
 				env[name] = v
 			}
-		}
-		if p := lambdamain.GCPercent(f.Name); p != 0 {
-			env[lambdamain.GCPercentEnv] = jsii.String(strconv.Itoa(p))
 		}
 		fn, err := newGoFunction(stack, constructID(f.Name), f.Name, cfg.Bundler, awslambda.FunctionProps{
 			Description:   jsii.String(fmt.Sprintf("VoiceOps %s (%s)", f.Name, cfg.Region.Name)),

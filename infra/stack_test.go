@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -233,10 +232,6 @@ func TestFunctionsRunGoOnArmWithTheirEnvironment(t *testing.T) {
 				if _, ok := vars[tbl.EnvVar]; ok {
 					vars[tbl.EnvVar] = tables.PhysicalName("voiceops-"+r.Name, tbl)
 				}
-			}
-			// and the Go runtime's GOGC where the function sets one.
-			if p := lambdamain.GCPercent(f.Name); p != 0 {
-				vars[lambdamain.GCPercentEnv] = strconv.Itoa(p)
 			}
 			environment := any(obj{"Variables": assertions.Match_ObjectEquals(&vars)})
 			if len(vars) == 0 {

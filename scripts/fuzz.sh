@@ -7,7 +7,7 @@
 # those as tests); a failure found here is saved there by go test.
 #
 # FUZZTIME (default 4s) is per target; with the targets below the total is
-# about 80 s on 2 cores. -fuzzminimizetime is short: minimizing a new
+# about 85 s on 2 cores. -fuzzminimizetime is short: minimizing a new
 # input would otherwise stall a bounded run for up to 60 s.
 set -euo pipefail
 case "${1:-}" in # -h: what this does (the comment above) and an example
@@ -35,6 +35,7 @@ targets=(
   "./shared/platform/idempotency FuzzFingerprint"
   "./shared/platform/ratelimit FuzzAdmit"
   "./shared/platform/queue FuzzDecode"
+  "./shared/calls/phone FuzzClassifyAsLibphonenumber"
   "./shared/calls/twilioapi FuzzParseForm"
   "./shared/calls/twilioapi FuzzTurnNumber"
   "./shared/conversations/hooks FuzzParseAnswer"

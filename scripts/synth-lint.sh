@@ -4,9 +4,7 @@
 # this machine, infra/bundle.go), then checks the cloud assembly:
 #   - cfn-lint on every template: any error or warning fails;
 #   - every function's bootstrap (scripts/checkbundles): present, a static
-#     linux/arm64 ELF, and at most 10 MiB, the outbound function (it parses
-#     phone numbers, and links the SQS client for the trigger) at most 15 MiB.
-#     Sizes are printed.
+#     linux/arm64 ELF, and at most 10 MiB. Sizes are printed.
 #
 # BUNDLE_SIZE_CHECK=fail (default) fails on an oversized bootstrap;
 # BUNDLE_SIZE_CHECK=warn only reports it (a missing or foreign bootstrap
@@ -60,14 +58,5 @@ fi
 echo "cfn-lint: ${#templates[@]} templates, nothing reported"
 
 echo "bundles (BUNDLE_SIZE_CHECK=$size_check):"
-# outbound links libphonenumber (its metadata, the protobuf runtime and
-# x/text's display names: 5.7 MiB of a program that only parses numbers)
-# and, for the trigger's enqueue, the SQS client: 14.1 MiB. protobuf links
-# reflect's MethodByName, after which an AWS client reachable from an
-# interface keeps all its operations; outbound hands its clients to the
-# stores as method values (dynamo.Narrow, queue.SendFunc,
-# internalkey.SecretFunc), which took it from 16.0 to 14.1 MiB. 15 MiB is
-# the budget of a function that parses phone numbers: a dependency that
-# pushes it over must be paid for elsewhere, not by raising the limit.
-go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 -limit outbound=15 "$out"
+go run ./scripts/checkbundles -mode "$size_check" -max-mib 10 "$out"
 echo "synth-lint.sh: ${#templates[@]} templates synthesized, cfn-lint clean, bundles checked"

@@ -3,7 +3,7 @@
 # tracked (scripts/check-artefacts.sh), vet, the Go tests with the race
 # detector (the store contract suite and the SQS tests against a moto server
 # that this script starts on a free port), every fuzz target for a bounded
-# time (scripts/fuzz.sh, about 80 s), the CDK assertions, a synth of
+# time (scripts/fuzz.sh, about 85 s), the CDK assertions, a synth of
 # every stack with the real CDK CLI (which builds every function), cfn-lint
 # on the templates and the check of the bundles (scripts/synth-lint.sh;
 # BUNDLE_SIZE_CHECK=warn only reports oversized ones).

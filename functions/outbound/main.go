@@ -2,8 +2,8 @@
 // trigger (one write and one dial job on the outbound queue, which
 // functions/dialer consumes) and status with a project's service key, and
 // the internal route another telephony system moves a call's status with. It is the one function
-// that parses phone numbers (shared/calls/phone, libphonenumber's metadata): apart
-// from the voice intake, so that neither pays for the other's libraries.
+// that checks phone numbers against the numbering plans (shared/calls/phone): apart
+// from the voice intake, so that neither pays for the other's code.
 package main
 
 import (
@@ -22,7 +22,6 @@ import (
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/platform/internalkey"
 	"github.com/voiceops/opsapi/shared/platform/lambdamain"
-	"github.com/voiceops/opsapi/shared/platform/queue"
 	"github.com/voiceops/opsapi/shared/platform/telemetry/emf"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/dynamo/dynamohttp"
@@ -43,37 +42,18 @@ func build(getenv func(string) string) (func(context.Context, events.APIGatewayV
 		return nil, err
 	}
 	// Read on the first internal request: public requests never wait for it.
-	internalKey := internalkey.NewLazy(internalkey.SecretFunc(secretsmanager.NewFromConfig(cfg).GetSecretValue), env.InternalKeySecret)
-	db := dynamo.Narrow(dynamodb.NewFromConfig(cfg))    // dynamo.Narrow says why
+	internalKey := internalkey.NewLazy(secretsmanager.NewFromConfig(cfg), env.InternalKeySecret)
+	db := dynamodb.NewFromConfig(cfg)
 	config := dynamo.NewConfig(db, env.ConfigTable, "") // keys only: no deliveries table
 	metrics := lambdamain.Metrics()
-	platform := dynamohttp.Config(db, configReads{keyByDigest: config.KeyByDigest}, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
+	platform := dynamohttp.Config(db, config, env.Region.Region, dynamohttp.Tables{Config: env.ConfigTable, Requests: env.RequestsTable, Metrics: env.MetricsTable}, lambdamain.Logger(), metrics)
 	platform.InternalKey = internalKey.Digest
 	return emf.Flushing(metrics, handler(deps{
 		HTTP: platform, Calls: dynamo.NewCalls(db, env.CallsTable),
 		// Each account's policy is read once per destination.CacheTTL.
-		Destinations: &destination.Cache{Policies: configReads{policy: config.DestinationPolicy}, Now: platform.Now}, Region: env.Region.Region,
-		Dial: &dialer.SQSQueue{Client: queue.SendFunc(sqs.NewFromConfig(cfg).SendMessage), URL: env.OutboundQueue},
+		Destinations: &destination.Cache{Policies: config, Now: platform.Now}, Region: env.Region.Region,
+		Dial: &dialer.SQSQueue{Client: sqs.NewFromConfig(cfg), URL: env.OutboundQueue},
 	})), nil
-}
-
-// configReads are the function's reads of the config table (a key by its
-// digest, an account's destination policy), held as functions: with
-// reflection linked, every exported method of a type reachable from an
-// interface is kept, so a *dynamo.Config in any interface (or in a struct
-// in one) would link the whole store into this function, near its bundle
-// cap (about 100 KB of code and as much of tables).
-type configReads struct {
-	keyByDigest func(ctx context.Context, digest string) (voiceops.Key, error)
-	policy      func(ctx context.Context, accountID string) (destination.Policy, error)
-}
-
-func (r configReads) KeyByDigest(ctx context.Context, digest string) (voiceops.Key, error) {
-	return r.keyByDigest(ctx, digest)
-}
-
-func (r configReads) DestinationPolicy(ctx context.Context, accountID string) (destination.Policy, error) {
-	return r.policy(ctx, accountID)
 }
 
 // deps is what outbound calling runs on.

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/voiceops/opsapi/shared/calls/destination"
 	"github.com/voiceops/opsapi/shared/platform/httpapi"
 	"github.com/voiceops/opsapi/shared/testsupport/samples"
 	"github.com/voiceops/opsapi/shared/voiceops"
@@ -44,21 +43,5 @@ func (q *dialJobs) SendDial(_ context.Context, j voiceops.DialJob, _ time.Durati
 func TestRunNeedsItsEnvironment(t *testing.T) {
 	if _, err := build(func(string) string { return "" }); err == nil {
 		t.Error("run started without its environment")
-	}
-}
-
-// TestConfigReads: each read goes to its own function.
-func TestConfigReads(t *testing.T) {
-	r := configReads{
-		keyByDigest: func(_ context.Context, d string) (voiceops.Key, error) { return voiceops.Key{Digest: d}, nil },
-		policy: func(_ context.Context, a string) (destination.Policy, error) {
-			return destination.Policy{Countries: []string{a}}, nil
-		},
-	}
-	if k, _ := r.KeyByDigest(context.Background(), "d1"); k.Digest != "d1" {
-		t.Errorf("KeyByDigest: %+v", k)
-	}
-	if p, _ := r.DestinationPolicy(context.Background(), "acct_x"); len(p.Countries) != 1 || p.Countries[0] != "acct_x" {
-		t.Errorf("DestinationPolicy: %+v", p)
 	}
 }

@@ -58,8 +58,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/voiceops/opsapi/shared/platform/lambdamain"
 )
 
 func main() {
@@ -411,9 +409,6 @@ func prepare(f *function, tmp string) error {
 		return err
 	}
 	f.env = functionEnv()
-	if p := lambdamain.GCPercent(filepath.Base(f.dir)); p != 0 { // as deployed
-		f.env = append(f.env, lambdamain.GCPercentEnv+"="+strconv.Itoa(p))
-	}
 	for range 3 { // a variable this harness did not know: set it and start again
 		_, stderr, err := startOnce(f.native, f.env, false)
 		if err == nil {

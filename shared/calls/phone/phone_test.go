@@ -1,7 +1,10 @@
 package phone_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"testing"
 
@@ -107,10 +110,9 @@ func BenchmarkIsValidNumber(b *testing.B) {
 	}
 }
 
-// TestValidIsLibphonenumbersValidity: Valid, which tells validity from one
-// type lookup, agrees with libphonenumber's IsValidNumber over numbers of
-// every calling code (random digits, fixed seed), and the memo never
-// answers for another number.
+// TestValidIsLibphonenumbersValidity: Valid agrees with libphonenumber's
+// IsValidNumber over numbers of every calling code (random digits, fixed
+// seed), and the memo never answers for another number.
 func TestValidIsLibphonenumbersValidity(t *testing.T) {
 	isValid := func(n string) bool {
 		num, err := phonenumbers.Parse(n, "")
@@ -139,4 +141,144 @@ func TestValidIsLibphonenumbersValidity(t *testing.T) {
 	if valid < 100 {
 		t.Errorf("only %d valid numbers drawn: the test says little", valid)
 	}
+}
+
+// TestClassifyAsLibphonenumber: Valid and Classify answer what the library
+// answers for the example number of every type of every region and
+// international network, and for numbers near them: a digit more or less,
+// digits changed, and a national prefix in front (every string of one to
+// three digits that the calling code's national prefix pattern takes),
+// which the parse strips from some numbers and so rewrites them.
+func TestClassifyAsLibphonenumber(t *testing.T) {
+	coll, err := phonenumbers.MetadataCollection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 11))
+	numbers := []string{"+3758100862037"} // Belarus: the parse takes 8 for the national prefix
+	for _, m := range coll.GetMetadata() {
+		cc := "+" + strconv.Itoa(int(m.GetCountryCode()))
+		var prefixes []string
+		if p := m.GetNationalPrefixForParsing(); p != "" {
+			re := regexp.MustCompile("^(?:" + p + ")")
+			for width, count := 1, 10; width <= 3; width, count = width+1, count*10 {
+				for v := range count {
+					s := fmt.Sprintf("%0*d", width, v)
+					if loc := re.FindStringIndex(s); loc != nil && loc[1] == len(s) {
+						prefixes = append(prefixes, s)
+					}
+				}
+			}
+		}
+		for _, d := range []*phonenumbers.PhoneNumberDesc{
+			m.GetGeneralDesc(), m.GetFixedLine(), m.GetMobile(), m.GetTollFree(), m.GetPremiumRate(), m.GetSharedCost(),
+			m.GetPersonalNumber(), m.GetVoip(), m.GetPager(), m.GetUan(), m.GetVoicemail(), m.GetNoInternationalDialling(),
+		} {
+			ex := d.GetExampleNumber()
+			if ex == "" {
+				continue
+			}
+			near := []string{ex, ex + "0", ex[:len(ex)-1], "0" + ex, "1" + ex}
+			if p := d.GetNationalNumberPattern(); p != "" && p != "NA" {
+				re, err := syntax.Parse(p, syntax.Perl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for range 30 {
+					near = append(near, string(phone.MatchingDigits(re, r, nil)))
+				}
+			}
+			for range 6 {
+				b := []byte(ex)
+				for range 1 + r.IntN(3) {
+					b[r.IntN(len(b))] = byte('0' + r.IntN(10))
+				}
+				near = append(near, string(b))
+			}
+			for _, national := range near {
+				numbers = append(numbers, cc+national)
+				for _, p := range prefixes {
+					numbers = append(numbers, cc+p+national)
+				}
+			}
+		}
+	}
+	byType := map[destination.Type]int{}
+	for _, n := range numbers {
+		want, wantValid := libphonenumber(n)
+		if got := phone.Classify(n); got != want {
+			t.Errorf("%s: Classify = %+v, libphonenumber %+v", n, got, want)
+		}
+		if got := phone.Valid(n); got != wantValid {
+			t.Errorf("%s: Valid = %v, libphonenumber %v", n, got, wantValid)
+		}
+		byType[want.Type]++
+	}
+	// The corpus reaches every type the policy knows, and invalid numbers.
+	for _, ty := range []destination.Type{destination.Unknown, destination.FixedLine, destination.Mobile, destination.FixedLineOrMobile,
+		destination.TollFree, destination.PremiumRate, destination.SharedCost, destination.VoIP, destination.PersonalNumber,
+		destination.Pager, destination.UAN, destination.Voicemail, destination.InternationalNetwork} {
+		if byType[ty] == 0 {
+			t.Errorf("no number of type %q among the %d checked", ty, len(numbers))
+		}
+	}
+}
+
+// FuzzClassifyAsLibphonenumber: any string, and the plus and digits taken
+// from it, are classified as the library classifies them.
+func FuzzClassifyAsLibphonenumber(f *testing.F) {
+	for _, s := range []string{"+447911123456", "+14155552671", "+390612345678", "+5491123456789", "+8613800138000", "+80012345678", "+4407911123456", "+12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		digits := []byte{'+'}
+		for i := 0; i < len(s) && len(digits) < 17; i++ {
+			if s[i] >= '0' && s[i] <= '9' {
+				digits = append(digits, s[i])
+			}
+		}
+		for _, n := range []string{s, string(digits)} {
+			want, wantValid := libphonenumber(n)
+			if got := phone.Classify(n); got != want {
+				t.Errorf("Classify(%q) = %+v, libphonenumber %+v", n, got, want)
+			}
+			if got := phone.Valid(n); got != wantValid {
+				t.Errorf("Valid(%q) = %v, libphonenumber %v", n, got, wantValid)
+			}
+		}
+	})
+}
+
+// libphonenumber is Valid and Classify answered by the library itself:
+// Parse, the validity and type of the number, and its region.
+func libphonenumber(n string) (destination.Number, bool) {
+	unknown := destination.Number{Type: destination.Unknown}
+	if !voiceops.ValidE164(n) {
+		return unknown, false
+	}
+	num, err := phonenumbers.Parse(n, "")
+	if err != nil || !phonenumbers.IsValidNumber(num) || phonenumbers.Format(num, phonenumbers.E164) != n {
+		return unknown, false
+	}
+	region := phonenumbers.GetRegionCodeForNumber(num)
+	if region == phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY {
+		return destination.Number{Type: destination.InternationalNetwork}, true
+	}
+	t, ok := map[phonenumbers.PhoneNumberType]destination.Type{
+		phonenumbers.FIXED_LINE:           destination.FixedLine,
+		phonenumbers.MOBILE:               destination.Mobile,
+		phonenumbers.FIXED_LINE_OR_MOBILE: destination.FixedLineOrMobile,
+		phonenumbers.TOLL_FREE:            destination.TollFree,
+		phonenumbers.PREMIUM_RATE:         destination.PremiumRate,
+		phonenumbers.SHARED_COST:          destination.SharedCost,
+		phonenumbers.VOIP:                 destination.VoIP,
+		phonenumbers.PERSONAL_NUMBER:      destination.PersonalNumber,
+		phonenumbers.PAGER:                destination.Pager,
+		phonenumbers.UAN:                  destination.UAN,
+		phonenumbers.VOICEMAIL:            destination.Voicemail,
+	}[phonenumbers.GetNumberType(num)]
+	if !ok {
+		return unknown, false
+	}
+	return destination.Number{Country: region, Type: t}, true
 }

@@ -24,17 +24,6 @@ type SecretsClient interface {
 
 var _ SecretsClient = (*secretsmanager.Client)(nil)
 
-// SecretFunc is a SecretsClient made of one function, a client's
-// GetSecretValue method value: a *secretsmanager.Client held in an
-// interface keeps all its operations in a binary that links reflect's
-// MethodByName (see dynamo.Narrow), its method value only the one.
-type SecretFunc func(ctx context.Context, params *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error)
-
-// GetSecretValue calls f.
-func (f SecretFunc) GetSecretValue(ctx context.Context, params *secretsmanager.GetSecretValueInput, optFns ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
-	return f(ctx, params, optFns...)
-}
-
 // InternalKeyDigest reads the internal key from the secret secretID and
 // returns its hex SHA-256 digest; the key itself is not kept. Surrounding
 // whitespace of the secret value is not part of the key.

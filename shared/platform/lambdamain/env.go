@@ -143,23 +143,6 @@ var Environments = map[string]any{
 	"notfound": NotFound{},
 }
 
-// GCPercent is the GOGC a function is deployed with (infra sets it in its
-// environment; 0 leaves Go's default of 100). Go reads GOGC before any
-// package init, which nothing in main can change: outbound's init decodes
-// libphonenumber's metadata (2.5 MB in 35,000 allocations), which crosses
-// Go's first heap goal of 4 MB, so every cold start ran a collection in
-// the middle of it; at 200 the first goal is 8 MB and init runs none. Its
-// live heap after init is about 3 MB: the goal stays far under its memory.
-func GCPercent(function string) int {
-	if function == "outbound" {
-		return 200
-	}
-	return 0
-}
-
-// GCPercentEnv is the variable that carries GCPercent.
-const GCPercentEnv = "GOGC"
-
 // Known lists every variable an environment struct may name: the
 // constants of lambdamain.go, the tables' (shared/platform/tables) and TwilioAPIEnv.
 func Known() []string {

@@ -17,17 +17,6 @@ type SendAPI interface {
 
 var _ SendAPI = (*sqs.Client)(nil)
 
-// SendFunc is a SendAPI made of one function, a client's SendMessage
-// method value: a *sqs.Client held in an interface keeps all its
-// operations in a binary that links reflect's MethodByName (see
-// dynamo.Narrow), its method value only the one.
-type SendFunc func(ctx context.Context, params *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
-
-// SendMessage calls f.
-func (f SendFunc) SendMessage(ctx context.Context, params *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	return f(ctx, params, optFns...)
-}
-
 // Sender sends payloads of one type, as JSON, to one SQS queue. It is the
 // one sender of every queue: webhook deliveries (Message, through SQS),
 // dial jobs (shared/calls/dialer) and the evaluator's rule shards, so that they

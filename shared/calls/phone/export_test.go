@@ -1,0 +1,4 @@
+package phone
+
+// MatchingDigits is matchingDigits, for the external tests.
+var MatchingDigits = matchingDigits
