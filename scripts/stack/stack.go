@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/voiceops/opsapi/scripts/stack/alarms"
 	"github.com/voiceops/opsapi/scripts/stack/apigw"
@@ -412,9 +414,21 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
 	}
 	scheduled := func(ctx context.Context, fn string, payload []byte) {
-		if !s.schedulesArePaused() {
-			async(ctx, fn, payload)
+		if s.schedulesArePaused() {
+			return
 		}
+		if o.scheduleEvery != 0 && queuedFor(ctx, sqsClient, top.SQS, fn) > 0 {
+			// Time compressed: a firing every few seconds sends what a
+			// deployed one sends each minute (the evaluator's 16 shard
+			// messages). While the function's queues still hold an earlier
+			// firing's messages, this one is skipped, so that a slow
+			// moment (a loaded machine) cannot grow a backlog: moto's
+			// ReceiveMessage takes longer the deeper the queue, every other
+			// call waits behind it, and such a backlog was never worked off.
+			log.Debug("schedule firing skipped: its target's queue is not empty", "function", fn)
+			return
+		}
+		async(ctx, fn, payload)
 	}
 	for _, sc := range top.Schedules {
 		s.wg.Add(1)
@@ -469,6 +483,26 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// queuedFor counts the messages waiting (visible) in the queues that fn
+// consumes; an error counts as none, so that a failed count never stops
+// the schedules.
+func queuedFor(ctx context.Context, q *sqs.Client, mappings []esm.SQSMapping, fn string) int {
+	n := 0
+	for _, m := range mappings {
+		if m.Function != fn {
+			continue
+		}
+		out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &m.QueueURL,
+			AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+		if err != nil {
+			continue
+		}
+		v, _ := strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+		n += v
+	}
+	return n
 }
 
 // PauseSchedules makes the EventBridge schedules skip their firings, or

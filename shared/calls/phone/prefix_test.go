@@ -17,7 +17,7 @@ import (
 // digits written nationally in that region (Parse(digits, region), where
 // the only rewriting is the national prefix's): numbers drawn from every
 // type pattern of every region with a national prefix, alone and behind
-// every string of one to three digits the prefix pattern takes and
+// every string of one or two digits the prefix pattern takes and
 // prefixes drawn from that pattern. Written
 // nationally, a national prefix is the usual case, so this reaches every
 // branch: the prefix stripped, transformed (Argentina's 15, Mexico's 1),
@@ -43,7 +43,7 @@ func TestParsedNationalNumberAsLibphonenumber(t *testing.T) {
 		}
 		prefix := compiled(home.nationalPrefix)
 		prefixes := []string{""}
-		for width, count := 1, 10; width <= 3; width, count = width+1, count*10 {
+		for width, count := 1, 10; width <= 2; width, count = width+1, count*10 {
 			for v := range count {
 				s := fmt.Sprintf("%0*d", width, v)
 				if loc := prefix.FindStringIndex(s); loc != nil && loc[1] == len(s) {
@@ -57,7 +57,7 @@ func TestParsedNationalNumberAsLibphonenumber(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for range 20 {
+		for range 8 {
 			prefixes = append(prefixes, string(matchingDigits(npfp, r, nil)))
 		}
 		cc := strconv.Itoa(int(m.GetCountryCode()))
@@ -71,7 +71,7 @@ func TestParsedNationalNumberAsLibphonenumber(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for range 8 {
+			for range 3 {
 				number := string(matchingDigits(re, r, nil))
 				for _, pre := range prefixes {
 					national := pre + number
