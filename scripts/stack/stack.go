@@ -413,23 +413,8 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunStream(runCtx, api, sqsClient, m, invoke, log) }()
 	}
-	scheduled := func(ctx context.Context, fn string, payload []byte) {
-		if s.schedulesArePaused() {
-			return
-		}
-		if o.scheduleEvery != 0 && queuedFor(ctx, sqsClient, top.SQS, fn) > 0 {
-			// Time compressed: a firing every few seconds sends what a
-			// deployed one sends each minute (the evaluator's 16 shard
-			// messages). While the function's queues still hold an earlier
-			// firing's messages, this one is skipped, so that a slow
-			// moment (a loaded machine) cannot grow a backlog: moto's
-			// ReceiveMessage takes longer the deeper the queue, every other
-			// call waits behind it, and such a backlog was never worked off.
-			log.Debug("schedule firing skipped: its target's queue is not empty", "function", fn)
-			return
-		}
-		async(ctx, fn, payload)
-	}
+	scheduled := scheduledFirings(s.schedulesArePaused, o.scheduleEvery != 0,
+		func(ctx context.Context, fn string) int { return queuedFor(ctx, sqsClient, top.SQS, fn) }, async, log)
 	for _, sc := range top.Schedules {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); esm.RunSchedule(runCtx, sc, o.scheduleEvery, scheduled, log) }()
@@ -483,6 +468,28 @@ func Start(ctx context.Context, o options, getenv func(string) string, log *slog
 	}
 	s.Credentials = creds
 	return s, nil
+}
+
+// scheduledFirings is what a schedule's firing does: it invokes the
+// target, unless the schedules are paused or, with time compressed
+// (-schedule-every), the target's queues still hold messages. A firing
+// every few seconds sends what a deployed one sends each minute (the
+// evaluator's 16 shard messages); while an earlier firing's messages wait,
+// the next is skipped, so that a slow moment (a loaded machine) cannot
+// grow a backlog: moto's ReceiveMessage takes longer the deeper the queue,
+// every other call waits behind it, and such a backlog was never worked
+// off.
+func scheduledFirings(paused func() bool, compressed bool, waiting func(ctx context.Context, fn string) int, invoke esm.AsyncInvoke, log *slog.Logger) esm.AsyncInvoke {
+	return func(ctx context.Context, fn string, payload []byte) {
+		if paused() {
+			return
+		}
+		if compressed && waiting(ctx, fn) > 0 {
+			log.Debug("schedule firing skipped: its target's queue is not empty", "function", fn)
+			return
+		}
+		invoke(ctx, fn, payload)
+	}
 }
 
 // queuedFor counts the messages waiting (visible) in the queues that fn
