@@ -38,6 +38,26 @@ export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 AW
 # this run's resources with another's.
 unset AWS_ENDPOINT_URL
 
+# A test binary that dies at its -timeout runs no cleanup: the Lambda
+# emulators and functions it started would outlive it, and so would its
+# moto_server and the directory it built the functions in (120 MB). The
+# runner's processes are the only ones started from its cache
+# (aws-lambda-rie) or its functions' directory; its moto_server is then an
+# orphan (parent 1) started during this run; the directories this run
+# created are those not there before.
+tmp=${TMPDIR:-/tmp}
+tmp=${tmp%/}
+dirs_before=$(ls -d "$tmp"/voiceops-stack-functions-* 2>/dev/null || true)
+leftovers() {
+  pkill -KILL -f 'voiceops-stack/aws-lambda-rie|voiceops-stack-functions-' 2>/dev/null || true
+  ps -eo pid=,ppid=,etimes=,args= | awk -v age="$SECONDS" '$2 == 1 && $3 <= age && /moto_server/ {print $1}' | xargs -r kill 2>/dev/null || true
+  local d
+  for d in "$tmp"/voiceops-stack-functions-*; do
+    if [ -d "$d" ] && ! grep -qxF "$d" <<<"$dirs_before"; then rm -rf "$d"; fi
+  done
+}
+trap leftovers EXIT
+
 start=$SECONDS
 out=$(mktemp)
 rc=0
