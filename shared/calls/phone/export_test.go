@@ -1,4 +1,8 @@
 package phone
 
-// MatchingDigits is matchingDigits, for the external tests.
-var MatchingDigits = matchingDigits
+// MatchingDigits and PrefixStrings are matchingDigits and prefixStrings,
+// for the external tests.
+var (
+	MatchingDigits = matchingDigits
+	PrefixStrings  = prefixStrings
+)

@@ -1,7 +1,6 @@
 package phone_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -160,15 +159,7 @@ func TestClassifyAsLibphonenumber(t *testing.T) {
 		cc := "+" + strconv.Itoa(int(m.GetCountryCode()))
 		var prefixes []string
 		if p := m.GetNationalPrefixForParsing(); p != "" {
-			re := regexp.MustCompile("^(?:" + p + ")")
-			for width, count := 1, 10; width <= 3; width, count = width+1, count*10 {
-				for v := range count {
-					s := fmt.Sprintf("%0*d", width, v)
-					if loc := re.FindStringIndex(s); loc != nil && loc[1] == len(s) {
-						prefixes = append(prefixes, s)
-					}
-				}
-			}
+			prefixes = phone.PrefixStrings(regexp.MustCompile("^(?:"+p+")"), 3)
 		}
 		for _, d := range []*phonenumbers.PhoneNumberDesc{
 			m.GetGeneralDesc(), m.GetFixedLine(), m.GetMobile(), m.GetTollFree(), m.GetPremiumRate(), m.GetSharedCost(),

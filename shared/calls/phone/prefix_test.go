@@ -3,6 +3,7 @@ package phone
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"regexp/syntax"
 	"strconv"
 	"strings"
@@ -41,16 +42,7 @@ func TestParsedNationalNumberAsLibphonenumber(t *testing.T) {
 		if home == nil {
 			t.Fatalf("region %s is not in metadata.go", m.GetId())
 		}
-		prefix := compiled(home.nationalPrefix)
-		prefixes := []string{""}
-		for width, count := 1, 10; width <= 2; width, count = width+1, count*10 {
-			for v := range count {
-				s := fmt.Sprintf("%0*d", width, v)
-				if loc := prefix.FindStringIndex(s); loc != nil && loc[1] == len(s) {
-					prefixes = append(prefixes, s)
-				}
-			}
-		}
+		prefixes := append([]string{""}, prefixStrings(compiled(home.nationalPrefix), 2)...)
 		// And prefixes drawn from the pattern: some take digits after the
 		// prefix into a group that the transformation keeps.
 		npfp, err := syntax.Parse(m.GetNationalPrefixForParsing(), syntax.Perl)
@@ -104,6 +96,21 @@ func TestParsedNationalNumberAsLibphonenumber(t *testing.T) {
 			t.Errorf("only %d numbers %s: %v", outcomes[o], o, outcomes)
 		}
 	}
+}
+
+// prefixStrings are the strings of one to maxWidth digits that re, an
+// anchored national prefix pattern, takes whole.
+func prefixStrings(re *regexp.Regexp, maxWidth int) []string {
+	var out []string
+	for width, count := 1, 10; width <= maxWidth; width, count = width+1, count*10 {
+		for v := range count {
+			s := fmt.Sprintf("%0*d", width, v)
+			if loc := re.FindStringIndex(s); loc != nil && loc[1] == len(s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // matchingDigits appends to b a string of digits that re matches, drawn at
