@@ -95,6 +95,10 @@ type options struct {
 	// demoData seeds rules, metric events and a conversation (demo.go).
 	demoData    bool
 	noRateLimit bool
+	// apiOnly serves the API's handler straight from net/http, without the
+	// dev server's own layers: the baseline that tells what those layers
+	// cost (scripts/bench/devbare/pairs.sh).
+	apiOnly bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -128,6 +132,8 @@ Flags:
 	fs.BoolVar(&o.allowLoopback, "allow-loopback-webhooks", false, "let webhook endpoints use http(s) URLs on loopback addresses, for local receivers")
 	fs.DurationVar(&o.evalEvery, "eval-every", time.Minute, "the rule evaluator's period")
 	fs.BoolVar(&o.noRateLimit, "no-rate-limit", false, "do not rate-limit API keys (for local load tests, which would otherwise time 429s)")
+	fs.BoolVar(&o.apiOnly, "api-only", false, "serve only the API, straight from net/http: no Host check, /metrics, operator endpoint, "+
+		"index or OpenAPI document (the baseline of the dev server's own cost, for load tests)")
 	fs.BoolVar(&o.demoData, "demo-data", false, "give the first demo account rules, the last 100 minutes of metric events and a chat conversation, for the console")
 	fs.DurationVar(&o.idleTimeout, "conversation-idle-timeout", voiceops.DefaultChatIdleTimeout,
 		"how long a chat conversation may be idle before the service ends it (projects may configure their own)")
@@ -302,6 +308,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	idx := newDevIndex(url, url, o.credentials)
 	srv := &http.Server{Handler: withHosts(newHostNames(o.addr, o.publicURL), withOperator(b, keys.Digest(internalKey), withIndex(idx, withMetrics(registry, withOpenAPI(api))))),
 		ReadHeaderTimeout: 10 * time.Second}
+	if o.apiOnly {
+		srv.Handler = api
+	}
 	errc := make(chan error, 1)
 
 	// Requests are served only once the credentials are written, so that

@@ -130,6 +130,48 @@ func TestDevServerServesTheAPIAndWritesCredentials(t *testing.T) {
 	}
 }
 
+// -api-only is the load tests' baseline: the same API, none of the dev
+// server's own layers.
+func TestDevServerAPIOnlyServesTheAPIWithoutItsLayers(t *testing.T) {
+	for _, apiOnly := range []bool{false, true} {
+		var args []string
+		if apiOnly {
+			args = []string{"-api-only"}
+		}
+		creds, stop := startDev(t, args...)
+		get := func(path, host string) int {
+			req, _ := http.NewRequest("GET", creds.AgentStudioURL+path, nil)
+			req.Header.Set("x-api-key", creds.Accounts[0].APIKey)
+			if host != "" {
+				req.Host = host
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return res.StatusCode
+		}
+		if st := get("/v1/alert-rules", ""); st != 200 {
+			t.Errorf("api-only %v: rules list %d", apiOnly, st)
+		}
+		want := map[bool]map[string]int{
+			false: {"/metrics": 200, "/openapi.json": 200, "other host": 421},
+			true:  {"/metrics": 404, "/openapi.json": 404, "other host": 200},
+		}[apiOnly]
+		got := map[string]int{"/metrics": get("/metrics", ""), "/openapi.json": get("/openapi.json", ""), "other host": get("/v1/alert-rules", "rebound.example")}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("api-only %v: %s answered %d, want %d", apiOnly, k, got[k], w)
+			}
+		}
+		if err := stop(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}
+}
+
 func TestDevServerPrintsCredentialsWithoutFlag(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout bytes.Buffer

@@ -1,4 +1,4 @@
-// Command devbare is the baseline of the dev server's throughput
+// Command devbare is one of the two baselines of the dev server's throughput
 // (docs/performance.md, "Dev server throughput"): a bare net/http mux that
 // answers GET /v1/alert-rules and chat respond with the bodies the dev
 // server gave for them, read once from a running dev server at start. It
