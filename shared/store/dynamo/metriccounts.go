@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -44,22 +41,11 @@ func (m *MetricCounts) APIError(ctx context.Context, accountID, projectID string
 	return nil
 }
 
-// Touch writes an empty item (no counts, no activity) in the scope's
-// partition: readers never read it, but the metrics table's stream sees a
-// new item and the evaluator evaluates the scope's rules. The API's
-// wake-ups write the same item in the transaction of the change that
-// wakes (Config: a rule just created or changed is evaluated within a
-// second).
-func (m *MetricCounts) Touch(ctx context.Context, accountID, projectID string, at time.Time) error {
-	_, err := m.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(m.table), Item: touchItem(accountID, projectID, at)})
-	if err != nil {
-		return wrap("Touch", err)
-	}
-	return nil
-}
-
-// touchItem is a new touch of the scope at `at`: the item Touch puts, and
-// the Put of a wake-up in a rule's or a silence's transaction (Config).
+// touchItem is a new touch of the scope at `at`: an empty item (no counts,
+// no activity) that readers never read, but whose insert the metrics
+// table's stream turns into an evaluation of the scope. The API's wake-ups
+// put it in the transaction of the change that wakes (Config.txWake: a
+// rule just created or changed is evaluated within a second).
 func touchItem(accountID, projectID string, at time.Time) item {
 	return item{
 		metricAttrPK:  avS(MetricPartition(accountID, projectID)),

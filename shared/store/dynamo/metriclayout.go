@@ -37,7 +37,7 @@ import (
 //	sk = <minute>#<16 random>  the layout before (one item per write): read
 //	                        like a shard until its TTL deletes it.
 //	sk = T#<random>         a touch (a wake-up in a rule's or a silence's
-//	                        transaction, Config; MetricCounts.Touch): wakes
+//	                        transaction, Config.txWake): wakes
 //	                        the stream, never read.
 //
 // <minute> is the minute's unix seconds in MetricMinuteDigits digits.

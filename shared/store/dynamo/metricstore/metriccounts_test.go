@@ -5,10 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/voiceops/opsapi/shared/metrics"
 	"github.com/voiceops/opsapi/shared/metrics/buckets"
 	"github.com/voiceops/opsapi/shared/store/dynamo"
 	"github.com/voiceops/opsapi/shared/store/dynamo/metricstore"
+	"github.com/voiceops/opsapi/shared/testsupport/awstest"
 	"github.com/voiceops/opsapi/shared/voiceops"
 )
 
@@ -39,17 +44,38 @@ func TestMetricCountsReadBackAsAPIErrors(t *testing.T) {
 	}
 }
 
-// TestTouchIsInvisibleToReaders: the item Touch writes (to wake the stream)
-// adds no activity: the scope stays no_data.
-func TestTouchIsInvisibleToReaders(t *testing.T) {
+// TestWakeUpIsInvisibleToReaders: the touch a rule's wake-up writes in the
+// metrics table, in the rule's transaction (so that the table's stream
+// wakes the evaluator), adds no activity: the scope stays no_data.
+func TestWakeUpIsInvisibleToReaders(t *testing.T) {
 	db := client(t)
-	table := newTable(t, db)
+	names := awstest.Tables(t, db)
+	ctx := context.Background()
 	now := time.Now().UTC()
-	if err := dynamo.NewMetricCounts(db, table).Touch(context.Background(), "acct_t", "proj_t", now); err != nil {
+	s := dynamo.NewStores(db, names)
+	if err := s.Accounts.CreateAccount(ctx, voiceops.Account{ID: "acct_t", CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	scope := metrics.Scope{AccountID: "acct_t", ProjectID: "proj_t"}
-	bs, err := metricstore.New(db, table).ReadBuckets(context.Background(), scope, now.Add(-time.Hour), now.Add(time.Minute))
+	proj := "proj_t"
+	if err := s.Accounts.CreateProject(ctx, voiceops.Project{ID: proj, AccountID: "acct_t", CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	r := voiceops.NewRule(voiceops.NewID(voiceops.PrefixRule), "acct_t", voiceops.RuleInput{Name: "w", ProjectID: &proj,
+		Metric: voiceops.MetricAPIErrors, Operator: voiceops.OpGreater, Threshold: 1, Window: voiceops.Window5m}, now)
+	r.Wake = true
+	if err := s.Rules.CreateRule(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	scope := metrics.Scope{AccountID: "acct_t", ProjectID: proj}
+	items, err := db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(names.Metrics), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: dynamo.MetricPartition("acct_t", proj)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if items.Count != 1 {
+		t.Fatalf("%d items in the scope's partition, want the wake-up's touch", items.Count)
+	}
+	bs, err := metricstore.New(db, names.Metrics).ReadBuckets(ctx, scope, now.Add(-time.Hour), now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
