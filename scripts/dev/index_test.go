@@ -140,6 +140,24 @@ func TestStartupLineNamesConsoleDocsAndCredentials(t *testing.T) {
 	}
 }
 
+// With -api-only the line names only what is served: no reference, no
+// OpenAPI document.
+func TestStartupLineOfAPIOnly(t *testing.T) {
+	attrs := startupAttrs(newDevIndex("http://h", "http://h", "c.json"), "memory", options{apiOnly: true, evalEvery: time.Minute})
+	got := map[any]any{}
+	for i := 0; i+1 < len(attrs); i += 2 {
+		got[attrs[i]] = attrs[i+1]
+	}
+	if got["api_only"] != true || got["console"] != "http://h/console/" || got["credentials"] != "c.json" {
+		t.Errorf("start-up line %v: want api_only, the console and the credentials", attrs)
+	}
+	for _, k := range []string{"docs", "openapi"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("start-up line %v names %s, which -api-only does not serve", attrs, k)
+		}
+	}
+}
+
 func TestShortDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0s", 4 * time.Second: "4s", time.Minute: "1m", 90 * time.Second: "1m30s",

@@ -361,10 +361,19 @@ func startupAttrs(idx devIndex, stores string, o options) []any {
 	if creds == "" {
 		creds = "(standard output)"
 	}
-	return []any{"url", idx.Hosts[0].URL, "console", idx.Links[0].Href, "docs", idx.Links[1].Href,
-		"credentials", creds, "openapi", idx.Links[2].Href, "stores", stores,
+	attrs := []any{"url", idx.Hosts[0].URL, "console", idx.Links[0].Href}
+	if o.apiOnly { // nor the reference, nor the OpenAPI document
+		attrs = append(attrs, "api_only", true)
+	} else {
+		attrs = append(attrs, "docs", idx.Links[1].Href)
+	}
+	attrs = append(attrs, "credentials", creds)
+	if !o.apiOnly {
+		attrs = append(attrs, "openapi", idx.Links[2].Href)
+	}
+	return append(attrs, "stores", stores,
 		"eval_every", shortDuration(o.evalEvery), "retry_schedule", shortSchedule(o.schedule), "allow_loopback_webhooks", o.allowLoopback,
-		"conversation_idle_timeout", shortDuration(o.idleTimeout)}
+		"conversation_idle_timeout", shortDuration(o.idleTimeout))
 }
 
 // shortDuration writes d as a duration without its zero tail: 1m, 30m,

@@ -153,8 +153,10 @@ func TestDevServerAPIOnlyServesTheAPIWithoutItsLayers(t *testing.T) {
 			res.Body.Close()
 			return res.StatusCode
 		}
-		if st := get("/v1/alert-rules", ""); st != 200 {
-			t.Errorf("api-only %v: rules list %d", apiOnly, st)
+		for _, path := range []string{"/v1/alert-rules", "/console/"} { // the console is the API's
+			if st := get(path, ""); st != 200 {
+				t.Errorf("api-only %v: %s answered %d", apiOnly, path, st)
+			}
 		}
 		want := map[bool]map[string]int{
 			false: {"/metrics": 200, "/openapi.json": 200, "other host": 421},
