@@ -20,9 +20,8 @@ import (
 // message is skipped, and the next after the queue emptied goes through;
 // at the rules' own rates every firing goes through; paused, none does.
 func TestCompressedScheduleSkipsWhileItsQueueHoldsMessages(t *testing.T) {
-	cfg, endpoint := awstest.Config(t)
 	ctx := context.Background()
-	q := sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+	q := awstest.SQS(t)
 	created, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprint("shards-", time.Now().UnixNano()))})
 	if err != nil {
 		t.Fatal(err)
